@@ -1,0 +1,2 @@
+// Placeholder: guest-init lands here.
+int main() { return 1; }

@@ -1,0 +1,23 @@
+// The command table: global flags, then one register_<name>() per command file.
+#include "cli/app.h"
+
+#include <cstdlib>
+
+namespace space::cli {
+
+void build_app(CLI::App& app, GlobalOptions& g) {
+  app.require_subcommand(1);
+  const char* env_root = std::getenv("SPACE_ROOT");
+  g.root = env_root && *env_root ? env_root : "/var/lib/space";
+  app.add_option("--root", g.root, "Run directory (default $SPACE_ROOT or /var/lib/space)")
+      ->capture_default_str();
+  app.add_option("--log-level", g.log_level, "debug|info|warn|error")
+      ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
+  app.add_option("--log-format", g.log_format, "text|json")
+      ->check(CLI::IsMember({"text", "json"}));
+  app.add_option("--format", g.format, "Output format: text|json")
+      ->check(CLI::IsMember({"text", "json"}));
+  register_vmm(app, g);
+}
+
+}  // namespace space::cli

@@ -1,0 +1,24 @@
+// The command table. Each cmd_<name>.cpp defines one register_<name>() that adds its CLI11
+// subcommand to the app, parses its flags into a struct, and on callback makes one call into
+// space_core and prints the result. Global flags live in GlobalOptions.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace space::cli {
+
+struct GlobalOptions {
+  std::string root;              // --root / $SPACE_ROOT / /var/lib/space
+  std::string log_level = "warn";
+  std::string log_format = "text";
+  std::string format = "text";   // --format text|json
+  int exit_code = 0;             // set by a command's callback; main returns it
+};
+
+// Builds the whole command tree into `app`; `g` receives global flags and the exit code.
+void build_app(CLI::App& app, GlobalOptions& g);
+
+// One per command file.
+void register_vmm(CLI::App& app, GlobalOptions& g);
+
+}  // namespace space::cli

@@ -1,0 +1,39 @@
+// space: entry point. Parses the command line, runs one command, and is the single place that
+// catches errors: they are printed as "space: error: <what>: <why>" (plus a hint line) and turned
+// into exit code 125. Commands that run a guest process return its exit code instead.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <string>
+
+#include "cli/app.h"
+#include "util/error.h"
+#include "util/log.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"space: run untrusted code in KVM microVMs", "space"};
+  space::cli::GlobalOptions g;
+  try {
+    space::cli::build_app(app, g);
+    app.parse_complete_callback([&] {
+      space::log::configure(space::log::parse_level(g.log_level),
+                            space::log::parse_format(g.log_format));
+    });
+    app.parse(argc, argv);
+    return g.exit_code;
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "space: error: %s\n", e.what());
+    std::fprintf(stderr, "hint: run 'space --help' or 'space <command> --help'\n");
+    return 125;
+  } catch (const space::Error& e) {
+    std::fprintf(stderr, "space: error: %s\n", e.what());
+    if (!e.hint().empty()) std::fprintf(stderr, "hint: %s\n", e.hint().c_str());
+    return 125;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "space: error: %s\n", e.what());
+    return 125;
+  }
+}

@@ -1,0 +1,88 @@
+// Log sink: formats a line as text ("2026-11-29T17:00:00.123Z warn msg") or JSON and writes it
+// with a single write() so lines from different threads never interleave.
+#include "util/log.h"
+
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "util/error.h"
+
+namespace space::log {
+namespace {
+struct Sink {
+  Level level = Level::Warn;
+  Format format = Format::Text;
+  int fd = 2;
+};
+Sink& sink() {
+  static Sink s;
+  return s;
+}
+const char* name(Level l) {
+  switch (l) {
+    case Level::Debug: return "debug";
+    case Level::Info: return "info";
+    case Level::Warn: return "warn";
+    case Level::Error: return "error";
+  }
+  return "?";
+}
+std::string json_escape(std::string_view s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      o += '\\';
+      o += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", c);
+      o += b;
+    } else {
+      o += c;
+    }
+  }
+  return o;
+}
+}  // namespace
+
+void configure(Level level, Format format, int fd) { sink() = Sink{level, format, fd}; }
+
+Level parse_level(std::string_view s) {
+  if (s == "debug") return Level::Debug;
+  if (s == "info") return Level::Info;
+  if (s == "warn") return Level::Warn;
+  if (s == "error") return Level::Error;
+  fail("invalid log level '" + std::string(s) + "'", "use one of debug, info, warn, error");
+}
+
+Format parse_format(std::string_view s) {
+  if (s == "text") return Format::Text;
+  if (s == "json") return Format::Json;
+  fail("invalid log format '" + std::string(s) + "'", "use text or json");
+}
+
+bool enabled(Level level) { return level >= sink().level; }
+
+void write(Level level, std::string_view msg) {
+  if (!enabled(level)) return;
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  tm t;
+  gmtime_r(&ts.tv_sec, &t);
+  char stamp[80];
+  std::snprintf(stamp, sizeof stamp, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", t.tm_year + 1900,
+                t.tm_mon + 1, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, ts.tv_nsec / 1000000);
+  std::string line;
+  if (sink().format == Format::Json) {
+    line = std::string("{\"time\":\"") + stamp + "\",\"level\":\"" + name(level) +
+           "\",\"msg\":\"" + json_escape(msg) + "\"}\n";
+  } else {
+    line = std::string(stamp) + " " + name(level) + " " + std::string(msg) + "\n";
+  }
+  ssize_t n = ::write(sink().fd, line.data(), line.size());
+  (void)n;
+}
+
+}  // namespace space::log
