@@ -1,0 +1,45 @@
+// Serial: a 16550A UART (COM1, ports 0x3f8-0x3ff, IRQ 4) whose transmitter writes straight to
+// an output fd (the sandbox's console.log). Transmission is instant, so THR is always empty;
+// what matters is the interrupt: Linux's 8250 driver sends user-space output only from its
+// THRE interrupt, so the UART raises IRQ 4 whenever an enabled interrupt becomes pending and
+// reports it in IIR. Input bytes can be queued for the receiver (unused by the console today).
+// Loopback mode and the scratch register are modelled because the driver's probe checks them.
+#pragma once
+#include <cstdint>
+#include <deque>
+
+#include "devices/device.h"
+
+namespace space {
+
+class Serial : public Device {
+ public:
+  static constexpr uint16_t kCom1Base = 0x3f8;
+  static constexpr uint32_t kCom1Irq = 4;
+
+  // `out_fd` receives transmitted bytes (not owned); `irq` is IRQ 4 (not owned).
+  Serial(IrqLine& irq, int out_fd) : irq_(irq), out_fd_(out_fd) {}
+  std::string name() const override { return "serial"; }
+  void read(uint64_t offset, std::span<uint8_t> data) override;
+  void write(uint64_t offset, std::span<const uint8_t> data) override;
+  std::vector<uint8_t> save() const override;
+  void restore(std::span<const uint8_t> state) override;
+  // Queues bytes for the guest to read (raises a receive interrupt if enabled).
+  void enqueue_input(std::span<const uint8_t> bytes);
+
+ private:
+  uint8_t read_reg(uint8_t reg);
+  void write_reg(uint8_t reg, uint8_t v);
+  uint8_t iir() const;
+  void update_irq();
+
+  IrqLine& irq_;
+  int out_fd_;
+  uint8_t ier_ = 0, lcr_ = 0, mcr_ = 0x08, lsr_ = 0x60, msr_ = 0xb0, scr_ = 0, dll_ = 0x0c,
+          dlm_ = 0, fcr_ = 0;
+  bool thre_pending_ = false;  // THR-empty interrupt pending (cleared by reading IIR)
+  bool irq_level_ = false;
+  std::deque<uint8_t> rx_;
+};
+
+}  // namespace space

@@ -1,0 +1,39 @@
+// Host detection; see host.h.
+#include "vmm/host.h"
+
+#include <sys/stat.h>
+
+#include <fstream>
+
+namespace space {
+
+HostKind detect_host(const std::string& sys_module_dir, const std::string& cpuinfo) {
+  struct stat st;
+  if (::stat((sys_module_dir + "/kvm_pvm").c_str(), &st) == 0) return HostKind::Pvm;
+  std::ifstream in(cpuinfo);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("flags", 0) != 0) continue;
+    std::string padded = " " + line + " ";
+    if (padded.find(" vmx ") != std::string::npos || padded.find(" svm ") != std::string::npos)
+      return HostKind::Hardware;
+    break;
+  }
+  return HostKind::Unknown;
+}
+
+const char* host_kind_name(HostKind k) {
+  switch (k) {
+    case HostKind::Hardware: return "hardware";
+    case HostKind::Pvm: return "pvm";
+    case HostKind::Unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+std::string pvm_boot_params() {
+  return "pvm_quirks noxsave "
+         "clearcpuid=popcnt,smap,erms,fsrm,pcid,invpcid,fsgsbase,rdtscp,rdpid,rdrand,rdseed";
+}
+
+}  // namespace space

@@ -1,0 +1,188 @@
+// Machine assembly; see machine.h.
+#include "vmm/machine.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "devices/i8042.h"
+#include "devices/serial.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "vmm/arch/x86_64/boot.h"
+#include "vmm/arch/x86_64/cpuid.h"
+#include "vmm/arch/x86_64/mptable.h"
+
+namespace space {
+
+namespace {
+constexpr uint64_t kVirtioMmioSize = 0x1000;
+constexpr uint32_t kFirstVirtioIrq = 5;
+constexpr uint64_t kTssAddr = 0xfffbd000;
+constexpr uint64_t kIdentityMapAddr = 0xfffbc000;
+constexpr uint32_t kLapicLvt0 = 0x350, kLapicLvt1 = 0x360;
+constexpr uint32_t kDeliveryExtInt = 7, kDeliveryNmi = 4;
+
+Fd open_file(const std::string& path, int flags, const char* what) {
+  Fd fd(::open(path.c_str(), flags | O_CLOEXEC));
+  if (!fd) throw_errno(std::string("open ") + what + " " + path);
+  return fd;
+}
+
+void set_lvt(kvm_lapic_state& l, uint32_t reg, uint32_t mode) {
+  uint32_t v;
+  std::memcpy(&v, l.regs + reg, 4);
+  v = (v & ~0x700u) | (mode << 8);
+  std::memcpy(l.regs + reg, &v, 4);
+}
+}  // namespace
+
+// An IRQ line into the in-kernel irqchip through KVM_IRQ_LINE.
+class Machine::KvmIrq : public IrqLine {
+ public:
+  KvmIrq(const Vm& vm, uint32_t gsi) : vm_(vm), gsi_(gsi) {}
+  void set_level(bool level) override {
+    try {
+      vm_.irq_line(gsi_, level);
+    } catch (const Error& e) {
+      log::error(std::string("irq ") + std::to_string(gsi_) + ": " + e.what());
+    }
+  }
+
+ private:
+  const Vm& vm_;
+  uint32_t gsi_;
+};
+
+Machine::Machine(const MachineSpec& spec, EventLoop& loop, std::function<void()> on_exit)
+    : spec_(spec),
+      loop_(loop),
+      on_exit_(std::move(on_exit)),
+      kvm_(),
+      mem_(GuestMemory::anonymous(spec.memory_bytes)),
+      vm_(kvm_) {
+  int max_vcpus = std::max(1, vm_.check_extension(KVM_CAP_NR_VCPUS));
+  if (spec.vcpus < 1 || spec.vcpus > static_cast<uint32_t>(std::min(max_vcpus, x86::kMaxVcpusMpTable)))
+    fail("this host supports 1 to " + std::to_string(max_vcpus) + " vCPUs, not " +
+             std::to_string(spec.vcpus),
+         "pass --cpus " + std::to_string(max_vcpus) + " or fewer");
+  // Memory before the irqchip: much faster (see kvm-host-notes.md).
+  vm_.set_memory(0, mem_.host_base(), mem_.size());
+  vm_.set_tss_addr(kTssAddr);
+  vm_.set_identity_map_addr(kIdentityMapAddr);
+  vm_.create_irqchip();
+  vm_.create_pit();
+
+  irqs_.push_back(std::make_unique<KvmIrq>(vm_, Serial::kCom1Irq));
+  auto serial = std::make_unique<Serial>(*irqs_.back(), spec.console_fd);
+  pio_.add(Serial::kCom1Base, 8, serial.get());
+  devices_.push_back(std::move(serial));
+  auto i8042 = std::make_unique<I8042>([this] {
+    record_exit({VmExit::Kind::Reset, "the guest reset the machine (i8042)"});
+  });
+  pio_.add(I8042::kDataPort, 5, i8042.get());
+  devices_.push_back(std::move(i8042));
+
+  cpuid_ = kvm_.supported_cpuid();
+  for (uint32_t i = 0; i < spec.vcpus; i++) {
+    vcpus_.push_back(std::make_unique<Vcpu>(vm_.create_vcpu(kvm_, static_cast<int>(i)), pio_, mmio_,
+                                            [this](const VmExit& e) { record_exit(e); }));
+  }
+}
+
+Machine::~Machine() { stop(); }
+
+void Machine::add_virtio(std::unique_ptr<Device> dev, uint32_t irq) {
+  uint64_t base = GuestMemory::kMmioBase + virtio_cmdline_.size() * kVirtioMmioSize;
+  mmio_.add(base, kVirtioMmioSize, dev.get());
+  char arg[96];
+  std::snprintf(arg, sizeof arg, "virtio_mmio.device=4K@0x%llx:%u",
+                static_cast<unsigned long long>(base), irq);
+  virtio_cmdline_.push_back(arg);
+  devices_.push_back(std::move(dev));
+}
+
+std::string Machine::build_cmdline() const {
+  std::string c = "console=ttyS0 reboot=k panic=-1 root=/dev/vda rw rootfstype=ext4 io_delay=none";
+  c += " space.id=" + spec_.id;
+  for (auto& v : virtio_cmdline_) c += " " + v;
+  if (spec_.host == HostKind::Pvm) c += " " + pvm_boot_params();
+  if (!spec_.cmdline_extra.empty()) c += " " + spec_.cmdline_extra;
+  return c;
+}
+
+void Machine::setup_vcpu(Vcpu& v, uint64_t entry) {
+  const VcpuFd& fd = v.fd();
+  auto entries = x86::filter_cpuid(cpuid_, {fd.index(), static_cast<int>(spec_.vcpus),
+                                            spec_.host == HostKind::Pvm});
+  std::vector<uint8_t> buf(sizeof(kvm_cpuid2) + entries.size() * sizeof(kvm_cpuid_entry2));
+  auto* c = reinterpret_cast<kvm_cpuid2*>(buf.data());
+  c->nent = static_cast<uint32_t>(entries.size());
+  std::memcpy(c->entries, entries.data(), entries.size() * sizeof(kvm_cpuid_entry2));
+  fd.ioctl_or_throw(KVM_SET_CPUID2, c, "KVM_SET_CPUID2");
+
+  kvm_lapic_state lapic{};
+  fd.ioctl_or_throw(KVM_GET_LAPIC, &lapic, "KVM_GET_LAPIC");
+  set_lvt(lapic, kLapicLvt0, kDeliveryExtInt);
+  set_lvt(lapic, kLapicLvt1, kDeliveryNmi);
+  fd.ioctl_or_throw(KVM_SET_LAPIC, &lapic, "KVM_SET_LAPIC");
+
+  if (fd.index() != 0) return;  // application processors wait for INIT/SIPI
+  kvm_sregs sregs{};
+  fd.ioctl_or_throw(KVM_GET_SREGS, &sregs, "KVM_GET_SREGS");
+  x86::setup_long_mode_sregs(sregs);
+  fd.ioctl_or_throw(KVM_SET_SREGS, &sregs, "KVM_SET_SREGS");
+  kvm_regs regs = x86::boot_regs(entry);
+  fd.ioctl_or_throw(KVM_SET_REGS, &regs, "KVM_SET_REGS");
+  kvm_fpu fpu = x86::boot_fpu();
+  fd.ioctl_or_throw(KVM_SET_FPU, &fpu, "KVM_SET_FPU");
+}
+
+void Machine::boot() {
+  Fd kfd = open_file(spec_.kernel, O_RDONLY, "kernel");
+  x86::KernelImage img = x86::load_elf_kernel(mem_, kfd.get(), spec_.kernel);
+  uint64_t initrd_addr = 0, initrd_size = 0;
+  if (!spec_.initrd.empty()) {
+    Fd ifd = open_file(spec_.initrd, O_RDONLY, "initrd");
+    struct stat st;
+    if (::fstat(ifd.get(), &st) != 0) throw_errno("stat initrd " + spec_.initrd);
+    initrd_size = static_cast<uint64_t>(st.st_size);
+    initrd_addr = x86::load_initrd(mem_, ifd.get(), initrd_size, img.load_end);
+  }
+  cmdline_ = build_cmdline();
+  x86::write_cmdline(mem_, cmdline_);
+  x86::write_zero_page(mem_, cmdline_.size() + 1, initrd_addr, initrd_size,
+                       x86::e820_map(mem_.size()));
+  x86::write_page_tables(mem_);
+  x86::write_gdt(mem_);
+  x86::write_mptable(mem_, static_cast<int>(spec_.vcpus));
+  for (auto& v : vcpus_) setup_vcpu(*v, img.entry);
+}
+
+void Machine::start() {
+  for (auto& v : vcpus_) v->start();
+}
+
+void Machine::stop() {
+  for (auto& v : vcpus_) v->request_stop();
+  for (auto& v : vcpus_) v->join();
+}
+
+void Machine::record_exit(const VmExit& e) {
+  {
+    std::lock_guard lock(exit_mu_);
+    if (exit_) return;
+    exit_ = e;
+  }
+  for (auto& v : vcpus_) v->request_stop();
+  if (on_exit_) on_exit_();
+}
+
+std::optional<VmExit> Machine::exit_reason() const {
+  std::lock_guard lock(exit_mu_);
+  return exit_;
+}
+
+}  // namespace space

@@ -1,0 +1,148 @@
+// vCPU run loop and exit decoding; see vcpu.h.
+#include "vmm/vcpu.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "util/error.h"
+#include "util/log.h"
+
+namespace space {
+namespace {
+void kick_handler(int) {}
+
+std::string hex(uint64_t v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+  return b;
+}
+}  // namespace
+
+Vcpu::~Vcpu() {
+  request_stop();
+  join();
+}
+
+void Vcpu::install_kick_handler() {
+  struct sigaction sa{};
+  sa.sa_handler = kick_handler;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;  // no SA_RESTART: KVM_RUN must return EINTR
+  if (::sigaction(SIGUSR1, &sa, nullptr) != 0) throw_errno("sigaction(SIGUSR1)");
+}
+
+void Vcpu::start() {
+  thread_ = std::thread([this] { run_loop(); });
+}
+
+void Vcpu::request_stop() {
+  stop_.store(true);
+  fd_.run()->immediate_exit = 1;
+  if (thread_.joinable()) ::pthread_kill(thread_.native_handle(), SIGUSR1);
+}
+
+void Vcpu::join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void Vcpu::run_loop() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGUSR1);
+  ::pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+  while (!stop_.load()) {
+    if (::ioctl(fd_.fd(), KVM_RUN, 0) < 0) {
+      if (errno == EINTR || errno == EAGAIN) {
+        fd_.run()->immediate_exit = stop_.load() ? 1 : 0;
+        continue;
+      }
+      on_exit_({VmExit::Kind::Error, describe_failure(("KVM_RUN failed: " +
+                                                       std::string(std::strerror(errno))).c_str())});
+      return;
+    }
+    if (!handle_exit()) return;
+  }
+}
+
+std::string Vcpu::describe_failure(const char* what) {
+  std::string s = std::string(what) + " on vcpu " + std::to_string(fd_.index());
+  kvm_regs regs{};
+  if (::ioctl(fd_.fd(), KVM_GET_REGS, &regs) == 0) s += " at RIP " + hex(regs.rip);
+  kvm_sregs sregs{};
+  if (::ioctl(fd_.fd(), KVM_GET_SREGS, &sregs) == 0)
+    s += " (CS " + hex(sregs.cs.selector) + ", CR2 " + hex(sregs.cr2) + ")";
+  return s;
+}
+
+bool Vcpu::handle_exit() {
+  kvm_run* run = fd_.run();
+  switch (run->exit_reason) {
+    case KVM_EXIT_IO: {
+      auto* base = reinterpret_cast<uint8_t*>(run) + run->io.data_offset;
+      for (uint32_t i = 0; i < run->io.count; i++) {
+        uint8_t* p = base + size_t(i) * run->io.size;
+        if (run->io.direction == KVM_EXIT_IO_OUT)
+          pio_.write(run->io.port, {p, run->io.size});
+        else
+          pio_.read(run->io.port, {p, run->io.size});
+      }
+      return true;
+    }
+    case KVM_EXIT_MMIO: {
+      uint32_t len = std::min<uint32_t>(run->mmio.len, 8);
+      if (run->mmio.is_write)
+        mmio_.write(run->mmio.phys_addr, {run->mmio.data, len});
+      else
+        mmio_.read(run->mmio.phys_addr, {run->mmio.data, len});
+      return true;
+    }
+    case KVM_EXIT_INTR:
+      return true;
+    case KVM_EXIT_HLT:
+      on_exit_({VmExit::Kind::Shutdown, "guest halted with interrupts off on vcpu " +
+                                            std::to_string(fd_.index())});
+      return false;
+    case KVM_EXIT_SHUTDOWN:
+      on_exit_({VmExit::Kind::Reset, describe_failure("guest triple fault (shutdown)")});
+      return false;
+    case KVM_EXIT_SYSTEM_EVENT:
+      on_exit_({VmExit::Kind::Shutdown,
+                "guest system event " + std::to_string(run->system_event.type)});
+      return false;
+    case KVM_EXIT_FAIL_ENTRY:
+      on_exit_({VmExit::Kind::Error,
+                describe_failure(("KVM entry failed, hardware reason " +
+                                  hex(run->fail_entry.hardware_entry_failure_reason))
+                                     .c_str())});
+      return false;
+    case KVM_EXIT_INTERNAL_ERROR: {
+      std::string what = "KVM internal error, suberror " + std::to_string(run->internal.suberror);
+      if (run->internal.suberror == KVM_INTERNAL_ERROR_EMULATION) {
+        what += " (emulation failure: the host cannot emulate a guest instruction)";
+        auto& ef = run->emulation_failure;
+        if ((ef.flags & KVM_INTERNAL_ERROR_EMULATION_FLAG_INSTRUCTION_BYTES) && ef.insn_size <= 15) {
+          what += ", instruction bytes:";
+          for (int i = 0; i < ef.insn_size; i++) {
+            char b[4];
+            std::snprintf(b, sizeof b, " %02x", ef.insn_bytes[i]);
+            what += b;
+          }
+        }
+      }
+      on_exit_({VmExit::Kind::Error, describe_failure(what.c_str())});
+      return false;
+    }
+    default:
+      on_exit_({VmExit::Kind::Error,
+                describe_failure(("unexpected KVM exit reason " +
+                                  std::to_string(run->exit_reason)).c_str())});
+      return false;
+  }
+}
+
+}  // namespace space

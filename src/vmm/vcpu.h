@@ -1,0 +1,57 @@
+// Vcpu: one guest CPU and the host thread that runs it. The thread loops on KVM_RUN and serves
+// port-I/O and MMIO exits through the buses; any exit that ends the VM (a reset through the
+// i8042, a triple fault, an internal or emulation error) is reported once through the
+// ExitHandler, with enough detail (RIP, instruction bytes) to tell what the guest was doing.
+// Stopping: request_stop() sets a flag, sets kvm_run.immediate_exit and signals the thread
+// (SIGUSR1, whose handler does nothing) so a blocked KVM_RUN returns at once.
+#pragma once
+#include <atomic>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include "vmm/bus.h"
+#include "vmm/kvm.h"
+
+namespace space {
+
+// Why the guest stopped running.
+struct VmExit {
+  enum class Kind { Reset, Shutdown, Error } kind;
+  std::string detail;
+};
+
+class Vcpu {
+ public:
+  using ExitHandler = std::function<void(const VmExit&)>;
+
+  Vcpu(VcpuFd fd, const Bus& pio, const Bus& mmio, ExitHandler on_exit)
+      : fd_(std::move(fd)), pio_(pio), mmio_(mmio), on_exit_(std::move(on_exit)) {}
+  ~Vcpu();
+  Vcpu(const Vcpu&) = delete;
+  Vcpu& operator=(const Vcpu&) = delete;
+
+  const VcpuFd& fd() const { return fd_; }
+  // Installs the no-op SIGUSR1 handler used to kick vCPU threads; call once per process.
+  static void install_kick_handler();
+  // Starts the run thread.
+  void start();
+  // Asks the run thread to leave KVM_RUN and exit; returns at once.
+  void request_stop();
+  // Waits for the run thread to end.
+  void join();
+
+ private:
+  void run_loop();
+  bool handle_exit();  // false when the VM has ended
+  std::string describe_failure(const char* what);
+
+  VcpuFd fd_;
+  const Bus& pio_;
+  const Bus& mmio_;
+  ExitHandler on_exit_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+};
+
+}  // namespace space
