@@ -2,6 +2,7 @@
 // (the control socket, vsock's Unix sockets, device timers). Handlers run on the loop thread.
 // add/modify/remove may be called from handlers; other threads wake the loop with wake().
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -28,13 +29,13 @@ class EventLoop {
   int run_once(int timeout_ms);
   // Asks run() to return; callable from any thread.
   void stop();
-  bool stopping() const { return stop_; }
+  bool stopping() const { return stop_.load(); }
 
  private:
   Fd epoll_;
   Fd wake_;  // eventfd
   std::unordered_map<int, std::shared_ptr<Handler>> handlers_;
-  volatile bool stop_ = false;
+  std::atomic<bool> stop_{false};
 };
 
 }  // namespace space

@@ -1,0 +1,306 @@
+// virtio-mmio register file, status state machine, interrupts and snapshot encoding.
+// Registers below 0x100 take only aligned 32-bit accesses (others read 0 and are ignored on
+// write); the config space at 0x100 takes any width the backend accepts.
+#include "devices/virtio/mmio.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "proto/wire.h"
+#include "util/error.h"
+#include "util/log.h"
+
+namespace space {
+namespace {
+
+enum Reg : uint64_t {
+  kRegMagic = 0x000,
+  kRegVersion = 0x004,
+  kRegDeviceId = 0x008,
+  kRegVendorId = 0x00c,
+  kRegDeviceFeatures = 0x010,
+  kRegDeviceFeaturesSel = 0x014,
+  kRegDriverFeatures = 0x020,
+  kRegDriverFeaturesSel = 0x024,
+  kRegQueueSel = 0x030,
+  kRegQueueNumMax = 0x034,
+  kRegQueueNum = 0x038,
+  kRegQueueReady = 0x044,
+  kRegQueueNotify = 0x050,
+  kRegInterruptStatus = 0x060,
+  kRegInterruptAck = 0x064,
+  kRegStatus = 0x070,
+  kRegQueueDescLow = 0x080,
+  kRegQueueDescHigh = 0x084,
+  kRegQueueDriverLow = 0x090,
+  kRegQueueDriverHigh = 0x094,
+  kRegQueueDeviceLow = 0x0a0,
+  kRegQueueDeviceHigh = 0x0a4,
+  kRegShmLenLow = 0x0b0,
+  kRegShmLenHigh = 0x0b4,
+  kRegShmBaseLow = 0x0b8,
+  kRegShmBaseHigh = 0x0bc,
+  kRegConfigGeneration = 0x0fc,
+  kConfigBase = 0x100,
+};
+
+constexpr uint32_t kIntUsed = 1;
+constexpr uint32_t kIntConfig = 2;
+constexpr uint32_t kStateMagic = 0x4f494d56;  // "VMIO"
+constexpr uint32_t kStateVersion = 1;
+
+uint64_t set_low(uint64_t v, uint32_t lo) { return (v & ~0xffffffffULL) | lo; }
+uint64_t set_high(uint64_t v, uint32_t hi) { return (v & 0xffffffffULL) | (uint64_t{hi} << 32); }
+
+}  // namespace
+
+VirtioMmio::VirtioMmio(std::string name, const GuestMemory& mem, IrqLine& irq,
+                       std::unique_ptr<VirtioBackend> backend)
+    : name_(std::move(name)), mem_(mem), irq_(irq), backend_(std::move(backend)) {
+  if (!backend_) space::fail("virtio-mmio " + name_ + ": no backend");
+  device_features_ = backend_->device_features() | virtio::kFVersion1;
+  queues_.reserve(backend_->num_queues());
+  for (size_t i = 0; i < backend_->num_queues(); i++)
+    queues_.emplace_back(mem_, backend_->queue_max_size(i));
+  backend_->attach(*this);
+}
+
+Virtqueue* VirtioMmio::selected_queue() {
+  return queue_sel_ < queues_.size() ? &queues_[queue_sel_] : nullptr;
+}
+
+bool VirtioMmio::running() const {
+  return (status_ & virtio::kStatusDriverOk) && !(status_ & virtio::kStatusNeedsReset);
+}
+
+void VirtioMmio::read(uint64_t offset, std::span<uint8_t> data) {
+  if (offset >= kConfigBase) {
+    backend_->read_config(offset - kConfigBase, data);
+    return;
+  }
+  std::fill(data.begin(), data.end(), 0);
+  if (data.size() != 4 || offset % 4) return;
+  uint32_t v = read_reg(offset);
+  std::memcpy(data.data(), &v, 4);
+}
+
+void VirtioMmio::write(uint64_t offset, std::span<const uint8_t> data) {
+  if (offset >= kConfigBase) {
+    backend_->write_config(offset - kConfigBase, data);
+    return;
+  }
+  if (data.size() != 4 || offset % 4) {
+    log::debug(name_ + ": ignoring " + std::to_string(data.size()) + "-byte register write");
+    return;
+  }
+  uint32_t v;
+  std::memcpy(&v, data.data(), 4);
+  write_reg(offset, v);
+}
+
+uint32_t VirtioMmio::read_reg(uint64_t offset) {
+  Virtqueue* q = selected_queue();
+  switch (offset) {
+    case kRegMagic: return kMagic;
+    case kRegVersion: return 2;
+    case kRegDeviceId: return backend_->device_id();
+    case kRegVendorId: return kVendorId;
+    case kRegDeviceFeatures:
+      if (device_features_sel_ > 1) return 0;
+      return static_cast<uint32_t>(device_features_ >> (32 * device_features_sel_));
+    case kRegQueueNumMax: return q ? q->max_size() : 0;
+    case kRegQueueReady: return q && q->ready() ? 1 : 0;
+    case kRegInterruptStatus: return interrupt_status_;
+    case kRegStatus: return status_;
+    case kRegShmLenLow:
+    case kRegShmLenHigh:
+    case kRegShmBaseLow:
+    case kRegShmBaseHigh: return 0xffffffff;  // no shared memory regions
+    case kRegConfigGeneration: return config_generation_;
+    default: return 0;  // write-only or reserved
+  }
+}
+
+void VirtioMmio::write_reg(uint64_t offset, uint32_t v) {
+  Virtqueue* q = selected_queue();
+  // Queue layout registers only change while the queue is not ready.
+  Virtqueue* qcfg = q && !q->ready() ? q : nullptr;
+  switch (offset) {
+    case kRegDeviceFeaturesSel: device_features_sel_ = v; break;
+    case kRegDriverFeatures:
+      if (status_ & virtio::kStatusFeaturesOk) break;  // frozen after FEATURES_OK
+      if (driver_features_sel_ == 0) driver_features_ = set_low(driver_features_, v);
+      if (driver_features_sel_ == 1) driver_features_ = set_high(driver_features_, v);
+      break;
+    case kRegDriverFeaturesSel: driver_features_sel_ = v; break;
+    case kRegQueueSel: queue_sel_ = v; break;
+    case kRegQueueNum:
+      if (qcfg) qcfg->set_size(v > 0xffff ? 0 : static_cast<uint16_t>(v));
+      break;
+    case kRegQueueReady:
+      if (!q) break;
+      if (v == 0) {
+        q->disable();
+      } else if (!q->ready()) {
+        std::string why;
+        if (!q->enable(why)) fail("queue " + std::to_string(queue_sel_) + ": " + why);
+      }
+      break;
+    case kRegQueueNotify:
+      if (running() && v < queues_.size() && queues_[v].ready()) backend_->notify(v);
+      break;
+    case kRegInterruptAck: interrupt_status_ &= ~v; break;
+    case kRegStatus: write_status(v); break;
+    case kRegQueueDescLow: if (qcfg) qcfg->set_desc_addr(set_low(qcfg->desc_addr(), v)); break;
+    case kRegQueueDescHigh: if (qcfg) qcfg->set_desc_addr(set_high(qcfg->desc_addr(), v)); break;
+    case kRegQueueDriverLow: if (qcfg) qcfg->set_avail_addr(set_low(qcfg->avail_addr(), v)); break;
+    case kRegQueueDriverHigh:
+      if (qcfg) qcfg->set_avail_addr(set_high(qcfg->avail_addr(), v));
+      break;
+    case kRegQueueDeviceLow: if (qcfg) qcfg->set_used_addr(set_low(qcfg->used_addr(), v)); break;
+    case kRegQueueDeviceHigh: if (qcfg) qcfg->set_used_addr(set_high(qcfg->used_addr(), v)); break;
+    default:
+      log::debug(name_ + ": write to read-only or unknown register " + std::to_string(offset));
+  }
+}
+
+void VirtioMmio::write_status(uint32_t v) {
+  using namespace virtio;
+  if (v == 0) {
+    reset_device();
+    return;
+  }
+  uint32_t old = status_;
+  v = (v & ~kStatusNeedsReset) | (old & kStatusNeedsReset);  // only the device sets that bit
+  if ((v & old) != old) {
+    log::warn(name_ + ": driver tried to clear status bits; ignored");
+    return;
+  }
+  uint32_t added = v & ~old;
+  if (added & kStatusFeaturesOk) {
+    bool ok = (old & kStatusDriver) && (driver_features_ & kFVersion1) &&
+              (driver_features_ & ~device_features_) == 0;
+    if (!ok) {
+      char hex[20];
+      std::snprintf(hex, sizeof hex, "%#llx", static_cast<unsigned long long>(driver_features_));
+      log::warn(name_ + ": refusing FEATURES_OK for driver features " + hex);
+      v &= ~kStatusFeaturesOk;
+      added &= ~kStatusFeaturesOk;
+    }
+  }
+  if ((added & kStatusDriverOk) && !(v & kStatusFeaturesOk)) {
+    log::warn(name_ + ": DRIVER_OK without FEATURES_OK; ignored");
+    v &= ~kStatusDriverOk;
+    added &= ~kStatusDriverOk;
+  }
+  status_ = v;
+  if ((added & kStatusDriverOk) && !(status_ & kStatusNeedsReset)) backend_->activate();
+}
+
+void VirtioMmio::reset_device() {
+  backend_->reset();
+  for (auto& q : queues_) q.reset();
+  driver_features_ = 0;
+  device_features_sel_ = driver_features_sel_ = queue_sel_ = 0;
+  status_ = 0;
+  interrupt_status_ = 0;
+}
+
+void VirtioMmio::signal_used(size_t queue) {
+  if (queue >= queues_.size() || !queues_[queue].needs_interrupt()) return;
+  interrupt_status_ |= kIntUsed;
+  irq_.pulse();
+}
+
+void VirtioMmio::signal_config() {
+  config_generation_++;
+  interrupt_status_ |= kIntConfig;
+  irq_.pulse();
+}
+
+void VirtioMmio::fail(std::string_view why) {
+  log::warn(name_ + ": device needs reset: " + std::string(why));
+  if (status_ & virtio::kStatusNeedsReset) return;
+  status_ |= virtio::kStatusNeedsReset;
+  if (status_ & virtio::kStatusDriverOk) signal_config();
+}
+
+std::vector<uint8_t> VirtioMmio::save() const {
+  proto::Writer w;
+  w.u32(kStateMagic);
+  w.u32(kStateVersion);
+  w.u32(backend_->device_id());
+  w.u32(status_);
+  w.u64(driver_features_);
+  w.u32(device_features_sel_);
+  w.u32(driver_features_sel_);
+  w.u32(queue_sel_);
+  w.u32(interrupt_status_);
+  w.u32(config_generation_);
+  w.u32(static_cast<uint32_t>(queues_.size()));
+  for (const auto& q : queues_) {
+    VirtqueueState s = q.state();
+    w.u16(s.size);
+    w.u8(s.ready ? 1 : 0);
+    w.u64(s.desc);
+    w.u64(s.avail);
+    w.u64(s.used);
+    w.u16(s.next_avail);
+    w.u16(s.next_used);
+  }
+  w.bytes(backend_->save_state());
+  return std::move(w.buffer());
+}
+
+void VirtioMmio::restore(std::span<const uint8_t> state) {
+  std::string ctx = "restore " + name_;
+  try {
+    proto::Reader r(state);
+    if (r.u32() != kStateMagic) space::fail(ctx + ": not virtio-mmio state");
+    if (uint32_t v = r.u32(); v != kStateVersion)
+      space::fail(ctx + ": unsupported state version " + std::to_string(v));
+    if (r.u32() != backend_->device_id()) space::fail(ctx + ": state is for another device type");
+    uint32_t status = r.u32();
+    uint64_t drv = r.u64();
+    uint32_t dsel = r.u32(), drsel = r.u32(), qsel = r.u32(), isr = r.u32(), gen = r.u32();
+    if (r.u32() != queues_.size()) space::fail(ctx + ": queue count mismatch");
+    std::vector<VirtqueueState> qs(queues_.size());
+    for (size_t i = 0; i < qs.size(); i++) {
+      auto& s = qs[i];
+      s.size = r.u16();
+      s.ready = r.u8() != 0;
+      s.desc = r.u64();
+      s.avail = r.u64();
+      s.used = r.u64();
+      s.next_avail = r.u16();
+      s.next_used = r.u16();
+    }
+    auto blob = r.bytes();
+    r.finish();
+    for (size_t i = 0; i < qs.size(); i++) {  // validate every queue before changing anything
+      std::string why;
+      Virtqueue probe(mem_, queues_[i].max_size());
+      if (!probe.set_state(qs[i], why))
+        space::fail(ctx + ": queue " + std::to_string(i) + ": " + why);
+    }
+    backend_->reset();
+    for (size_t i = 0; i < qs.size(); i++) {
+      std::string why;
+      queues_[i].set_state(qs[i], why);
+    }
+    status_ = status;
+    driver_features_ = drv;
+    device_features_sel_ = dsel;
+    driver_features_sel_ = drsel;
+    queue_sel_ = qsel;
+    interrupt_status_ = isr;
+    config_generation_ = gen;
+    backend_->restore_state(blob);
+    if (running()) backend_->activate();
+  } catch (const proto::ProtoError& e) {
+    space::fail(ctx + ": " + e.what());
+  }
+}
+
+}  // namespace space

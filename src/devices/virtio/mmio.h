@@ -1,0 +1,77 @@
+// VirtioMmio: the virtio-mmio transport (register layout version 2, modern only) as a Device
+// occupying a 4 KiB MMIO window, hosting one VirtioBackend. It owns the registers, feature
+// negotiation (VIRTIO_F_VERSION_1 is required: FEATURES_OK is refused without it), the status
+// state machine, the virtqueues and the interrupt: a used-buffer or config-change event sets
+// InterruptStatus bit 0 or 1 and pulses the IrqLine (edge; the guest acks via InterruptACK).
+// Threading: every entry point expects the caller to hold Device::mutex(), which is also what the
+// backend gets as device_mutex(): vCPU threads hold it around read/write (the bus does), the
+// backend's EventLoop handlers take it themselves, and the VMM holds it around save/restore and
+// any direct backend call. save()/restore() cover registers, queues and backend state as
+// versioned plain bytes.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "devices/device.h"
+#include "devices/virtio/backend.h"
+#include "devices/virtio/queue.h"
+
+namespace space {
+
+class VirtioMmio final : public Device, private VirtioTransport {
+ public:
+  static constexpr uint64_t kWindowSize = 0x1000;
+  static constexpr uint32_t kMagic = 0x74726976;    // "virt"
+  static constexpr uint32_t kVendorId = 0x63617073;  // "spac"
+
+  // A transport named `name` (the snapshot key) over `mem`, raising `irq`; both must outlive it.
+  // Calls backend->attach(*this).
+  VirtioMmio(std::string name, const GuestMemory& mem, IrqLine& irq,
+             std::unique_ptr<VirtioBackend> backend);
+
+  std::string name() const override { return name_; }
+  void read(uint64_t offset, std::span<uint8_t> data) override;
+  void write(uint64_t offset, std::span<const uint8_t> data) override;
+  std::vector<uint8_t> save() const override;
+  // Restores a save(); the backend is reset first and re-activated if the driver had DRIVER_OK.
+  void restore(std::span<const uint8_t> state) override;
+
+  VirtioBackend& backend() { return *backend_; }
+  // Current Status register (tests and diagnostics).
+  uint32_t status() const { return status_; }
+  uint32_t interrupt_status() const { return interrupt_status_; }
+
+ private:
+  // VirtioTransport
+  std::mutex& device_mutex() override { return Device::mutex(); }
+  const GuestMemory& memory() const override { return mem_; }
+  Virtqueue& queue(size_t index) override { return queues_.at(index); }
+  uint64_t driver_features() const override { return driver_features_; }
+  void signal_used(size_t queue) override;
+  void signal_config() override;
+  void fail(std::string_view why) override;
+  bool running() const override;
+
+  uint32_t read_reg(uint64_t offset);
+  void write_reg(uint64_t offset, uint32_t value);
+  void write_status(uint32_t value);
+  void reset_device();
+  Virtqueue* selected_queue();
+
+  std::string name_;
+  const GuestMemory& mem_;
+  IrqLine& irq_;
+  std::unique_ptr<VirtioBackend> backend_;
+  std::vector<Virtqueue> queues_;
+  uint64_t device_features_;
+  uint64_t driver_features_ = 0;
+  uint32_t device_features_sel_ = 0;
+  uint32_t driver_features_sel_ = 0;
+  uint32_t queue_sel_ = 0;
+  uint32_t status_ = 0;
+  uint32_t interrupt_status_ = 0;
+  uint32_t config_generation_ = 0;
+};
+
+}  // namespace space

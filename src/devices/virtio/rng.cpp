@@ -1,0 +1,54 @@
+// virtio-rng request handling: getrandom() straight into the chain's writable segments.
+#include "devices/virtio/rng.h"
+
+#include <sys/random.h>
+
+#include <cerrno>
+
+#include "util/log.h"
+
+namespace space {
+namespace {
+// Fills [p, p+n) with host entropy; false if getrandom fails.
+bool fill_random(uint8_t* p, size_t n) {
+  while (n > 0) {
+    ssize_t got = ::getrandom(p, n, 0);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += got;
+    n -= static_cast<size_t>(got);
+  }
+  return true;
+}
+}  // namespace
+
+void VirtioRng::notify(size_t index) {
+  if (index != 0 || !transport_->running()) return;
+  Virtqueue& q = transport_->queue(0);
+  DescChain chain;
+  std::string why;
+  bool any = false;
+  for (;;) {
+    auto r = q.pop(chain, why);
+    if (r == Virtqueue::Pop::Empty) break;
+    if (r == Virtqueue::Pop::Bad) {
+      transport_->fail("virtio-rng: " + why);
+      break;
+    }
+    uint32_t filled = 0;
+    for (const auto& iov : chain_iovecs(transport_->memory(), chain, true, 0, kMaxPerRequest)) {
+      if (!fill_random(static_cast<uint8_t*>(iov.iov_base), iov.iov_len)) {
+        log::warn("virtio-rng: getrandom failed");
+        break;
+      }
+      filled += static_cast<uint32_t>(iov.iov_len);
+    }
+    q.push_used(chain.head, filled);
+    any = true;
+  }
+  if (any) transport_->signal_used(0);
+}
+
+}  // namespace space
