@@ -17,6 +17,11 @@ void build_app(CLI::App& app, GlobalOptions& g) {
       ->check(CLI::IsMember({"text", "json"}));
   app.add_option("--format", g.format, "Output format: text|json")
       ->check(CLI::IsMember({"text", "json"}));
+  register_create(app, g);
+  register_destroy(app, g);
+  register_list(app, g);
+  register_state(app, g);
+  register_check(app, g);
   register_vmm(app, g);
 }
 

@@ -20,5 +20,10 @@ void build_app(CLI::App& app, GlobalOptions& g);
 
 // One per command file.
 void register_vmm(CLI::App& app, GlobalOptions& g);
+void register_create(CLI::App& app, GlobalOptions& g);
+void register_destroy(CLI::App& app, GlobalOptions& g);
+void register_list(CLI::App& app, GlobalOptions& g);
+void register_state(CLI::App& app, GlobalOptions& g);
+void register_check(CLI::App& app, GlobalOptions& g);
 
 }  // namespace space::cli

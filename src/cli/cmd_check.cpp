@@ -1,0 +1,28 @@
+// `space check`: reports whether this host can run sandboxes and what to fix; exit 0 if it can,
+// 125 otherwise.
+#include <cstdio>
+
+#include "cli/app.h"
+#include "core/host_check.h"
+#include "util/error.h"
+
+namespace space::cli {
+
+void register_check(CLI::App& app, GlobalOptions& g) {
+  auto* cmd = app.add_subcommand("check", "Check that this host can run sandboxes");
+  cmd->fallthrough();  // global flags (--format, --root, ...) may follow the command
+  cmd->callback([&g] {
+    auto r = core::check_host({g.root, g.log_level, g.log_format});
+    if (g.format == "json")
+      std::printf("%s\n", json::serialize(core::host_report_json(r), 2).c_str());
+    else
+      std::printf("%s", core::host_report_text(r).c_str());
+    std::fflush(stdout);
+    if (!r.usable())
+      fail("this host cannot run sandboxes yet (" + std::to_string(r.problems.size()) +
+               " problem" + (r.problems.size() == 1 ? "" : "s") + ")",
+           "fix the problems listed above");
+  });
+}
+
+}  // namespace space::cli

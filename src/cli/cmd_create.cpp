@@ -1,0 +1,46 @@
+// `space create [--cpus N] [--memory MiB] [--kernel PATH] [--rootfs PATH] [ID]`: boots a new
+// sandbox and prints its id once guest-init answers.
+#include <cstdio>
+
+#include "cli/app.h"
+#include "core/config.h"
+#include "core/sandbox.h"
+#include "util/json.h"
+
+namespace space::cli {
+
+namespace {
+struct CreateFlags {
+  core::CreateOptions opts;
+  uint32_t cpus = 0, memory = 0;
+};
+}  // namespace
+
+void register_create(CLI::App& app, GlobalOptions& g) {
+  auto* cmd = app.add_subcommand("create", "Create and boot a sandbox; prints its id");
+  cmd->fallthrough();  // global flags (--format, --root, ...) may follow the command
+  auto* f = new CreateFlags;  // lives as long as the process, like the CLI11 tree
+  auto* cpus = cmd->add_option("--cpus", f->cpus, "Number of vCPUs (default: config.toml, else 1)")
+                   ->check(CLI::Range(1u, core::kMaxCpus));
+  auto* mem = cmd->add_option("--memory", f->memory, "Guest memory in MiB (default: config.toml, else 256)")
+                  ->check(CLI::Range(core::kMinMemoryMib, core::kMaxMemoryMib));
+  cmd->add_option("--kernel", f->opts.kernel, "Guest kernel, an ELF vmlinux (default: config.toml, "
+                                              "else $SPACE_CACHE/kernel/current/vmlinux)");
+  cmd->add_option("--rootfs", f->opts.rootfs, "Root filesystem image to copy (default: config.toml, "
+                                              "else $SPACE_CACHE/rootfs/current/rootfs.ext4)");
+  cmd->add_option("id", f->opts.id, "Sandbox id (default: 12 random hex digits)");
+  cmd->callback([&g, f, cpus, mem] {
+    if (cpus->count()) f->opts.vcpus = f->cpus;
+    if (mem->count()) f->opts.memory_mib = f->memory;
+    auto st = core::create_sandbox({g.root, g.log_level, g.log_format}, f->opts);
+    if (g.format == "json") {
+      json::Value v = json::Value::object();
+      v.set("id", st.id);
+      std::printf("%s\n", json::serialize(v).c_str());
+    } else {
+      std::printf("%s\n", st.id.c_str());
+    }
+  });
+}
+
+}  // namespace space::cli

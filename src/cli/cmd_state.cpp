@@ -1,0 +1,21 @@
+// `space state ID`: the sandbox's state as JSON (the observed status, as list shows it).
+#include <cstdio>
+
+#include "cli/app.h"
+#include "core/sandbox.h"
+#include "util/json.h"
+
+namespace space::cli {
+
+void register_state(CLI::App& app, GlobalOptions& g) {
+  auto* cmd = app.add_subcommand("state", "Print a sandbox's state as JSON");
+  cmd->fallthrough();  // global flags (--format, --root, ...) may follow the command
+  auto* id = new std::string;  // lives as long as the process, like the CLI11 tree
+  cmd->add_option("id", *id, "Sandbox id")->required();
+  cmd->callback([&g, id] {
+    auto s = core::sandbox_state({g.root, g.log_level, g.log_format}, *id);
+    std::printf("%s\n", json::serialize(core::state_to_json(s), 2).c_str());
+  });
+}
+
+}  // namespace space::cli

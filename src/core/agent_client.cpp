@@ -1,0 +1,74 @@
+// vsock dialing and agent framing over it; see agent_client.h.
+#include "core/agent_client.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include "util/error.h"
+
+namespace space::core {
+
+Fd vsock_dial(const std::string& vsock_sock, uint32_t port, const net::Deadline& dl) {
+  Fd fd = net::unix_connect(vsock_sock, dl);
+  net::send_all(fd.get(), "CONNECT " + std::to_string(port) + "\n", dl);
+  auto line = net::read_line(fd.get(), dl, 64);
+  if (!line) throw_errno("connect to guest port " + std::to_string(port), ECONNRESET);
+  if (line->rfind("OK ", 0) != 0)
+    fail("connect to guest port " + std::to_string(port) + ": unexpected reply \"" + *line + "\"");
+  return fd;
+}
+
+void write_frame(int fd, proto::Type type, std::span<const uint8_t> payload, const net::Deadline& dl) {
+  std::vector<uint8_t> bytes;
+  try {
+    bytes = proto::encode_frame(type, payload);
+  } catch (const proto::ProtoError& e) {
+    fail(std::string("encode frame: ") + e.what());
+  }
+  net::send_all(fd, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), dl);
+}
+
+std::optional<proto::Frame> read_frame(int fd, const net::Deadline& dl) {
+  try {
+    proto::FrameDecoder dec;
+    uint8_t header[proto::kHeaderSize];
+    if (!net::recv_exact(fd, header, sizeof header, dl)) return std::nullopt;
+    dec.feed(header);  // validates the length before we allocate for it
+    uint32_t len;
+    std::memcpy(&len, header, 4);
+    std::vector<uint8_t> payload(len);
+    if (len && !net::recv_exact(fd, payload.data(), len, dl))
+      fail("connection closed inside a frame");
+    dec.feed(payload);
+    auto f = dec.next();
+    if (!f) fail("incomplete frame");
+    return f;
+  } catch (const proto::ProtoError& e) {
+    fail(std::string("malformed frame from the guest: ") + e.what());
+  }
+}
+
+proto::HelloReply agent_hello(int fd, const net::Deadline& dl) {
+  proto::Hello hello;
+  hello.client = "space";
+  write_frame(fd, proto::Type::Hello, hello.encode(), dl);
+  auto f = read_frame(fd, dl);
+  if (!f) throw_errno("guest agent closed the connection during the handshake", ECONNRESET);
+  try {
+    if (f->type == proto::Type::Error)
+      fail("guest agent refused the handshake: " + proto::ErrorMsg::decode(f->payload).message);
+    if (f->type != proto::Type::HelloReply)
+      fail("guest agent answered the handshake with frame type " +
+           std::to_string(static_cast<unsigned>(f->type)));
+    auto reply = proto::HelloReply::decode(f->payload);
+    if (reply.version != proto::kVersion)
+      fail("guest agent speaks protocol version " + std::to_string(reply.version) + ", expected " +
+               std::to_string(proto::kVersion),
+           "rebuild the rootfs so its guest-init matches this space binary");
+    return reply;
+  } catch (const proto::ProtoError& e) {
+    fail(std::string("malformed handshake reply from the guest: ") + e.what());
+  }
+}
+
+}  // namespace space::core

@@ -1,0 +1,100 @@
+// config.toml parsing with toml++; see config.h. Every key is checked against a fixed list so a
+// typo is reported rather than silently ignored.
+#include "core/config.h"
+
+#include <toml++/toml.h>
+
+#include <cstdlib>
+
+#include "util/error.h"
+#include "util/fs.h"
+
+namespace space::core {
+
+namespace {
+
+[[noreturn]] void bad(const std::string& source, const std::string& key, const std::string& why) {
+  fail(source + ": " + key + ": " + why, "see space(1), section FILES, for the config.toml keys");
+}
+
+uint32_t get_uint(const toml::node& n, const std::string& source, const std::string& key,
+                  uint32_t lo, uint32_t hi) {
+  auto v = n.value_exact<int64_t>();
+  if (!v) bad(source, key, "expected an integer");
+  if (*v < lo || *v > hi)
+    bad(source, key, std::to_string(*v) + " is out of range " + std::to_string(lo) + ".." +
+                         std::to_string(hi));
+  return static_cast<uint32_t>(*v);
+}
+
+std::string get_path(const toml::node& n, const std::string& source, const std::string& key) {
+  auto v = n.value_exact<std::string>();
+  if (!v) bad(source, key, "expected a string");
+  if (v->empty() || (*v)[0] != '/') bad(source, key, "expected an absolute path");
+  return *v;
+}
+
+}  // namespace
+
+std::string host_config_path(const std::string& root) { return fs::absolute(root) + "/config.toml"; }
+
+HostConfig parse_host_config(std::string_view text, const std::string& source) {
+  toml::table doc;
+  try {
+    doc = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    const auto& at = e.source().begin;
+    fail(source + ":" + std::to_string(at.line) + ":" + std::to_string(at.column) + ": " +
+         std::string(e.description()));
+  }
+  HostConfig c;
+  for (auto&& [tkey, tnode] : doc) {
+    std::string table(tkey.str());
+    const toml::table* t = tnode.as_table();
+    if (!t) bad(source, table, "expected a table ([defaults] or [store])");
+    if (table != "defaults" && table != "store") bad(source, "[" + table + "]", "unknown table");
+    for (auto&& [k, n] : *t) {
+      std::string key(k.str());
+      std::string full = table + "." + key;
+      if (table == "defaults" && key == "cpus") {
+        c.cpus = get_uint(n, source, full, 1, kMaxCpus);
+      } else if (table == "defaults" && key == "memory_mib") {
+        c.memory_mib = get_uint(n, source, full, kMinMemoryMib, kMaxMemoryMib);
+      } else if (table == "defaults" && key == "kernel") {
+        c.kernel = get_path(n, source, full);
+      } else if (table == "defaults" && key == "rootfs") {
+        c.rootfs = get_path(n, source, full);
+      } else if (table == "store" && key == "size_gib") {
+        c.store_size_gib = get_uint(n, source, full, 1, 1u << 16);
+      } else {
+        bad(source, full, "unknown key");
+      }
+    }
+  }
+  return c;
+}
+
+std::string cache_dir() {
+  const char* env = std::getenv("SPACE_CACHE");
+  return env && *env ? fs::absolute(env) : "/var/cache/space";
+}
+
+std::string resolve_kernel(const HostConfig& c, const std::string& flag) {
+  if (!flag.empty()) return fs::absolute(flag);
+  if (!c.kernel.empty()) return c.kernel;
+  return cache_dir() + "/kernel/current/vmlinux";
+}
+
+std::string resolve_rootfs(const HostConfig& c, const std::string& flag) {
+  if (!flag.empty()) return fs::absolute(flag);
+  if (!c.rootfs.empty()) return c.rootfs;
+  return cache_dir() + "/rootfs/current/rootfs.ext4";
+}
+
+HostConfig load_host_config(const std::string& root) {
+  std::string path = host_config_path(root);
+  if (!fs::exists(path)) return {};
+  return parse_host_config(fs::read_file(path, 1u << 20), path);
+}
+
+}  // namespace space::core

@@ -1,0 +1,84 @@
+// `destroy`: stop the VMM (politely, then SIGKILL), then remove the run and sandbox directories.
+// The VMM is addressed through a pidfd opened only after its start time matched the record, so a
+// recycled pid is never signalled.
+#include <signal.h>
+
+#include <cerrno>
+
+#include "core/control_client.h"
+#include "core/sandbox.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "util/log.h"
+#include "util/process.h"
+#include "util/socket.h"
+
+namespace space::core {
+
+namespace {
+constexpr int kPoliteStopMs = 5000;
+constexpr int kKillWaitMs = 10000;
+}  // namespace
+
+void require_sandbox(const SandboxPaths& p, const std::string& id) {
+  if (!fs::exists(p.state))
+    throw Error("sandbox " + id + " does not exist", ENOENT, "'space list' shows the sandboxes");
+}
+
+void stop_vmm(const SandboxState& st, const SandboxPaths& p, int polite_ms) {
+  auto vmm = proc::ProcessRef::open(st.pid, st.pid_start_time);
+  if (!vmm) return;
+  if (polite_ms > 0) {
+    auto dl = net::Deadline::after_ms(polite_ms);
+    try {
+      json::Value req = json::Value::object();
+      req.set("op", "stop");
+      control_call(p.control_sock, req, polite_ms);
+      if (vmm->wait_exit(dl.remaining_ms())) return;
+      log::info("sandbox " + st.id + ": the VMM did not stop in time; killing it");
+    } catch (const Error& e) {
+      log::info("sandbox " + st.id + ": " + e.what() + "; killing the VMM");
+    }
+  }
+  vmm->signal(SIGKILL);
+  if (!vmm->wait_exit(kKillWaitMs))
+    fail("VMM process " + std::to_string(st.pid) + " did not exit after SIGKILL",
+         "check 'ps -o stat,wchan -p " + std::to_string(st.pid) + "' (stuck in the kernel?)");
+}
+
+void destroy_sandbox(const Context& ctx, const std::string& id, bool force) {
+  SandboxPaths p = sandbox_paths(ctx.root, id);
+  if (!fs::is_dir(p.dir)) require_sandbox(p, id);  // throws: no directory, no state
+  try {
+    std::optional<SandboxLock> lock;
+    try {
+      lock.emplace(p.lock, /*nonblocking=*/true);
+      if (!lock->held()) {
+        log::warn("sandbox " + id + " is busy (another space command holds it); waiting");
+        lock.reset();
+        lock.emplace(p.lock);
+      }
+    } catch (const Error& e) {
+      if (e.err() == ENOENT) require_sandbox(p, id);  // removed while we looked
+      throw;
+    }
+    std::optional<SandboxState> st;
+    if (fs::exists(p.state)) {
+      try {
+        st = read_state(p.state);
+      } catch (Error& e) {
+        if (!force) throw e.set_hint("'space destroy --force " + id + "' removes it anyway");
+        log::warn("destroy " + id + ": " + e.what() + "; removing it anyway (--force)");
+      }
+    }
+    if (st) stop_vmm(*st, p, force ? 0 : kPoliteStopMs);
+    // A directory without state.json is the remains of an interrupted create: remove it too.
+    fs::remove_tree(p.run_dir);
+    fs::remove_tree(p.dir);
+  } catch (Error& e) {
+    e.add_context("destroy sandbox " + id);
+    throw;
+  }
+}
+
+}  // namespace space::core

@@ -1,0 +1,152 @@
+// Host inspection for `space check`; see host_check.h. KVM access goes through vmm/kvm.h and
+// host detection through vmm/host.h, the same code the VMM uses.
+#include "core/host_check.h"
+
+#include "vmm/kvm_api.h"
+#include <linux/magic.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+
+#include "core/config.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "vmm/host.h"
+#include "vmm/kvm.h"
+
+namespace space::core {
+
+namespace {
+
+bool is_regular(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// statfs of `path`, or of its nearest existing parent when it does not exist yet.
+bool on_btrfs(std::string path) {
+  for (;;) {
+    struct statfs sf {};
+    if (::statfs(path.c_str(), &sf) == 0) return sf.f_type == static_cast<decltype(sf.f_type)>(BTRFS_SUPER_MAGIC);
+    auto slash = path.rfind('/');
+    if (slash == std::string::npos || path == "/") return false;
+    path = slash == 0 ? "/" : path.substr(0, slash);
+  }
+}
+
+void check_kvm(HostReport& r) {
+  static const std::pair<const char*, int> caps[] = {
+      {"user_memory", KVM_CAP_USER_MEMORY},     {"irqchip", KVM_CAP_IRQCHIP},
+      {"irqfd", KVM_CAP_IRQFD},                 {"ioeventfd", KVM_CAP_IOEVENTFD},
+      {"nr_vcpus", KVM_CAP_NR_VCPUS},           {"max_vcpus", KVM_CAP_MAX_VCPUS},
+      {"immediate_exit", KVM_CAP_IMMEDIATE_EXIT}, {"adjust_clock", KVM_CAP_ADJUST_CLOCK},
+  };
+  try {
+    Kvm kvm(r.kvm_device);
+    r.kvm_ok = true;
+    r.api_version = ::ioctl(kvm.fd(), KVM_GET_API_VERSION, 0);
+    for (auto& [name, cap] : caps) r.extensions.emplace_back(name, kvm.check_extension(cap));
+  } catch (const Error& e) {
+    r.problems.push_back(std::string(e.what()) + (e.hint().empty() ? "" : " (" + e.hint() + ")"));
+    return;
+  }
+  for (auto& [name, value] : r.extensions)
+    if ((name == "user_memory" || name == "irqchip") && value == 0)
+      r.problems.push_back("KVM lacks KVM_CAP_" + std::string(name) +
+                           ", which the VMM needs (use a newer host kernel)");
+}
+
+}  // namespace
+
+HostReport check_host(const Context& ctx) {
+  HostReport r;
+  HostKind kind = detect_host();
+  r.host = host_kind_name(kind);
+  check_kvm(r);
+
+  HostConfig hc;
+  try {
+    hc = load_host_config(ctx.root);
+  } catch (const Error& e) {
+    r.problems.push_back(e.what());
+  }
+  r.kernel = resolve_kernel(hc, "");
+  r.rootfs = resolve_rootfs(hc, "");
+  r.kernel_present = is_regular(r.kernel);
+  r.rootfs_present = is_regular(r.rootfs);
+  if (!r.kernel_present)
+    r.problems.push_back("no guest kernel at " + r.kernel +
+                         " (run scripts/install.sh, or set [defaults] kernel in config.toml)");
+  if (!r.rootfs_present)
+    r.problems.push_back("no rootfs image at " + r.rootfs +
+                         " (run scripts/install.sh, or set [defaults] rootfs in config.toml)");
+
+  r.root = fs::absolute(ctx.root);
+  r.root_btrfs = on_btrfs(r.root);
+  if (!r.root_btrfs)
+    r.notes.push_back("the root is not on btrfs: sandboxes will live in a loopback btrfs image");
+  if (kind == HostKind::Pvm)
+    r.notes.push_back("PVM host: 1 vCPU recommended (SMP not working under PVM)");
+  if (kind == HostKind::Unknown)
+    r.notes.push_back("no vmx/svm CPU flags and no kvm_pvm module: KVM may be unusable or slow");
+  return r;
+}
+
+json::Value host_report_json(const HostReport& r) {
+  json::Value v = json::Value::object();
+  v.set("usable", r.usable());
+  v.set("host", r.host);
+  json::Value kvm = json::Value::object();
+  kvm.set("device", r.kvm_device);
+  kvm.set("accessible", r.kvm_ok);
+  kvm.set("api_version", r.api_version);
+  json::Value ext = json::Value::object();
+  for (auto& [name, value] : r.extensions) ext.set(name, value);
+  kvm.set("extensions", std::move(ext));
+  v.set("kvm", std::move(kvm));
+  auto file = [](const std::string& path, bool present) {
+    json::Value f = json::Value::object();
+    f.set("path", path);
+    f.set("present", present);
+    return f;
+  };
+  v.set("kernel", file(r.kernel, r.kernel_present));
+  v.set("rootfs", file(r.rootfs, r.rootfs_present));
+  json::Value root = json::Value::object();
+  root.set("path", r.root);
+  root.set("btrfs", r.root_btrfs);
+  v.set("root", std::move(root));
+  json::Value notes = json::Value::array(), problems = json::Value::array();
+  for (auto& n : r.notes) notes.push_back(n);
+  for (auto& p : r.problems) problems.push_back(p);
+  v.set("notes", std::move(notes));
+  v.set("problems", std::move(problems));
+  return v;
+}
+
+std::string host_report_text(const HostReport& r) {
+  std::string out;
+  auto line = [&](const std::string& k, const std::string& v) {
+    out += k;
+    out.append(k.size() < 14 ? 14 - k.size() : 1, ' ');
+    out += v + "\n";
+  };
+  line("host", r.host);
+  line("kvm", r.kvm_device + (r.kvm_ok ? ": ok, API version " + std::to_string(r.api_version)
+                                       : ": not usable"));
+  if (!r.extensions.empty()) {
+    std::string caps;
+    for (auto& [name, value] : r.extensions)
+      caps += (caps.empty() ? "" : " ") + name + "=" + std::to_string(value);
+    line("extensions", caps);
+  }
+  line("kernel", r.kernel + (r.kernel_present ? "" : " (missing)"));
+  line("rootfs", r.rootfs + (r.rootfs_present ? "" : " (missing)"));
+  line("root", r.root + (r.root_btrfs ? " (btrfs)" : " (not btrfs)"));
+  for (auto& n : r.notes) line("note", n);
+  for (auto& p : r.problems) line("problem", p);
+  line("usable", r.usable() ? "yes" : "no");
+  return out;
+}
+
+}  // namespace space::core

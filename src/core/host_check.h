@@ -1,0 +1,35 @@
+// `space check`: can this host run sandboxes, and if not, what to fix. It inspects the kind of
+// KVM host (hardware VMX/SVM or the PVM software hypervisor), /dev/kvm and its capabilities, the
+// guest kernel and rootfs image `create` would use, and the root directory's filesystem.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/context.h"
+#include "util/json.h"
+
+namespace space::core {
+
+struct HostReport {
+  std::string host;                   // "hardware", "pvm" or "unknown"
+  std::string kvm_device = "/dev/kvm";
+  bool kvm_ok = false;                // opened, API version 12
+  int api_version = 0;                // 0 when /dev/kvm could not be opened
+  std::vector<std::pair<std::string, int>> extensions;  // KVM_CHECK_EXTENSION results by name
+  std::string kernel, rootfs;         // the paths create would use
+  bool kernel_present = false, rootfs_present = false;
+  std::string root;                   // absolute root directory
+  bool root_btrfs = false;            // root (or its nearest existing parent) is on btrfs
+  std::vector<std::string> notes;     // advice that does not prevent use
+  std::vector<std::string> problems;  // each names what to fix; empty means usable
+  bool usable() const { return problems.empty(); }
+};
+
+// Inspects the host. Never throws for a host problem: those go to `problems`.
+HostReport check_host(const Context& ctx);
+// The report as JSON (for --format json) and as aligned text lines.
+json::Value host_report_json(const HostReport& r);
+std::string host_report_text(const HostReport& r);
+
+}  // namespace space::core

@@ -1,0 +1,43 @@
+// The sandbox lifecycle API the CLI calls: create, destroy, list, state. Each operation that
+// changes a sandbox holds its SandboxLock throughout. create never leaves a half-made sandbox:
+// on any failure (or SIGINT/SIGTERM/SIGHUP) it kills the VMM it started and removes the sandbox
+// and run directories before rethrowing.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/context.h"
+#include "core/paths.h"
+#include "core/state.h"
+
+namespace space::core {
+
+struct CreateOptions {
+  std::string id;                       // "" = generate one
+  std::optional<uint32_t> vcpus;        // unset = config.toml, else 1
+  std::optional<uint32_t> memory_mib;   // unset = config.toml, else 256
+  std::string kernel;                   // "" = config.toml, else the cached default
+  std::string rootfs;                   // "" = config.toml, else the cached default
+};
+
+// Creates and boots a sandbox; returns its state (status running) once guest-init has answered
+// the agent handshake. Waits at most $SPACE_BOOT_TIMEOUT seconds (default 120).
+SandboxState create_sandbox(const Context& ctx, const CreateOptions& opts);
+// Stops the sandbox's VMM if it runs (politely over control.sock unless `force`, then SIGKILL)
+// and removes its run and sandbox directories. Throws if the id does not exist.
+void destroy_sandbox(const Context& ctx, const std::string& id, bool force);
+// Every sandbox under the root with its observed status, sorted by creation time then id.
+// Unreadable entries are skipped with a warning in the log.
+std::vector<SandboxState> list_sandboxes(const Context& ctx);
+// One sandbox's state with its observed status. Throws if the id does not exist.
+SandboxState sandbox_state(const Context& ctx, const std::string& id);
+
+// Ends the VMM that `st` records, if that exact process still runs: a "stop" request on
+// control.sock first (skipped when polite_ms is 0), then SIGKILL. Returns once it is gone.
+void stop_vmm(const SandboxState& st, const SandboxPaths& p, int polite_ms);
+// Throws the "sandbox <id> does not exist" error unless its directory has a state.json.
+void require_sandbox(const SandboxPaths& p, const std::string& id);
+
+}  // namespace space::core

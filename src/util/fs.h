@@ -1,0 +1,42 @@
+// Filesystem helpers with the guarantees the lifecycle code relies on: atomic replacement of small
+// files (temp file in the same directory, fsync, rename, fsync of the directory), mkdir -p, an
+// rm -rf that never follows symlinks nor descends into another mount, and a fast copy of large
+// sparse images (FICLONE reflink when the filesystem can, otherwise data-extents only).
+// Every failure is a space::Error naming the path and the errno.
+#pragma once
+#include <sys/types.h>
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace space::fs {
+
+// Replaces `path` with `data` atomically and durably (readers see the old or the new content).
+void write_file_atomic(const std::string& path, std::string_view data, mode_t mode = 0644);
+// Whole contents of `path`; throws if it is larger than `max_bytes`.
+std::string read_file(const std::string& path, size_t max_bytes = 64u << 20);
+// The last `n` lines of a text file (at most the last 64 KiB read); "" if it cannot be read.
+std::string tail_lines(const std::string& path, size_t n);
+// True if `path` exists (lstat succeeds).
+bool exists(const std::string& path);
+// True if `path` is a directory (following symlinks).
+bool is_dir(const std::string& path);
+// Names in directory `path` (without "." and ".."), unsorted; empty if it does not exist.
+std::vector<std::string> list_dir(const std::string& path);
+// Creates `path` and missing parents with `mode`; an existing directory is fine.
+void mkdir_p(const std::string& path, mode_t mode = 0755);
+// Removes `path` and everything under it; a missing path is fine. Never follows symlinks and
+// refuses (throws) to descend into a directory on another mount.
+void remove_tree(const std::string& path);
+// Copies a regular file to a new file `dst` (must not exist) with `mode`: a reflink if possible,
+// else only the data extents (holes stay holes). `progress`, if set, runs between chunks and may
+// throw to abort; a partial `dst` is removed on failure.
+void copy_file(const std::string& src, const std::string& dst, mode_t mode = 0600,
+               const std::function<void()>& progress = {});
+// `path` made absolute against the current directory (no symlink resolution, no normalisation).
+std::string absolute(const std::string& path);
+
+}  // namespace space::fs

@@ -1,0 +1,231 @@
+// Process identity and children; see process.h. pidfds come from the raw syscalls because this
+// glibc has no wrappers for them.
+#include "util/process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "util/error.h"
+#include "util/fs.h"
+
+namespace space::proc {
+
+namespace {
+
+struct StatFields {
+  char state;
+  uint64_t start_time;
+};
+
+std::optional<StatFields> read_stat(pid_t pid) {
+  if (pid <= 0) return std::nullopt;
+  std::string text;
+  try {
+    text = fs::read_file("/proc/" + std::to_string(pid) + "/stat", 4096);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  // The command name (field 2) is in parentheses and may itself contain ") ".
+  auto rparen = text.rfind(')');
+  if (rparen == std::string::npos || rparen + 2 >= text.size()) return std::nullopt;
+  StatFields f{text[rparen + 2], 0};
+  // Fields after the name start at 3 (state); start time is field 22.
+  size_t pos = rparen + 2;
+  for (int field = 3; field < 22; field++) {
+    pos = text.find(' ', pos);
+    if (pos == std::string::npos) return std::nullopt;
+    pos++;
+  }
+  char* end = nullptr;
+  f.start_time = std::strtoull(text.c_str() + pos, &end, 10);
+  if (end == text.c_str() + pos) return std::nullopt;
+  return f;
+}
+
+int pidfd_open(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
+
+}  // namespace
+
+std::optional<uint64_t> start_time(pid_t pid) {
+  auto f = read_stat(pid);
+  if (!f) return std::nullopt;
+  return f->start_time;
+}
+
+bool is_alive(pid_t pid, uint64_t start) {
+  auto f = read_stat(pid);
+  return f && f->state != 'Z' && f->state != 'X' && f->start_time == start;
+}
+
+std::optional<ProcessRef> ProcessRef::open(pid_t pid, uint64_t start) {
+  if (pid <= 0) return std::nullopt;
+  // Open first, verify second: if the start time still matches after the pidfd exists, the
+  // pidfd refers to the process we mean (the pid cannot have been recycled in between).
+  Fd fd(pidfd_open(pid));
+  if (!fd) {
+    if (errno == ESRCH) return std::nullopt;
+    throw_errno("pidfd_open " + std::to_string(pid));
+  }
+  if (!is_alive(pid, start)) return std::nullopt;
+  return ProcessRef(pid, std::move(fd));
+}
+
+bool ProcessRef::signal(int sig) const {
+  if (::syscall(SYS_pidfd_send_signal, fd_.get(), sig, nullptr, 0) == 0) return true;
+  if (errno == ESRCH) return false;
+  throw_errno("signal process " + std::to_string(pid_));
+}
+
+bool ProcessRef::wait_exit(int timeout_ms) const {
+  pollfd p{fd_.get(), POLLIN, 0};
+  for (;;) {
+    int r = ::poll(&p, 1, timeout_ms);
+    if (r > 0) return true;
+    if (r == 0) return false;
+    if (errno != EINTR) throw_errno("poll pidfd");
+  }
+}
+
+Child::Child(pid_t pid) : pid_(pid), pidfd_(pidfd_open(pid)) {
+  if (!pidfd_) {
+    int err = errno;
+    kill_and_reap();
+    throw_errno("pidfd_open child " + std::to_string(pid), err);
+  }
+}
+
+Child::Child(Child&& o) noexcept
+    : pid_(std::exchange(o.pid_, -1)),
+      pidfd_(std::move(o.pidfd_)),
+      reaped_(o.reaped_),
+      status_(o.status_) {}
+
+Child& Child::operator=(Child&& o) noexcept {
+  if (this != &o) {
+    kill_and_reap();
+    pid_ = std::exchange(o.pid_, -1);
+    pidfd_ = std::move(o.pidfd_);
+    reaped_ = o.reaped_;
+    status_ = o.status_;
+  }
+  return *this;
+}
+
+Child::~Child() { kill_and_reap(); }
+
+void Child::kill_and_reap() {
+  if (pid_ > 0 && !reaped_) {
+    ::kill(pid_, SIGKILL);
+    while (::waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {
+    }
+    reaped_ = true;
+  }
+  pid_ = -1;
+}
+
+bool Child::exited() {
+  if (reaped_) return true;
+  if (pid_ <= 0) return false;
+  pid_t r = ::waitpid(pid_, &status_, WNOHANG);
+  if (r == pid_) reaped_ = true;
+  return reaped_;
+}
+
+pid_t Child::release() {
+  pidfd_.reset();
+  return std::exchange(pid_, -1);
+}
+
+Child spawn_detached(const std::vector<std::string>& argv, const std::string& log_path, int pass_fd) {
+  if (argv.empty()) fail("spawn: empty argv");
+  // Everything the child touches is prepared before fork(): it may only make async-signal-safe calls.
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const char* log = log_path.c_str();
+  sigset_t empty;
+  sigemptyset(&empty);
+
+  pid_t pid = ::fork();
+  if (pid < 0) throw_errno("fork");
+  if (pid == 0) {
+    auto die = [pass_fd](const char* msg) {
+      if (pass_fd >= 0) {
+        ssize_t r = ::write(3, msg, std::strlen(msg));
+        (void)r;
+      }
+      ::_exit(127);
+    };
+    if (pass_fd >= 0 && pass_fd != 3) {
+      if (::dup2(pass_fd, 3) < 0) ::_exit(127);  // dup2 leaves the new fd without CLOEXEC
+    } else if (pass_fd == 3 && ::fcntl(3, F_SETFD, 0) < 0) {
+      ::_exit(127);
+    }
+    if (::setsid() < 0) die("error: setsid failed\n");
+    int null_fd = ::open("/dev/null", O_RDWR);
+    if (null_fd < 0) die("error: open /dev/null failed\n");
+    int log_fd = ::open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+    if (log_fd < 0) die("error: open log file failed\n");
+    if (::dup2(null_fd, 0) < 0 || ::dup2(log_fd, 1) < 0 || ::dup2(log_fd, 2) < 0)
+      die("error: redirect stdio failed\n");
+    ::close_range(pass_fd >= 0 ? 4 : 3, ~0U, 0);
+    ::sigprocmask(SIG_SETMASK, &empty, nullptr);
+    ::execv(args[0], args.data());
+    die("error: exec failed\n");
+  }
+  return Child(pid);
+}
+
+SignalGuard::SignalGuard() {
+  sigemptyset(&set_);
+  sigaddset(&set_, SIGINT);
+  sigaddset(&set_, SIGTERM);
+  sigaddset(&set_, SIGHUP);
+  if (::sigprocmask(SIG_BLOCK, &set_, &old_) != 0) throw_errno("sigprocmask");
+  fd_ = Fd(::signalfd(-1, &set_, SFD_CLOEXEC | SFD_NONBLOCK));
+  if (!fd_) {
+    int err = errno;
+    ::sigprocmask(SIG_SETMASK, &old_, nullptr);
+    throw_errno("signalfd", err);
+  }
+}
+
+SignalGuard::~SignalGuard() {
+  fd_.reset();
+  ::sigprocmask(SIG_SETMASK, &old_, nullptr);
+}
+
+int SignalGuard::take() {
+  signalfd_siginfo si{};
+  ssize_t n = ::read(fd_.get(), &si, sizeof si);
+  return n == static_cast<ssize_t>(sizeof si) ? static_cast<int>(si.ssi_signo) : 0;
+}
+
+void SignalGuard::check() {
+  if (int sig = take()) fail("interrupted by " + signal_name(sig));
+}
+
+std::string signal_name(int sig) {
+  const char* name = ::sigabbrev_np(sig);
+  return name ? std::string("SIG") + name : "signal " + std::to_string(sig);
+}
+
+std::string describe_status(int status) {
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    return "killed by signal " + std::to_string(sig) + " (" + signal_name(sig) + ")";
+  }
+  return "stopped (status " + std::to_string(status) + ")";
+}
+
+}  // namespace space::proc

@@ -1,0 +1,106 @@
+// Processes identified safely. A pid alone can be reused, so the project names a process by
+// (pid, start time), the start time being field 22 of /proc/PID/stat in clock ticks since boot.
+// ProcessRef turns such a pair into a pidfd after checking the start time, so signals and waits
+// go to that exact process. Child owns a process this one forked: unless released, its
+// destructor SIGKILLs and reaps it, so an error path never leaves a child behind.
+#pragma once
+#include <sys/types.h>
+
+#include <signal.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/fd.h"
+
+namespace space::proc {
+
+// Start time of `pid` (clock ticks since boot), or nullopt if there is no such process.
+std::optional<uint64_t> start_time(pid_t pid);
+// True if `pid` exists, is not a zombie, and started at `start_time`.
+bool is_alive(pid_t pid, uint64_t start_time);
+
+// A pidfd on one verified process.
+class ProcessRef {
+ public:
+  // A pidfd for `pid` if it is alive and its start time matches; nullopt otherwise.
+  static std::optional<ProcessRef> open(pid_t pid, uint64_t start_time);
+  pid_t pid() const { return pid_; }
+  // Readable once the process has exited; for poll().
+  int fd() const { return fd_.get(); }
+  // Sends `sig`; false if the process is already gone. Throws on other errors.
+  bool signal(int sig) const;
+  // Waits up to timeout_ms (-1 = forever) for the process to exit; true if it has.
+  bool wait_exit(int timeout_ms) const;
+
+ private:
+  ProcessRef(pid_t pid, Fd fd) : pid_(pid), fd_(std::move(fd)) {}
+  pid_t pid_;
+  Fd fd_;
+};
+
+// A forked child of this process.
+class Child {
+ public:
+  Child() = default;
+  // Takes ownership of a child just returned by fork(); opens a pidfd on it.
+  explicit Child(pid_t pid);
+  Child(Child&& o) noexcept;
+  Child& operator=(Child&& o) noexcept;
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  // SIGKILLs and reaps the child unless it was released or already reaped.
+  ~Child();
+
+  pid_t pid() const { return pid_; }
+  // Readable once the child has exited; for poll().
+  int pidfd() const { return pidfd_.get(); }
+  // Reaps the child if it has exited (non-blocking); true once it has.
+  bool exited();
+  // waitpid() status once exited() returned true.
+  int status() const { return status_; }
+  // Stops owning the child (it keeps running); returns its pid.
+  pid_t release();
+
+ private:
+  void kill_and_reap();
+  pid_t pid_ = -1;
+  Fd pidfd_;
+  bool reaped_ = false;
+  int status_ = 0;
+};
+
+// Starts argv[0] (argv as given, environment inherited) as a detached daemon: a new session,
+// stdin from /dev/null, stdout and stderr appended to `log_path`, an empty signal mask, and no
+// fds but 0-2 and `pass_fd` (if >= 0), which the child gets as fd 3. If setup or exec fails the child
+// writes "error: <step> failed\n" to fd 3 and exits 127.
+Child spawn_detached(const std::vector<std::string>& argv, const std::string& log_path, int pass_fd);
+
+// Blocks SIGINT, SIGTERM and SIGHUP for its lifetime and delivers them to a signalfd instead, so a
+// long operation can notice Ctrl-C (poll fd()) and clean up before it ends. Restores the mask.
+class SignalGuard {
+ public:
+  SignalGuard();
+  ~SignalGuard();
+  SignalGuard(const SignalGuard&) = delete;
+  SignalGuard& operator=(const SignalGuard&) = delete;
+  // Readable when one of the signals is pending.
+  int fd() const { return fd_.get(); }
+  // The pending signal's number, consuming it; 0 if none.
+  int take();
+  // Throws Error("interrupted by SIGxxx") if a signal is pending.
+  void check();
+
+ private:
+  sigset_t set_{}, old_{};
+  Fd fd_;
+};
+
+// "SIGINT" etc. for a signal number.
+std::string signal_name(int sig);
+// "exited with status N" / "killed by signal N (SIGKILL)" for a waitpid() status.
+std::string describe_status(int status);
+
+}  // namespace space::proc

@@ -1,0 +1,163 @@
+// Unix sockets with deadlines; see socket.h.
+#include "util/socket.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+
+namespace space::net {
+
+Deadline Deadline::after_ms(int64_t ms) {
+  Deadline d;
+  d.end_ = Clock::now() + std::chrono::milliseconds(ms < 0 ? 0 : ms);
+  return d;
+}
+
+Deadline Deadline::capped_ms(int64_t ms) const {
+  Deadline d = *this;
+  auto cap = Clock::now() + std::chrono::milliseconds(ms < 0 ? 0 : ms);
+  if (!d.end_ || cap < *d.end_) d.end_ = cap;
+  return d;
+}
+
+int Deadline::remaining_ms() const {
+  if (!end_) return -1;
+  auto left = std::chrono::ceil<std::chrono::milliseconds>(*end_ - Clock::now()).count();
+  if (left <= 0) return 0;
+  return left > INT_MAX ? INT_MAX : static_cast<int>(left);
+}
+
+Deadline& Deadline::cancel_on(int fd) {
+  if (ncancel_ == cancel_.size()) fail("Deadline: too many cancel fds");
+  cancel_[ncancel_++] = fd;
+  return *this;
+}
+
+void wait_ready(int fd, short events, const Deadline& dl, const std::string& what) {
+  std::array<pollfd, 5> p{};
+  p[0] = {fd, events, 0};
+  auto cancel = dl.cancel_fds();
+  for (size_t i = 0; i < cancel.size(); i++) p[i + 1] = {cancel[i], POLLIN, 0};
+  nfds_t n = static_cast<nfds_t>(cancel.size() + 1);
+  for (;;) {
+    int r = ::poll(p.data(), n, dl.remaining_ms());
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      throw_errno("poll (" + what + ")");
+    }
+    if (r == 0) throw_errno(what, ETIMEDOUT);
+    for (size_t i = 1; i < n; i++)
+      if (p[i].revents) throw Cancelled(what, p[i].fd);
+    if (p[0].revents) return;
+  }
+}
+
+void sleep_ms(int ms, const Deadline& dl) {
+  auto until = Deadline::after_ms(ms);
+  std::array<pollfd, 4> p{};
+  auto cancel = dl.cancel_fds();
+  for (size_t i = 0; i < cancel.size(); i++) p[i] = {cancel[i], POLLIN, 0};
+  for (;;) {
+    int left = until.remaining_ms();
+    int dl_left = dl.remaining_ms();
+    if (dl_left >= 0 && dl_left < left) left = dl_left;
+    int r = ::poll(p.data(), static_cast<nfds_t>(cancel.size()), left);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      throw_errno("poll (sleep)");
+    }
+    if (r == 0) return;
+    for (size_t i = 0; i < cancel.size(); i++)
+      if (p[i].revents) throw Cancelled("sleep", p[i].fd);
+  }
+}
+
+Fd unix_connect(const std::string& path, const Deadline& dl) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path)
+    fail("connect " + path + ": socket path longer than " +
+             std::to_string(sizeof addr.sun_path - 1) + " bytes",
+         "set SPACE_RUN_DIR to a shorter directory");
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  for (;;) {
+    Fd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!s) throw_errno("socket");
+    if (::connect(s.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) return s;
+    int err = errno;
+    if (err == EINPROGRESS) {
+      wait_ready(s.get(), POLLOUT, dl, "connect " + path);
+      int soerr = 0;
+      socklen_t len = sizeof soerr;
+      if (::getsockopt(s.get(), SOL_SOCKET, SO_ERROR, &soerr, &len) != 0) throw_errno("getsockopt");
+      if (soerr == 0) return s;
+      throw_errno("connect " + path, soerr);
+    }
+    // EAGAIN: the listener's backlog is full; retry shortly.
+    if (err != EAGAIN && err != EINTR) throw_errno("connect " + path, err);
+    if (dl.expired()) throw_errno("connect " + path, ETIMEDOUT);
+    ::usleep(10'000);
+  }
+}
+
+void send_all(int fd, std::string_view data, const Deadline& dl) {
+  while (!data.empty()) {
+    ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n >= 0) {
+      data.remove_prefix(static_cast<size_t>(n));
+      continue;
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN) throw_errno("send");
+    wait_ready(fd, POLLOUT, dl, "send");
+  }
+}
+
+bool recv_exact(int fd, void* buf, size_t len, const Deadline& dl) {
+  auto* p = static_cast<char*>(buf);
+  size_t got = 0;
+  while (got < len) {
+    ssize_t n = ::read(fd, p + got, len - got);
+    if (n > 0) {
+      got += static_cast<size_t>(n);
+      continue;
+    }
+    if (n == 0) {
+      if (got == 0) return false;
+      fail("receive: connection closed after " + std::to_string(got) + " of " +
+           std::to_string(len) + " bytes");
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN) throw_errno("receive");
+    wait_ready(fd, POLLIN, dl, "receive");
+  }
+  return true;
+}
+
+std::optional<std::string> read_line(int fd, const Deadline& dl, size_t max_len) {
+  std::string line;
+  for (;;) {
+    char c;
+    ssize_t n = ::read(fd, &c, 1);
+    if (n == 1) {
+      if (c == '\n') return line;
+      if (line.size() >= max_len) fail("receive: line longer than " + std::to_string(max_len) + " bytes");
+      line += c;
+      continue;
+    }
+    if (n == 0) {
+      if (line.empty()) return std::nullopt;
+      fail("receive: connection closed in the middle of a line");
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN) throw_errno("receive");
+    wait_ready(fd, POLLIN, dl, "receive");
+  }
+}
+
+}  // namespace space::net

@@ -1,0 +1,67 @@
+// Unix stream sockets with deadlines. Every blocking step (connect, write, read) takes a Deadline:
+// a point on the monotonic clock plus up to four "cancel" fds (a signalfd, a child's pidfd) whose
+// readability aborts the wait with Cancelled, so a caller waiting for a guest can also notice
+// Ctrl-C or its VMM dying without polling. Sockets are non-blocking and close-on-exec.
+#pragma once
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "util/error.h"
+#include "util/fd.h"
+
+namespace space::net {
+
+class Deadline {
+ public:
+  using Clock = std::chrono::steady_clock;
+  // A deadline `ms` milliseconds from now.
+  static Deadline after_ms(int64_t ms);
+  // No time limit.
+  static Deadline never() { return Deadline(); }
+  // The earlier of this and `ms` from now, keeping the cancel fds.
+  Deadline capped_ms(int64_t ms) const;
+  // Milliseconds left, clamped to [0, INT_MAX]; -1 when there is no limit.
+  int remaining_ms() const;
+  bool expired() const { return remaining_ms() == 0; }
+  // Adds an fd whose readability cancels waits (at most four). Returns *this.
+  Deadline& cancel_on(int fd);
+  std::span<const int> cancel_fds() const { return {cancel_.data(), ncancel_}; }
+
+ private:
+  std::optional<Clock::time_point> end_;
+  std::array<int, 4> cancel_{};
+  size_t ncancel_ = 0;
+};
+
+// Thrown by a wait when one of its deadline's cancel fds became readable.
+class Cancelled : public Error {
+ public:
+  Cancelled(const std::string& what, int fd) : Error(what + ": cancelled"), fd_(fd) {}
+  // The cancel fd that fired.
+  int fd() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// Waits until `fd` polls ready for `events`. Throws Error (ETIMEDOUT) naming `what`, or Cancelled.
+void wait_ready(int fd, short events, const Deadline& dl, const std::string& what);
+// Sleeps `ms` (less if the deadline comes first); throws Cancelled if a cancel fd fires.
+void sleep_ms(int ms, const Deadline& dl);
+// A connected unix stream socket. Throws Error carrying the connect errno (ENOENT, ECONNREFUSED).
+Fd unix_connect(const std::string& path, const Deadline& dl);
+// Writes all of `data`. Throws on error or deadline.
+void send_all(int fd, std::string_view data, const Deadline& dl);
+// Reads exactly `len` bytes; false on EOF before the first byte; throws on EOF after it.
+bool recv_exact(int fd, void* buf, size_t len, const Deadline& dl);
+// One line without its '\n' (read a byte at a time, so nothing after it is consumed); nullopt on
+// EOF before any byte. Throws on EOF mid-line, on a line longer than `max_len`, or on deadline.
+std::optional<std::string> read_line(int fd, const Deadline& dl, size_t max_len = 1u << 20);
+
+}  // namespace space::net

@@ -1,0 +1,115 @@
+// Unit tests for core/config (config.toml) and core/vm_config (config.json).
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "core/config.h"
+#include "core/vm_config.h"
+#include "util/error.h"
+#include "util/fs.h"
+
+using namespace space;
+
+namespace {
+std::string error_of(std::string_view toml) {
+  try {
+    core::parse_host_config(toml, "config.toml");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("config.toml: a full file") {
+  auto c = core::parse_host_config(R"(
+[defaults]
+cpus = 2
+memory_mib = 512
+kernel = "/k/vmlinux"
+rootfs = "/r/rootfs.ext4"
+[store]
+size_gib = 40
+)", "config.toml");
+  CHECK(c.cpus == 2u);
+  CHECK(c.memory_mib == 512u);
+  CHECK(c.kernel == "/k/vmlinux");
+  CHECK(c.rootfs == "/r/rootfs.ext4");
+  CHECK(c.store_size_gib == 40u);
+}
+
+TEST_CASE("config.toml: empty means defaults") {
+  auto c = core::parse_host_config("", "config.toml");
+  CHECK_FALSE(c.cpus.has_value());
+  CHECK_FALSE(c.memory_mib.has_value());
+  CHECK(c.kernel.empty());
+  CHECK(c.store_size_gib == 20u);
+}
+
+TEST_CASE("config.toml: errors name the key") {
+  CHECK(error_of("[defaults]\ncpu = 1\n") == "config.toml: defaults.cpu: unknown key");
+  CHECK(error_of("[store]\nsize = 1\n") == "config.toml: store.size: unknown key");
+  CHECK(error_of("[extra]\na = 1\n") == "config.toml: [extra]: unknown table");
+  CHECK(error_of("top = 1\n") == "config.toml: top: expected a table ([defaults] or [store])");
+  CHECK(error_of("[defaults]\ncpus = \"2\"\n") == "config.toml: defaults.cpus: expected an integer");
+  CHECK(error_of("[defaults]\ncpus = 1.5\n") == "config.toml: defaults.cpus: expected an integer");
+  CHECK(error_of("[defaults]\ncpus = 0\n") == "config.toml: defaults.cpus: 0 is out of range 1..64");
+  CHECK(error_of("[defaults]\nmemory_mib = -5\n").find("out of range") != std::string::npos);
+  CHECK(error_of("[defaults]\nkernel = 3\n") == "config.toml: defaults.kernel: expected a string");
+  CHECK(error_of("[defaults]\nkernel = \"rel/vmlinux\"\n") ==
+        "config.toml: defaults.kernel: expected an absolute path");
+  CHECK(error_of("[defaults\n").rfind("config.toml:1:", 0) == 0);  // syntax error with position
+}
+
+TEST_CASE("config.toml: loading from a root") {
+  char tmpl[] = "/tmp/space-test-config-XXXXXX";
+  REQUIRE(::mkdtemp(tmpl));
+  std::string root = tmpl;
+  CHECK(core::load_host_config(root).store_size_gib == 20u);  // absent file
+  fs::write_file_atomic(root + "/config.toml", "[defaults]\nkernel = \"/x/vmlinux\"\n");
+  auto c = core::load_host_config(root);
+  CHECK(c.kernel == "/x/vmlinux");
+  CHECK(core::resolve_kernel(c, "") == "/x/vmlinux");
+  CHECK(core::resolve_kernel(c, "/flag/vmlinux") == "/flag/vmlinux");  // flag wins
+  ::setenv("SPACE_CACHE", "/cache", 1);
+  CHECK(core::resolve_rootfs(c, "") == "/cache/rootfs/current/rootfs.ext4");
+  CHECK(core::resolve_kernel({}, "") == "/cache/kernel/current/vmlinux");
+  ::unsetenv("SPACE_CACHE");
+  CHECK(core::resolve_kernel({}, "") == "/var/cache/space/kernel/current/vmlinux");
+  fs::write_file_atomic(root + "/config.toml", "[defaults]\nbogus = 1\n");
+  CHECK_THROWS_WITH_AS(core::load_host_config(root), doctest::Contains("defaults.bogus: unknown key"),
+                       Error);
+  fs::remove_tree(root);
+}
+
+TEST_CASE("config.json: round trip and strictness") {
+  core::VmConfig c{"box", 1, 128, "/k/vmlinux", "/s/rootfs.ext4", "quiet"};
+  auto back = core::vm_config_from_json(core::vm_config_to_json(c));
+  CHECK(back.id == c.id);
+  CHECK(back.vcpus == c.vcpus);
+  CHECK(back.memory_mib == c.memory_mib);
+  CHECK(back.kernel == c.kernel);
+  CHECK(back.rootfs == c.rootfs);
+  CHECK(back.cmdline_extra == c.cmdline_extra);
+
+  auto v = core::vm_config_to_json(c);
+  v.set("disks", json::Value::array());
+  CHECK_THROWS_WITH_AS(core::vm_config_from_json(v), "unknown field \"disks\"", Error);
+  v = core::vm_config_to_json(c);
+  v.set("vcpus", 0);
+  CHECK_THROWS_AS(core::vm_config_from_json(v), Error);
+  v = core::vm_config_to_json(c);
+  v.set("memory_mib", "lots");
+  CHECK_THROWS_AS(core::vm_config_from_json(v), Error);
+
+  char tmpl[] = "/tmp/space-test-vmconfig-XXXXXX";
+  REQUIRE(::mkdtemp(tmpl));
+  std::string dir = tmpl;
+  core::save_vm_config(dir + "/config.json", c);
+  CHECK(core::load_vm_config(dir + "/config.json").kernel == "/k/vmlinux");
+  CHECK_THROWS_WITH_AS(core::load_vm_config(dir + "/missing.json"),
+                       doctest::Contains("read VM config"), Error);
+  fs::remove_tree(dir);
+}

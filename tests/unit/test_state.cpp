@@ -1,0 +1,224 @@
+// Unit tests for core/state: state.json round trip, strict reading, observed liveness, the lock;
+// and list/state/destroy (core/sandbox.h) against a stand-in VMM process.
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "core/sandbox.h"
+#include "core/state.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "util/process.h"
+
+using namespace space;
+
+namespace {
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char tmpl[] = "/tmp/space-test-state-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl) != nullptr);
+    path = tmpl;
+  }
+  ~TempDir() { fs::remove_tree(path); }
+};
+
+core::SandboxState sample() {
+  core::SandboxState s;
+  s.id = "sb-1";
+  s.status = "running";
+  s.pid = 1234;
+  s.pid_start_time = 987654321;
+  s.created = "2025-01-31T12:00:00Z";
+  s.template_name = "python";
+  s.vcpus = 2;
+  s.memory_mib = 512;
+  s.annotations = {{"owner", "ci"}, {"note", "a \"quoted\" value"}};
+  return s;
+}
+
+void check_same(const core::SandboxState& a, const core::SandboxState& b) {
+  CHECK(a.id == b.id);
+  CHECK(a.status == b.status);
+  CHECK(a.pid == b.pid);
+  CHECK(a.pid_start_time == b.pid_start_time);
+  CHECK(a.created == b.created);
+  CHECK(a.template_name == b.template_name);
+  CHECK(a.parent == b.parent);
+  CHECK(a.vcpus == b.vcpus);
+  CHECK(a.memory_mib == b.memory_mib);
+  CHECK(a.annotations == b.annotations);
+}
+}  // namespace
+
+TEST_CASE("state.json round trip") {
+  TempDir d;
+  std::string path = d.path + "/state.json";
+  core::write_state(path, sample());
+  check_same(core::read_state(path), sample());
+  // Fixed key order; empty parent is null.
+  auto v = json::parse(fs::read_file(path));
+  CHECK(v.as_object()[0].first == "id");
+  CHECK(v.at("parent").is_null());
+  CHECK(v.at("template").as_string() == "python");
+  // Overwrite keeps it whole.
+  auto s2 = sample();
+  s2.status = "paused";
+  core::write_state(path, s2);
+  CHECK(core::read_state(path).status == "paused");
+}
+
+TEST_CASE("state.json reading is checked") {
+  auto v = core::state_to_json(sample());
+  v.set("status", "exploded");
+  CHECK_THROWS_WITH_AS(core::state_from_json(v), "field \"status\": unknown status \"exploded\"",
+                       Error);
+  v = core::state_to_json(sample());
+  v.set("pid", "12");
+  CHECK_THROWS_AS(core::state_from_json(v), Error);
+  v = core::state_to_json(sample());
+  v.set("id", "../etc");
+  CHECK_THROWS_AS(core::state_from_json(v), Error);
+  // Unknown keys are tolerated (newer writers may add fields); optional ones default.
+  auto minimal = json::parse(R"({"id":"x","status":"stopped","future":1})");
+  auto s = core::state_from_json(minimal);
+  CHECK(s.pid == 0);
+  CHECK(s.vcpus == 1);
+  CHECK(s.memory_mib == 256);
+  TempDir d;
+  fs::write_file_atomic(d.path + "/bad.json", "{\"id\":");
+  try {
+    core::read_state(d.path + "/bad.json");
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("bad.json: invalid JSON at line 1, column 7") != std::string::npos);
+  }
+}
+
+TEST_CASE("observed status derives liveness from pid and start time") {
+  auto s = sample();
+  s.pid = ::getpid();
+  s.pid_start_time = proc::start_time(::getpid()).value();
+  CHECK(core::observed_status(s) == "running");
+  s.status = "paused";
+  CHECK(core::observed_status(s) == "paused");
+  s.pid_start_time += 1;  // same pid, another process (pid reuse)
+  CHECK(core::observed_status(s) == "stopped");
+  s.pid_start_time -= 1;
+  s.pid = 0x7ffffff0;  // no such process
+  s.status = "running";
+  CHECK(core::observed_status(s) == "stopped");
+  s.status = "creating";
+  s.pid = 0;  // not started yet
+  CHECK(core::observed_status(s) == "creating");
+  s.status = "checkpointed";
+  CHECK(core::observed_status(s) == "checkpointed");
+}
+
+TEST_CASE("SandboxLock is exclusive") {
+  TempDir d;
+  std::string lock = d.path + "/lock";
+  {
+    core::SandboxLock a(lock);
+    CHECK(a.held());
+    core::SandboxLock b(lock, true);
+    CHECK_FALSE(b.held());
+  }
+  core::SandboxLock c(lock, true);
+  CHECK(c.held());
+  // A vanished sandbox directory: nonblocking says "not held", blocking throws.
+  core::SandboxLock gone(d.path + "/nope/lock", true);
+  CHECK_FALSE(gone.held());
+  CHECK_THROWS_AS(core::SandboxLock(d.path + "/nope/lock"), Error);
+}
+
+TEST_CASE("rfc3339_now looks right") {
+  std::string t = core::rfc3339_now();
+  REQUIRE(t.size() == 20);
+  CHECK(t[4] == '-');
+  CHECK(t[10] == 'T');
+  CHECK(t[19] == 'Z');
+}
+
+// The lifecycle read/remove paths against a stand-in VMM (a sleep process), no KVM needed.
+namespace {
+struct FakeSandbox {
+  TempDir root;
+  core::Context ctx;
+  proc::Child vmm;
+  core::SandboxPaths p;
+  explicit FakeSandbox(const std::string& id, const std::string& status = "running") {
+    ::setenv("SPACE_RUN_DIR", (root.path + "/run").c_str(), 1);
+    ctx.root = root.path;
+    p = core::sandbox_paths(ctx.root, id);
+    fs::mkdir_p(p.dir);
+    fs::mkdir_p(p.run_dir);
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      ::execl("/bin/sleep", "sleep", "60", nullptr);
+      ::_exit(127);
+    }
+    vmm = proc::Child(pid);
+    core::SandboxState st;
+    st.id = id;
+    st.status = status;
+    st.pid = pid;
+    st.pid_start_time = proc::start_time(pid).value();
+    st.created = core::rfc3339_now();
+    core::write_state(p.state, st);
+  }
+  ~FakeSandbox() { ::unsetenv("SPACE_RUN_DIR"); }
+};
+}  // namespace
+
+TEST_CASE("list and state report the observed status") {
+  FakeSandbox f("alive");
+  auto all = core::list_sandboxes(f.ctx);
+  REQUIRE(all.size() == 1);
+  CHECK(all[0].id == "alive");
+  CHECK(all[0].status == "running");
+  ::kill(f.vmm.pid(), SIGKILL);
+  while (!f.vmm.exited()) ::usleep(1000);
+  CHECK(core::sandbox_state(f.ctx, "alive").status == "stopped");
+  CHECK(core::list_sandboxes(f.ctx)[0].status == "stopped");
+  fs::write_file_atomic(core::sandboxes_dir(f.ctx.root) + "/../junk", "");  // not a sandbox
+  fs::mkdir_p(core::sandboxes_dir(f.ctx.root) + "/Bad-Name");                 // invalid id: skipped
+  CHECK(core::list_sandboxes(f.ctx).size() == 1);
+  CHECK_THROWS_WITH_AS(core::sandbox_state(f.ctx, "nope"), "sandbox nope does not exist", Error);
+}
+
+TEST_CASE("destroy kills the recorded VMM and removes both directories") {
+  FakeSandbox f("victim");
+  core::destroy_sandbox(f.ctx, "victim", /*force=*/false);  // no control.sock: straight to SIGKILL
+  CHECK(f.vmm.exited());
+  CHECK(WIFSIGNALED(f.vmm.status()));
+  CHECK_FALSE(fs::exists(f.p.dir));
+  CHECK_FALSE(fs::exists(f.p.run_dir));
+  CHECK_THROWS_WITH_AS(core::destroy_sandbox(f.ctx, "victim", false),
+                       "sandbox victim does not exist", Error);
+}
+
+TEST_CASE("destroy never signals a recycled pid") {
+  FakeSandbox f("recycled");
+  auto st = core::read_state(f.p.state);
+  st.pid_start_time += 1;  // the recorded process is gone; this pid now names another one
+  core::write_state(f.p.state, st);
+  core::destroy_sandbox(f.ctx, "recycled", /*force=*/true);
+  CHECK_FALSE(f.vmm.exited());
+  CHECK_FALSE(fs::exists(f.p.dir));
+}
+
+TEST_CASE("destroy with an unreadable state needs --force") {
+  FakeSandbox f("broken");
+  fs::write_file_atomic(f.p.state, "{oops");
+  CHECK_THROWS_WITH_AS(core::destroy_sandbox(f.ctx, "broken", false), doctest::Contains("invalid JSON"),
+                       Error);
+  CHECK(fs::exists(f.p.dir));
+  core::destroy_sandbox(f.ctx, "broken", true);
+  CHECK_FALSE(fs::exists(f.p.dir));
+}
