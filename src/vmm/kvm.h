@@ -3,7 +3,7 @@
 // state) and VcpuFd (a vCPU fd with its mmapped kvm_run). Every failing ioctl throws space::Error
 // naming the ioctl. Nothing here knows about boot layout or devices.
 #pragma once
-#include <linux/kvm.h>
+#include "vmm/kvm_api.h"
 
 #include <cstdint>
 #include <string>

@@ -9,6 +9,10 @@
 
 #include "devices/i8042.h"
 #include "devices/serial.h"
+#include "devices/virtio/block.h"
+#include "devices/virtio/mmio.h"
+#include "devices/virtio/rng.h"
+#include "devices/virtio/vsock.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "vmm/arch/x86_64/boot.h"
@@ -18,7 +22,7 @@
 namespace space {
 
 namespace {
-constexpr uint64_t kVirtioMmioSize = 0x1000;
+constexpr uint64_t kVirtioMmioSize = VirtioMmio::kWindowSize;
 constexpr uint32_t kFirstVirtioIrq = 5;
 constexpr uint64_t kTssAddr = 0xfffbd000;
 constexpr uint64_t kIdentityMapAddr = 0xfffbc000;
@@ -85,6 +89,14 @@ Machine::Machine(const MachineSpec& spec, EventLoop& loop, std::function<void()>
   pio_.add(I8042::kDataPort, 5, i8042.get());
   devices_.push_back(std::move(i8042));
 
+  // virtio-mmio devices, announced to the guest on the command line: vda is the rootfs.
+  VirtioBlock::Options blk_opts;
+  blk_opts.serial = "space-root";
+  add_virtio("virtio-blk0", std::make_unique<VirtioBlock>(open_file(spec.rootfs, O_RDWR, "rootfs"),
+                                                          blk_opts));
+  add_virtio("virtio-vsock", std::make_unique<VirtioVsock>(loop_, spec.guest_cid, spec.vsock_uds));
+  add_virtio("virtio-rng", std::make_unique<VirtioRng>());
+
   cpuid_ = kvm_.supported_cpuid();
   for (uint32_t i = 0; i < spec.vcpus; i++) {
     vcpus_.push_back(std::make_unique<Vcpu>(vm_.create_vcpu(kvm_, static_cast<int>(i)), pio_, mmio_,
@@ -94,8 +106,11 @@ Machine::Machine(const MachineSpec& spec, EventLoop& loop, std::function<void()>
 
 Machine::~Machine() { stop(); }
 
-void Machine::add_virtio(std::unique_ptr<Device> dev, uint32_t irq) {
-  uint64_t base = GuestMemory::kMmioBase + virtio_cmdline_.size() * kVirtioMmioSize;
+void Machine::add_virtio(const std::string& name, std::unique_ptr<VirtioBackend> backend) {
+  const uint32_t irq = kFirstVirtioIrq + static_cast<uint32_t>(virtio_cmdline_.size());
+  const uint64_t base = GuestMemory::kMmioBase + virtio_cmdline_.size() * kVirtioMmioSize;
+  irqs_.push_back(std::make_unique<KvmIrq>(vm_, irq));
+  auto dev = std::make_unique<VirtioMmio>(name, mem_, *irqs_.back(), std::move(backend));
   mmio_.add(base, kVirtioMmioSize, dev.get());
   char arg[96];
   std::snprintf(arg, sizeof arg, "virtio_mmio.device=4K@0x%llx:%u",

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "devices/device.h"
+#include "devices/virtio/backend.h"
 #include "vmm/bus.h"
 #include "vmm/event_loop.h"
 #include "vmm/host.h"
@@ -57,7 +58,8 @@ class Machine {
  private:
   class KvmIrq;
   void record_exit(const VmExit& e);
-  void add_virtio(std::unique_ptr<Device> dev, uint32_t irq);
+  // Wraps `backend` in a virtio-mmio transport at the next MMIO window and IRQ.
+  void add_virtio(const std::string& name, std::unique_ptr<VirtioBackend> backend);
   std::string build_cmdline() const;
   void setup_vcpu(Vcpu& v, uint64_t entry);
 

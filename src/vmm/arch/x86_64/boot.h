@@ -5,7 +5,7 @@
 // the kernel's startup_64 expects (RSI = zero page). Everything is written through GuestMemory,
 // so a hostile or truncated kernel image cannot write outside guest RAM.
 #pragma once
-#include <linux/kvm.h>
+#include "vmm/kvm_api.h"
 
 #include <cstdint>
 #include <string>
