@@ -1,0 +1,111 @@
+// Session: a blocking read loop feeding proto::FrameDecoder and dispatching whole frames.
+// Blocking I/O on a thread of its own keeps each conversation straight-line code; see main.cpp
+// for why guest-init uses a thread per connection.
+#include "session.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <exception>
+#include <memory>
+
+#include "channel.h"
+#include "proto/agent.h"
+
+namespace space::guest {
+namespace {
+
+class Session {
+ public:
+  Session(Fd fd, Context& ctx) : ch_(std::move(fd)), ctx_(ctx) {}
+
+  void run() {
+    // Not value-initialised: pages are touched only as data arrives (faults are costly on PVM).
+    constexpr size_t kBufSize = 64 * 1024;
+    auto buf = std::make_unique_for_overwrite<uint8_t[]>(kBufSize);
+    proto::FrameDecoder dec;
+    for (;;) {
+      ssize_t n = ::read(ch_.fd(), buf.get(), kBufSize);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;  // peer closed (a frame cut short by EOF is simply dropped)
+      try {
+        dec.feed({buf.get(), static_cast<size_t>(n)});
+        while (auto f = dec.next())
+          if (!on_frame(*f)) return;
+      } catch (const proto::ProtoError& e) {
+        refuse(std::string("malformed frame: ") + e.what());
+        return;
+      }
+    }
+  }
+
+ private:
+  // Handles one frame; false closes the connection.
+  bool on_frame(const proto::Frame& f) {
+    if (!greeted_) return on_hello(f);
+    switch (f.type) {
+      case proto::Type::Hello:
+        return refuse("duplicate Hello");
+      case proto::Type::Error:
+        return false;  // the host gave up on this connection; it closes, so do we
+      default:
+        return on_request(f);
+    }
+  }
+
+  bool on_hello(const proto::Frame& f) {
+    if (f.type != proto::Type::Hello)
+      return refuse("expected Hello, got frame type " + std::to_string(static_cast<int>(f.type)));
+    auto hello = proto::Hello::decode(f.payload);
+    if (hello.version != proto::kVersion)
+      return refuse("protocol version " + std::to_string(hello.version) +
+                    " is not supported (guest-init speaks " + std::to_string(proto::kVersion) +
+                    ")");
+    proto::HelloReply reply;
+    reply.agent = ctx_.agent;
+    reply.hostname = ctx_.hostname;
+    reply.uptime_ms = uptime_ms();
+    greeted_ = true;
+    return ch_.send(proto::Type::HelloReply, reply.encode());
+  }
+
+  bool on_request(const proto::Frame& f) {
+    switch (f.type) {
+      case proto::Type::Poweroff:
+        if (!f.payload.empty()) return refuse("Poweroff takes no payload");
+        ch_.send(proto::Type::Ack);
+        ctx_.console.log("poweroff requested by the host");
+        if (ctx_.request_poweroff) ctx_.request_poweroff();
+        return true;  // stay open: the host sees EOF when the VM ends
+      default:
+        return refuse("unsupported frame type " + std::to_string(static_cast<int>(f.type)));
+    }
+  }
+
+  // Sends Error, logs why, and returns false (close).
+  bool refuse(const std::string& why) {
+    ctx_.console.log("connection refused: " + why);
+    ch_.send_error(why);
+    ::shutdown(ch_.fd(), SHUT_WR);
+    return false;
+  }
+
+  Channel ch_;
+  Context& ctx_;
+  bool greeted_ = false;
+};
+
+}  // namespace
+
+void serve_connection(Fd conn, Context& ctx) noexcept {
+  try {
+    Session(std::move(conn), ctx).run();
+  } catch (const std::exception& e) {
+    ctx.console.log(std::string("connection failed: ") + e.what());
+  } catch (...) {
+    ctx.console.log("connection failed");
+  }
+}
+
+}  // namespace space::guest
