@@ -1,0 +1,20 @@
+# Scenario: bad input gives exit 125 and a clear message, and changes nothing: unknown ids,
+# invalid ids, a missing kernel, a duplicate id, nonsense flags.
+source "$(dirname "$0")/lib.sh"
+
+expect_status 125 space destroy nosuch
+assert_contains "$ERR" "nosuch" "destroy of an unknown id names it"
+expect_status 125 space state nosuch
+assert_contains "$ERR" "space: error:" "error prefix"
+expect_status 125 space create "Bad/Id"
+assert_contains "$ERR" "invalid" "invalid id"
+expect_status 125 space create --kernel /nonexistent/vmlinux k1
+assert_contains "$ERR" "/nonexistent/vmlinux" "missing kernel named"
+assert_contains "$ERR" "hint:" "missing kernel has a hint"
+expect_status 125 space create --memory lots k2
+expect_status 125 space create --cpus 0 k3
+expect_status 125 space frobnicate
+[ -z "$(ls "$SPACE_ROOT/store/sandboxes" 2>/dev/null)" ] || fail "a failed create left a sandbox: $(ls "$SPACE_ROOT/store/sandboxes")"
+[ -z "$(ls "$SPACE_RUN_DIR" 2>/dev/null)" ] || fail "a failed create left a socket directory"
+[ -z "$(vmm_pids)" ] || fail "a failed create left a VMM"
+echo "PASS"

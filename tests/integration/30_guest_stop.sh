@@ -1,0 +1,29 @@
+# Scenario: a VMM ends when its guest powers off (guest-init resets the VM through the i8042)
+# and the state says stopped; a VMM killed with SIGKILL shows as stopped too; destroy cleans up
+# both completely.
+source "$(dirname "$0")/lib.sh"
+
+space create off >/dev/null 2>"$TEST_ROOT/off.err" &
+a=$!
+space create killed >/dev/null 2>"$TEST_ROOT/killed.err" &
+b=$!
+wait $a || fail "create off: $(cat "$TEST_ROOT/off.err")"
+wait $b || fail "create killed: $(cat "$TEST_ROOT/killed.err")"
+
+opid=$(pid_of off)
+python3 "$SRC/tests/integration/agent.py" "$SPACE_RUN_DIR/off/vsock.sock" poweroff
+wait_until "$SPACE_TEST_TIMEOUT" gone "$opid"
+[ "$(status_of off)" = stopped ] || fail "powered-off sandbox is '$(status_of off)', not stopped"
+grep -q '"status": *"stopped"' "$SPACE_ROOT/store/sandboxes/off/state.json" || fail "state.json not updated by the VMM"
+[ ! -e "$SPACE_RUN_DIR/off/control.sock" ] || fail "control socket left after poweroff"
+
+kpid=$(pid_of killed)
+kill -9 "$kpid"
+wait_until 10 gone "$kpid"
+[ "$(status_of killed)" = stopped ] || fail "killed sandbox is '$(status_of killed)', not stopped"
+assert_contains "$(space list)" "stopped" "list shows the stopped sandboxes"
+
+expect_status 0 space destroy off killed
+assert_gone off "$opid"
+assert_gone killed "$kpid"
+echo "PASS"

@@ -1,0 +1,100 @@
+# Shared set-up for the integration tests (sourced, not run). Each test gets a private run
+# directory under /tmp (so it never touches /var/lib/space), the cached kernel and rootfs (built
+# on demand by the scripts), and a trap that force-destroys whatever it created and fails the
+# test if any VMM process of its root survives. Every wait is bounded by $SPACE_TEST_TIMEOUT.
+# Tests skip (exit 77, "SKIP: why") only when /dev/kvm is absent.
+set -euo pipefail
+
+if [ ! -e /dev/kvm ]; then
+  echo "SKIP: /dev/kvm is absent on this host; integration tests need KVM"
+  exit 77
+fi
+
+SRC=${SPACE_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+SPACE_BIN=${SPACE_BIN:-$SRC/build/space}
+SPACE_GUEST_INIT=${SPACE_GUEST_INIT:-$SRC/build/guest-init}
+export SPACE_TEST_TIMEOUT=${SPACE_TEST_TIMEOUT:-180}
+export SPACE_BOOT_TIMEOUT=$SPACE_TEST_TIMEOUT
+
+# $SPACE_TEST_KERNEL / $SPACE_TEST_ROOTFS pin other images; by default the cached ones.
+KERNEL=${SPACE_TEST_KERNEL:-$("$SRC/scripts/build-kernel.sh")}
+ROOTFS=${SPACE_TEST_ROOTFS:-$("$SRC/scripts/build-rootfs.sh" --guest-init "$SPACE_GUEST_INIT")}
+
+TEST_ROOT=$(mktemp -d /tmp/space-it.XXXXXX)
+export SPACE_ROOT=$TEST_ROOT/root
+export SPACE_RUN_DIR=$TEST_ROOT/run
+mkdir -p "$SPACE_ROOT"
+cat >"$SPACE_ROOT/config.toml" <<TOML
+[defaults]
+kernel = "$KERNEL"
+rootfs = "$ROOTFS"
+memory_mib = 256
+cpus = 1
+TOML
+
+space() { "$SPACE_BIN" "$@"; }
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# vmm_pids: pids of VMM processes serving this test's root.
+vmm_pids() { pgrep -f -- "--root $SPACE_ROOT __vmm" || true; }
+
+cleanup() {
+  local rc=$?
+  set +e
+  for id in $(ls "$SPACE_ROOT/store/sandboxes" 2>/dev/null); do "$SPACE_BIN" destroy --force "$id" >/dev/null 2>&1; done
+  local left
+  left=$(vmm_pids)
+  if [ -n "$left" ]; then
+    echo "FAIL: VMM processes left behind: $left" >&2
+    kill -9 $left 2>/dev/null
+    rc=1
+  fi
+  rm -rf "$TEST_ROOT"
+  exit $rc
+}
+trap cleanup EXIT
+
+# expect_status WANT CMD...: runs CMD, fails unless its exit status is WANT. Output in $OUT/$ERR.
+expect_status() {
+  local want=$1
+  shift
+  local rc=0
+  OUT=$("$@" 2>"$TEST_ROOT/stderr") || rc=$?
+  ERR=$(cat "$TEST_ROOT/stderr")
+  [ "$rc" -eq "$want" ] || fail "'$*' exited $rc, expected $want; stderr: $ERR"
+}
+
+assert_contains() {  # HAYSTACK NEEDLE WHAT
+  case "$1" in *"$2"*) ;; *) fail "$3: expected to find '$2' in: $1" ;; esac
+}
+
+# status_of ID: the status field of `space state ID`.
+status_of() { space state "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])'; }
+pid_of() { space state "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])'; }
+
+# wait_until SECONDS CMD...: polls CMD every 0.2 s until it succeeds; fails after SECONDS.
+wait_until() {
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    [ $SECONDS -lt $deadline ] || fail "timed out waiting for: $*"
+    sleep 0.2
+  done
+}
+
+# alive PID: the process exists and is not a zombie (an exited VMM waits for init to reap it).
+alive() { [ -r "/proc/$1/stat" ] && ! awk '{ exit ($3 == "Z") ? 0 : 1 }' "/proc/$1/stat" 2>/dev/null; }
+
+gone() { ! alive "$1"; }
+
+# assert_gone ID PID: no process, no socket directory, no sandbox directory for ID.
+assert_gone() {
+  local id=$1 pid=$2
+  if [ "$pid" != 0 ] && alive "$pid"; then fail "VMM $pid of $id still running"; fi
+  [ ! -e "$SPACE_RUN_DIR/$id" ] || fail "socket directory of $id left behind"
+  [ ! -e "$SPACE_ROOT/store/sandboxes/$id" ] || fail "sandbox directory of $id left behind"
+}
