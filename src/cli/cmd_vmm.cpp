@@ -1,4 +1,5 @@
-// Hidden `space __vmm ID`: the per-sandbox VMM process, started by `create`. Not for users.
+// Hidden `space __vmm ID`: the per-sandbox VMM process, started by `create` (and by `template
+// build`, with --dir and --run-dir). Not for users.
 #include "cli/app.h"
 #include "vmm/vmm_main.h"
 
@@ -9,6 +10,12 @@ void register_vmm(CLI::App& app, GlobalOptions& g) {
   auto* opts = new vmm::VmmOptions;             // lives as long as the process
   cmd->add_option("id", opts->id)->required();
   cmd->add_option("--ready-fd", opts->ready_fd, "fd to report readiness on");
+  cmd->add_option("--restore", opts->restore_dir, "resume the snapshot in this directory");
+  // A template build: the VMM's files and sockets live elsewhere than a sandbox's.
+  auto* dir = cmd->add_option("--dir", opts->dir, "files here, not in store/sandboxes/ID");
+  auto* run = cmd->add_option("--run-dir", opts->run_dir, "sockets here, not in <run base>/ID");
+  dir->needs(run);
+  run->needs(dir);
   cmd->callback([&g, opts] {
     opts->root = g.root;
     g.exit_code = vmm::vmm_main(*opts);

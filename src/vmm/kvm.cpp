@@ -34,7 +34,8 @@ int Kvm::check_extension(int cap) const {
 }
 
 std::vector<kvm_cpuid_entry2> Kvm::supported_cpuid() const {
-  for (uint32_t n = 64; n <= 4096; n *= 2) {
+  // Start big enough for common hosts (~80 entries): an E2BIG retry redoes all of KVM's work.
+  for (uint32_t n = 256; n <= 4096; n *= 2) {
     size_t bytes = sizeof(kvm_cpuid2) + n * sizeof(kvm_cpuid_entry2);
     std::unique_ptr<uint8_t[]> buf(new uint8_t[bytes]());
     auto* c = reinterpret_cast<kvm_cpuid2*>(buf.get());

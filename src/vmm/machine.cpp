@@ -18,6 +18,7 @@
 #include "vmm/arch/x86_64/boot.h"
 #include "vmm/arch/x86_64/cpuid.h"
 #include "vmm/arch/x86_64/mptable.h"
+#include "vmm/arch/x86_64/vcpu_state.h"
 
 namespace space {
 
@@ -61,23 +62,33 @@ class Machine::KvmIrq : public IrqLine {
 };
 
 Machine::Machine(const MachineSpec& spec, EventLoop& loop, std::function<void()> on_exit)
+    : Machine(spec, GuestMemory::anonymous(spec.memory_bytes), loop, std::move(on_exit)) {}
+
+Machine::Machine(const MachineSpec& spec, GuestMemory memory, EventLoop& loop,
+                 std::function<void()> on_exit)
     : spec_(spec),
       loop_(loop),
       on_exit_(std::move(on_exit)),
       kvm_(),
-      mem_(GuestMemory::anonymous(spec.memory_bytes)),
+      mem_(std::move(memory)),
       vm_(kvm_) {
+  spec_.memory_bytes = mem_.size();
   int max_vcpus = std::max(1, vm_.check_extension(KVM_CAP_NR_VCPUS));
   if (spec.vcpus < 1 || spec.vcpus > static_cast<uint32_t>(std::min(max_vcpus, x86::kMaxVcpusMpTable)))
     fail("this host supports 1 to " + std::to_string(max_vcpus) + " vCPUs, not " +
              std::to_string(spec.vcpus),
          "pass --cpus " + std::to_string(max_vcpus) + " or fewer");
   // Memory before the irqchip: much faster (see kvm-host-notes.md).
+  mark("kvm vm");
   vm_.set_memory(0, mem_.host_base(), mem_.size());
+  mark("memslot");
   vm_.set_tss_addr(kTssAddr);
   vm_.set_identity_map_addr(kIdentityMapAddr);
+  mark("tss");
   vm_.create_irqchip();
+  mark("irqchip");
   vm_.create_pit();
+  mark("pit");
 
   irqs_.push_back(std::make_unique<KvmIrq>(vm_, Serial::kCom1Irq));
   auto serial = std::make_unique<Serial>(*irqs_.back(), spec.console_fd);
@@ -92,21 +103,30 @@ Machine::Machine(const MachineSpec& spec, EventLoop& loop, std::function<void()>
   // virtio-mmio devices, announced to the guest on the command line: vda is the rootfs.
   VirtioBlock::Options blk_opts;
   blk_opts.serial = "space-root";
-  add_virtio("virtio-blk0", std::make_unique<VirtioBlock>(open_file(spec.rootfs, O_RDWR, "rootfs"),
-                                                          blk_opts));
-  add_virtio("virtio-vsock", std::make_unique<VirtioVsock>(loop_, spec.guest_cid, spec.vsock_uds));
+  auto blk = std::make_unique<VirtioBlock>(open_file(spec.rootfs, O_RDWR, "rootfs"), blk_opts);
+  VirtioBlock* blk_ptr = blk.get();
+  disks_.emplace_back(add_virtio("virtio-blk0", std::move(blk)), blk_ptr);
+  auto vsock = std::make_unique<VirtioVsock>(loop_, spec.guest_cid, spec.vsock_uds);
+  vsock_ = vsock.get();
+  vsock_dev_ = add_virtio("virtio-vsock", std::move(vsock));
   add_virtio("virtio-rng", std::make_unique<VirtioRng>());
+  mark("devices");
 
-  cpuid_ = kvm_.supported_cpuid();
   for (uint32_t i = 0; i < spec.vcpus; i++) {
     vcpus_.push_back(std::make_unique<Vcpu>(vm_.create_vcpu(kvm_, static_cast<int>(i)), pio_, mmio_,
                                             [this](const VmExit& e) { record_exit(e); }));
   }
+  vcpu_cpuid_.resize(vcpus_.size());
+  mark("vcpus");
+}
+
+void Machine::mark(const char* phase) const {
+  if (spec_.phases) spec_.phases->mark(phase);
 }
 
 Machine::~Machine() { stop(); }
 
-void Machine::add_virtio(const std::string& name, std::unique_ptr<VirtioBackend> backend) {
+VirtioMmio* Machine::add_virtio(const std::string& name, std::unique_ptr<VirtioBackend> backend) {
   const uint32_t irq = kFirstVirtioIrq + static_cast<uint32_t>(virtio_cmdline_.size());
   const uint64_t base = GuestMemory::kMmioBase + virtio_cmdline_.size() * kVirtioMmioSize;
   irqs_.push_back(std::make_unique<KvmIrq>(vm_, irq));
@@ -116,7 +136,9 @@ void Machine::add_virtio(const std::string& name, std::unique_ptr<VirtioBackend>
   std::snprintf(arg, sizeof arg, "virtio_mmio.device=4K@0x%llx:%u",
                 static_cast<unsigned long long>(base), irq);
   virtio_cmdline_.push_back(arg);
+  VirtioMmio* raw = dev.get();
   devices_.push_back(std::move(dev));
+  return raw;
 }
 
 std::string Machine::build_cmdline() const {
@@ -128,15 +150,12 @@ std::string Machine::build_cmdline() const {
   return c;
 }
 
-void Machine::setup_vcpu(Vcpu& v, uint64_t entry) {
+void Machine::setup_vcpu(Vcpu& v, uint64_t entry, const std::vector<kvm_cpuid_entry2>& supported) {
   const VcpuFd& fd = v.fd();
-  auto entries = x86::filter_cpuid(cpuid_, {fd.index(), static_cast<int>(spec_.vcpus),
-                                            spec_.host == HostKind::Pvm});
-  std::vector<uint8_t> buf(sizeof(kvm_cpuid2) + entries.size() * sizeof(kvm_cpuid_entry2));
-  auto* c = reinterpret_cast<kvm_cpuid2*>(buf.data());
-  c->nent = static_cast<uint32_t>(entries.size());
-  std::memcpy(c->entries, entries.data(), entries.size() * sizeof(kvm_cpuid_entry2));
-  fd.ioctl_or_throw(KVM_SET_CPUID2, c, "KVM_SET_CPUID2");
+  auto entries = x86::filter_cpuid(supported, {fd.index(), static_cast<int>(spec_.vcpus),
+                                               spec_.host == HostKind::Pvm});
+  x86::set_cpuid(fd, entries);
+  vcpu_cpuid_[static_cast<size_t>(fd.index())] = std::move(entries);
 
   kvm_lapic_state lapic{};
   fd.ioctl_or_throw(KVM_GET_LAPIC, &lapic, "KVM_GET_LAPIC");
@@ -173,7 +192,8 @@ void Machine::boot() {
   x86::write_page_tables(mem_);
   x86::write_gdt(mem_);
   x86::write_mptable(mem_, static_cast<int>(spec_.vcpus));
-  for (auto& v : vcpus_) setup_vcpu(*v, img.entry);
+  auto supported = kvm_.supported_cpuid();
+  for (auto& v : vcpus_) setup_vcpu(*v, img.entry, supported);
 }
 
 void Machine::start() {

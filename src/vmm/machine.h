@@ -1,10 +1,13 @@
 // Machine: one assembled VM. It owns the KVM VM, guest memory, the devices and the buses, the
 // vCPUs, and the order they are built in: memory slot first (registering it after the irqchip
 // costs a 5-11 ms grace period), then irqchip, PIT and vCPUs. boot() loads the kernel and sets
-// every vCPU to the 64-bit entry state; start() runs the vCPU threads; the first VM exit (guest
-// reset, fault or error) is recorded and wakes the event loop through `on_exit`.
+// every vCPU to the 64-bit entry state; restore() instead sets every vCPU, the irqchip, PIT,
+// clock and devices from a snapshot (with RAM already mapped from its memory file); start() runs
+// the vCPU threads; the first VM exit (guest reset, fault or error) is recorded and wakes the
+// event loop through `on_exit`. pause() parks every vCPU so capture() reads a consistent state.
 #pragma once
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -19,6 +22,8 @@
 #include "vmm/host.h"
 #include "vmm/kvm.h"
 #include "vmm/memory.h"
+#include "vmm/phase_log.h"
+#include "vmm/snapshot.h"
 #include "vmm/vcpu.h"
 
 namespace space {
@@ -35,20 +40,43 @@ struct MachineSpec {
   uint64_t guest_cid = 3;
   int console_fd = -1;        // serial output (not owned)
   HostKind host = HostKind::Unknown;
+  PhaseLog* phases = nullptr;  // optional: construction phases are marked here
 };
+
+class VirtioBlock;
+class VirtioMmio;
+class VirtioVsock;
 
 class Machine {
  public:
-  // Builds the VM and its devices; throws Error (with context) on failure.
+  // Builds the VM and its devices over fresh anonymous RAM; throws Error (with context).
   Machine(const MachineSpec& spec, EventLoop& loop, std::function<void()> on_exit);
+  // Same over `memory` (spec.memory_bytes is ignored): a restore passes the mapped memory file.
+  Machine(const MachineSpec& spec, GuestMemory memory, EventLoop& loop,
+          std::function<void()> on_exit);
   ~Machine();
 
   // Loads the kernel (and initrd), writes the boot structures and sets every vCPU's registers.
   void boot();
+  // Instead of boot(): checks the host can run `snap` (vCPU count, devices, CPU features) and
+  // sets all of its vCPU, VM and device state, then resets vsock connections. Marks phases in
+  // spec.phases. Throws Error before any vCPU runs.
+  void restore(const snapshot::Snapshot& snap);
   // Starts every vCPU thread.
   void start();
   // Stops and joins every vCPU thread (idempotent).
   void stop();
+  // Parks every vCPU outside KVM_RUN and returns how long that took. If one does not park
+  // within `timeout`, resumes the others and throws. No-op when already paused.
+  std::chrono::microseconds pause(
+      std::chrono::milliseconds timeout = std::chrono::milliseconds(1000));
+  // Releases parked vCPUs (no-op when not paused).
+  void resume();
+  bool paused() const { return paused_.load(); }
+  // Everything a snapshot holds except RAM; requires paused().
+  snapshot::Snapshot capture();
+  // fdatasync of every disk image, so a copy taken now matches what the guest wrote.
+  void sync_disks();
   // The first exit recorded, once the guest has stopped.
   std::optional<VmExit> exit_reason() const;
   // The full kernel command line (after boot()).
@@ -58,10 +86,12 @@ class Machine {
  private:
   class KvmIrq;
   void record_exit(const VmExit& e);
+  void mark(const char* phase) const;
   // Wraps `backend` in a virtio-mmio transport at the next MMIO window and IRQ.
-  void add_virtio(const std::string& name, std::unique_ptr<VirtioBackend> backend);
+  VirtioMmio* add_virtio(const std::string& name, std::unique_ptr<VirtioBackend> backend);
   std::string build_cmdline() const;
-  void setup_vcpu(Vcpu& v, uint64_t entry);
+  void setup_vcpu(Vcpu& v, uint64_t entry, const std::vector<kvm_cpuid_entry2>& supported);
+  void check_restorable(const snapshot::Snapshot& snap) const;
 
   MachineSpec spec_;
   EventLoop& loop_;
@@ -74,7 +104,12 @@ class Machine {
   std::vector<std::unique_ptr<Device>> devices_;
   std::vector<std::string> virtio_cmdline_;
   std::vector<std::unique_ptr<Vcpu>> vcpus_;
-  std::vector<kvm_cpuid_entry2> cpuid_;
+  std::vector<std::vector<kvm_cpuid_entry2>> vcpu_cpuid_;  // what KVM_SET_CPUID2 got, per vCPU
+  std::vector<uint32_t> msrs_;  // readable MSRs, found at the first capture()
+  VirtioMmio* vsock_dev_ = nullptr;
+  VirtioVsock* vsock_ = nullptr;
+  std::vector<std::pair<VirtioMmio*, VirtioBlock*>> disks_;
+  std::atomic<bool> paused_{false};
   std::string cmdline_;
   mutable std::mutex exit_mu_;
   std::optional<VmExit> exit_;

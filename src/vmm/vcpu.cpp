@@ -40,33 +40,87 @@ void Vcpu::start() {
   thread_ = std::thread([this] { run_loop(); });
 }
 
+void Vcpu::set_immediate_exit(bool on) {
+  // Ordered with the pause_/stop_ flags (see run_loop), hence the seq_cst atomic store.
+  std::atomic_ref<uint8_t>(fd_.run()->immediate_exit).store(on ? 1 : 0);
+}
+
 void Vcpu::request_stop() {
   stop_.store(true);
-  fd_.run()->immediate_exit = 1;
+  set_immediate_exit(true);
+  {
+    std::lock_guard lk(park_mu_);
+    park_cv_.notify_all();
+  }
   if (thread_.joinable()) ::pthread_kill(thread_.native_handle(), SIGUSR1);
+}
+
+void Vcpu::request_pause() {
+  {
+    std::lock_guard lk(park_mu_);
+    pause_.store(true);
+  }
+  set_immediate_exit(true);
+  if (thread_.joinable()) ::pthread_kill(thread_.native_handle(), SIGUSR1);
+}
+
+bool Vcpu::wait_parked(std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock lk(park_mu_);
+  if (!thread_.joinable()) return true;  // never started: nothing runs
+  return park_cv_.wait_until(lk, deadline, [this] { return parked_ || ended_; });
+}
+
+void Vcpu::resume() {
+  std::lock_guard lk(park_mu_);
+  pause_.store(false);
+  park_cv_.notify_all();
+}
+
+void Vcpu::park() {
+  std::unique_lock lk(park_mu_);
+  parked_ = true;
+  park_cv_.notify_all();
+  park_cv_.wait(lk, [this] { return !pause_.load() || stop_.load(); });
+  parked_ = false;
+  if (!stop_.load()) set_immediate_exit(false);
 }
 
 void Vcpu::join() {
   if (thread_.joinable()) thread_.join();
 }
 
+// `settled` is true while no exit awaits completion by KVM: initially, and after a KVM_RUN that
+// returned EINTR. With immediate_exit set, that KVM_RUN completes the pending I/O and returns
+// without running guest code. Clearing immediate_exit after a stray EINTR is safe against a
+// racing request_pause(): its pause_ store precedes its immediate_exit store, and our clear
+// precedes our next pause_ load, all seq_cst, so either we see pause_ or its store wins.
 void Vcpu::run_loop() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGUSR1);
   ::pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+  bool settled = true;
   while (!stop_.load()) {
+    if (settled && pause_.load()) {
+      park();
+      continue;
+    }
     if (::ioctl(fd_.fd(), KVM_RUN, 0) < 0) {
       if (errno == EINTR || errno == EAGAIN) {
-        fd_.run()->immediate_exit = stop_.load() ? 1 : 0;
+        settled = true;
+        if (!stop_.load() && !pause_.load()) set_immediate_exit(false);
         continue;
       }
       on_exit_({VmExit::Kind::Error, describe_failure(("KVM_RUN failed: " +
                                                        std::string(std::strerror(errno))).c_str())});
-      return;
+      break;
     }
-    if (!handle_exit()) return;
+    settled = false;
+    if (!handle_exit()) break;
   }
+  std::lock_guard lk(park_mu_);
+  ended_ = true;
+  park_cv_.notify_all();
 }
 
 std::string Vcpu::describe_failure(const char* what) {

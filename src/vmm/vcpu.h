@@ -4,9 +4,16 @@
 // ExitHandler, with enough detail (RIP, instruction bytes) to tell what the guest was doing.
 // Stopping: request_stop() sets a flag, sets kvm_run.immediate_exit and signals the thread
 // (SIGUSR1, whose handler does nothing) so a blocked KVM_RUN returns at once.
+// Pausing works the same way, but the thread parks on a condition variable instead of ending.
+// It parks only after a KVM_RUN that returned EINTR, i.e. after KVM has completed any port or
+// MMIO access the previous exit left pending (KVM's documented way to make vCPU state
+// consistent), so state read while every vCPU is parked is exact.
 #pragma once
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -40,9 +47,17 @@ class Vcpu {
   void request_stop();
   // Waits for the run thread to end.
   void join();
+  // Asks the run thread to park outside KVM_RUN; returns at once.
+  void request_pause();
+  // Waits until the thread is parked (or not running at all); false if `deadline` passes first.
+  bool wait_parked(std::chrono::steady_clock::time_point deadline);
+  // Lets a parked (or parking) thread run the guest again.
+  void resume();
 
  private:
   void run_loop();
+  void park();
+  void set_immediate_exit(bool on);
   bool handle_exit();  // false when the VM has ended
   std::string describe_failure(const char* what);
 
@@ -52,6 +67,11 @@ class Vcpu {
   ExitHandler on_exit_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> pause_{false};
+  std::mutex park_mu_;
+  std::condition_variable park_cv_;
+  bool parked_ = false;  // guarded by park_mu_
+  bool ended_ = false;   // guarded by park_mu_: the run thread has returned
 };
 
 }  // namespace space

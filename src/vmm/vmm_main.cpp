@@ -1,9 +1,12 @@
-// The per-sandbox VMM process. It reads the VM's config.json, builds and boots the Machine,
-// serves the control socket on its event loop, and tells `create` through the ready pipe
-// ("ok" or "error: <why>"). It runs until the guest stops (reset, fault, error), a control
-// "stop" arrives, or it gets SIGTERM/SIGINT. On the way out it stops the vCPUs, removes its
-// sockets and, if the guest stopped by itself, records status "stopped" in state.json when the
-// sandbox lock is free (a destroy in progress holds it and does its own bookkeeping).
+// The per-sandbox VMM process. It reads the VM's config.json, builds and boots the Machine (or,
+// with --restore DIR, maps DIR/memory and restores DIR/vmstate into it: the snapshot decides
+// vCPUs, RAM and command line, config.json this sandbox's disk and sockets), serves the control
+// socket on its event loop (control_ops.h), and tells `create` through the ready pipe
+// ("ok" or "error: <why>"); startup phases are logged at info level. It runs until the guest
+// stops (reset, fault, error), a control "stop" arrives, or it gets SIGTERM/SIGINT. On the way
+// out it stops the vCPUs, removes its sockets and, if the guest stopped by itself, records
+// status "stopped" in state.json when the sandbox lock is free (a destroy in progress holds it
+// and does its own bookkeeping).
 #include "vmm/vmm_main.h"
 
 #include <fcntl.h>
@@ -12,17 +15,19 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#include <chrono>
-
 #include "core/paths.h"
 #include "core/state.h"
 #include "core/vm_config.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "vmm/control_ops.h"
 #include "vmm/control_server.h"
 #include "vmm/host.h"
 #include "vmm/machine.h"
+#include "vmm/phase_log.h"
+#include "vmm/snapshot.h"
+#include "vmm/snapshot_memory.h"
 
 namespace space::vmm {
 namespace {
@@ -65,14 +70,40 @@ void mark_stopped(const core::SandboxPaths& paths) {
   }
 }
 
+// Reads DIR/vmstate, maps DIR/memory and fits `spec` to the snapshot.
+GuestMemory load_snapshot(const std::string& dir, const core::VmConfig& cfg, MachineSpec& spec,
+                          snapshot::Snapshot& snap, PhaseLog& phases) {
+  snap = snapshot::read_vmstate(dir + "/" + snapshot::kVmstateFile);
+  phases.mark("read vmstate");
+  const uint64_t cfg_bytes = uint64_t(cfg.memory_mib) << 20;
+  if (snap.machine.vcpus != cfg.vcpus || snap.machine.memory_bytes != cfg_bytes)
+    log::warn("config.json asks for " + std::to_string(cfg.vcpus) + " vCPUs and " +
+              std::to_string(cfg.memory_mib) + " MiB; the snapshot has " +
+              std::to_string(snap.machine.vcpus) + " and " +
+              std::to_string(snap.machine.memory_bytes >> 20) + " MiB, which win");
+  spec.vcpus = snap.machine.vcpus;
+  spec.memory_bytes = snap.machine.memory_bytes;
+  Fd mem = snapshot::open_memory_file(dir + "/" + snapshot::kMemoryFile, spec.memory_bytes);
+  GuestMemory m = GuestMemory::from_file(mem.get(), spec.memory_bytes);
+  phases.mark("map memory");
+  return m;
+}
+
 }  // namespace
 
 int vmm_main(const VmmOptions& opts) {
-  Fd ready(opts.ready_fd);  // the pipe `create` waits on; owned from here
+  // The pipe `create` waits on; owned from here. A number that is not an open fd is ignored, or
+  // the first fd we open would take its place and "ok" would be written to (and close) it.
+  Fd ready(opts.ready_fd >= 0 && ::fcntl(opts.ready_fd, F_GETFD) >= 0 ? opts.ready_fd : -1);
+  if (opts.ready_fd >= 0 && !ready)
+    log::warn("--ready-fd " + std::to_string(opts.ready_fd) + " is not open");
   try {
-    auto t0 = std::chrono::steady_clock::now();
-    core::SandboxPaths paths = core::sandbox_paths(opts.root, opts.id);
+    PhaseLog phases;
+    const bool restoring = !opts.restore_dir.empty();
+    core::SandboxPaths paths = opts.dir.empty() ? core::sandbox_paths(opts.root, opts.id)
+                                                : core::paths_in(opts.dir, opts.run_dir);
     core::VmConfig cfg = core::load_vm_config(paths.config);
+    phases.mark("config");
     Fd sigfd = block_and_watch_signals();
     Vcpu::install_kick_handler();
 
@@ -89,29 +120,33 @@ int vmm_main(const VmmOptions& opts) {
     spec.vsock_uds = paths.vsock_sock;
     spec.console_fd = console.get();
     spec.host = detect_host();
+    spec.phases = &phases;
+    phases.mark("setup");
 
     EventLoop loop;
-    Machine machine(spec, loop, [&loop] { loop.stop(); });
-    machine.boot();
+    snapshot::Snapshot snap;
+    GuestMemory mem = restoring
+                          ? load_snapshot(opts.restore_dir, cfg, spec, snap, phases)
+                          : GuestMemory::anonymous(spec.memory_bytes);
+    Machine machine(spec, std::move(mem), loop, [&loop] { loop.stop(); });
+    if (restoring) {
+      try {
+        machine.restore(snap);
+      } catch (Error& e) {
+        e.add_context("restore from " + opts.restore_dir);
+        throw;
+      }
+    } else {
+      machine.boot();
+      phases.mark("boot setup");
+    }
     log::info("kernel command line: " + machine.cmdline());
 
     bool stop_requested = false;
-    ControlServer control(loop, paths.control_sock, [&](const json::Value& req) {
-      std::string op = json::string_field(req, "op");
-      json::Value r = json::Value::object();
-      if (op == "ping") {
-        r.set("ok", true);
-        r.set("status", "running");
-        r.set("pid", static_cast<int64_t>(::getpid()));
-      } else if (op == "stop") {
-        stop_requested = true;
-        loop.stop();
-        r.set("ok", true);
-      } else {
-        fail("unknown control operation '" + op + "'");
-      }
-      return r;
-    });
+    ControlContext ctl{machine, loop, stop_requested};
+    ControlServer control(loop, paths.control_sock,
+                          [&](const json::Value& req) { return handle_control(ctl, req); });
+    phases.mark("control socket");
     loop.add(sigfd.get(), EPOLLIN, [&](uint32_t) {
       signalfd_siginfo si;
       while (::read(sigfd.get(), &si, sizeof si) == sizeof si) {
@@ -122,10 +157,10 @@ int vmm_main(const VmmOptions& opts) {
     });
 
     machine.start();
-    auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    log::info("VM running " + std::to_string(ms) + " ms after VMM start");
+    phases.mark("start vcpus");
     report(ready, "ok");
     ready.reset();
+    log::info(std::string(restoring ? "restored" : "booted") + " VM running: " + phases.summary());
 
     loop.run();
     machine.stop();
@@ -145,8 +180,12 @@ int vmm_main(const VmmOptions& opts) {
     }
     return code;
   } catch (const std::exception& e) {
-    log::error(e.what());
-    report(ready, std::string("error: ") + e.what());
+    // The ready line carries one message, so a hint travels inside it, in parentheses.
+    std::string msg = e.what();
+    if (auto* se = dynamic_cast<const Error*>(&e); se && !se->hint().empty())
+      msg += " (" + se->hint() + ")";
+    log::error(msg);
+    report(ready, "error: " + msg);
     return 1;
   }
 }

@@ -120,6 +120,24 @@ TEST_CASE("reset_transport drops connections and sends TRANSPORT_RESET") {
   CHECK(eof);
 }
 
+TEST_CASE("after a transport reset, RX waits until the guest has handled the event") {
+  Rig r;
+  r.init();
+  {
+    std::lock_guard lk(r.dev->mutex());
+    r.vs->reset_transport();
+  }
+  r.round();
+  REQUIRE(r.events.size() == 1);
+  Fd client = r.connect_client();
+  r.write_host(client.get(), "CONNECT 1024\n");
+  for (int i = 0; i < 10; i++) r.round();
+  CHECK(r.inbox.empty());  // the guest would reset a connection it saw before the event
+  r.post_events(1);        // what Linux does once it has handled the event
+  Pkt req = r.expect(kOpRequest);
+  CHECK(req.h.dst_port == 1024);
+}
+
 TEST_CASE("save/restore keeps guest_cid and queue state; connections are not kept") {
   Rig a;
   a.init();

@@ -73,6 +73,10 @@ VirtioBlock::VirtioBlock(Fd file, Options options) : file_(std::move(file)), opt
   capacity_ = bytes / kSector;
 }
 
+void VirtioBlock::sync() {
+  if (!opts_.read_only && ::fdatasync(file_.get()) != 0) throw_errno("fdatasync of the disk image");
+}
+
 uint64_t VirtioBlock::device_features() const {
   return kFSizeMax | kFSegMax | kFFlush | (opts_.read_only ? kFRo : 0);
 }

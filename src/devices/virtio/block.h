@@ -31,6 +31,9 @@ class VirtioBlock final : public VirtioBackend {
   VirtioBlock(Fd file, Options options);
 
   uint64_t capacity_sectors() const { return capacity_; }
+  // fdatasync of the backing file (snapshots: a copy made afterwards matches the guest's view).
+  // Throws space::Error on failure.
+  void sync();
 
   uint32_t device_id() const override { return virtio::kIdBlock; }
   uint64_t device_features() const override;

@@ -31,7 +31,8 @@ void VirtioVsock::read_config(uint64_t offset, std::span<uint8_t> data) {
 
 void VirtioVsock::activate() { notify(kRxQueue); }  // RX work runs on the loop thread
 
-void VirtioVsock::notify(size_t) {
+void VirtioVsock::notify(size_t index) {
+  if (index == kEventQueue) event_kicked_ = true;  // the guest refilled after handling an event
   uint64_t one = 1;
   ssize_t n = ::write(kick_.get(), &one, sizeof one);  // never blocks; overflow is impossible
   (void)n;
@@ -41,6 +42,7 @@ void VirtioVsock::reset() {
   detach_all();
   rsts_.clear();
   event_pending_ = false;
+  reset_unacked_ = false;
 }
 
 void VirtioVsock::reset_transport() {
@@ -77,6 +79,7 @@ void VirtioVsock::on_kick() {
   bury_dead();
   if (!transport_->running()) return;
   process_tx();
+  if (reset_unacked_ && event_kicked_) reset_unacked_ = false;
   process_event();
   process_rx();
 }
@@ -215,7 +218,7 @@ Header VirtioVsock::reply_header(const Conn& c, uint16_t op) {
 }
 
 void VirtioVsock::process_rx() {
-  if (!transport_->running()) return;
+  if (!transport_->running() || reset_unacked_) return;
   const GuestMemory& mem = transport_->memory();
   Virtqueue& q = transport_->queue(kRxQueue);
   DescChain chain;
@@ -338,6 +341,8 @@ void VirtioVsock::process_event() {
   chain_write(transport_->memory(), chain, 0, {reinterpret_cast<uint8_t*>(&id), 4});
   q.push_used(chain.head, 4);
   event_pending_ = false;
+  reset_unacked_ = true;
+  event_kicked_ = false;
   transport_->signal_used(kEventQueue);
 }
 

@@ -16,7 +16,9 @@
 // otherwise and restored when the guest refills RX or returns credit.
 // Snapshots keep only guest_cid (the transport keeps the queues); connections do not survive:
 // after a restore the VMM calls reset_transport(), which drops them and tells the guest with a
-// VIRTIO_VSOCK_EVENT_TRANSPORT_RESET event.
+// VIRTIO_VSOCK_EVENT_TRANSPORT_RESET event. Until the guest has handled that event (it refills
+// and kicks the event queue once done) nothing is put on RX: a host CONNECT that reached the guest
+// first would be established and then killed by the guest's own reset handling.
 #pragma once
 #include <deque>
 #include <map>
@@ -126,6 +128,8 @@ class VirtioVsock final : public VirtioBackend {
   std::deque<VsockKey> rx_queue_;     // connections with something for the guest, in turn
   std::deque<vsock::Header> rsts_;    // RSTs for packets that match no connection
   bool event_pending_ = false;        // TRANSPORT_RESET owed to the guest
+  bool reset_unacked_ = false;        // TRANSPORT_RESET delivered, guest not done with it yet
+  bool event_kicked_ = false;         // the guest notified the event queue since the delivery
 };
 
 }  // namespace space

@@ -1,0 +1,89 @@
+// Control operations; see control_ops.h. A snapshot runs entirely inside one event-loop handler,
+// so no device handler on the loop thread (vsock RX, which writes guest memory) can run between
+// capturing device state and writing RAM: with the vCPUs parked, the two are consistent.
+#include "vmm/control_ops.h"
+
+#include <unistd.h>
+
+#include <chrono>
+
+#include "util/error.h"
+#include "util/fs.h"
+#include "util/log.h"
+#include "vmm/phase_log.h"
+#include "vmm/snapshot.h"
+#include "vmm/snapshot_memory.h"
+
+namespace space::vmm {
+namespace {
+
+const char* status_of(const Machine& m) { return m.paused() ? "paused" : "running"; }
+
+json::Value snapshot_op(ControlContext& ctx, const json::Value& req) {
+  std::string dir = json::string_field(req, "dir");
+  if (dir.empty() || dir[0] != '/') fail("snapshot: \"dir\" must be an absolute path");
+  PhaseLog phases;
+  auto pause_us = ctx.machine.pause();
+  phases.mark("pause");
+  fs::mkdir_p(dir, 0700);
+  snapshot::Snapshot snap = ctx.machine.capture();
+  phases.mark("capture");
+  size_t vmstate_bytes = snapshot::write_vmstate(dir + "/" + snapshot::kVmstateFile, snap);
+  phases.mark("vmstate");
+  const GuestMemory& mem = ctx.machine.memory();
+  auto ms =
+      snapshot::write_memory_file(dir + "/" + snapshot::kMemoryFile, {mem.host_base(), mem.size()});
+  phases.mark("memory");
+  ctx.machine.sync_disks();
+  phases.mark("disk_sync");
+  log::info("snapshot to " + dir + ": " + phases.summary() + "; vmstate " +
+            std::to_string(vmstate_bytes) + " bytes, memory " +
+            std::to_string(ms.data_bytes >> 10) + " KiB of " + std::to_string(ms.size >> 20) +
+            " MiB");
+
+  json::Value r = json::Value::object();
+  r.set("ok", true);
+  r.set("status", status_of(ctx.machine));
+  r.set("vmstate_bytes", static_cast<uint64_t>(vmstate_bytes));
+  r.set("memory_bytes", ms.size);
+  r.set("memory_data_bytes", ms.data_bytes);
+  r.set("pause_us", static_cast<int64_t>(pause_us.count()));
+  json::Value t = json::Value::object();
+  for (const auto& [name, v] : phases.phases()) t.set(name, v);
+  t.set("total", phases.total_ms());
+  r.set("ms", std::move(t));
+  return r;
+}
+
+}  // namespace
+
+json::Value handle_control(ControlContext& ctx, const json::Value& req) {
+  std::string op = json::string_field(req, "op");
+  json::Value r = json::Value::object();
+  if (op == "ping") {
+    r.set("ok", true);
+    r.set("status", status_of(ctx.machine));
+    r.set("pid", static_cast<int64_t>(::getpid()));
+  } else if (op == "pause") {
+    auto us = ctx.machine.pause();
+    log::info("paused in " + std::to_string(us.count()) + " us");
+    r.set("ok", true);
+    r.set("status", status_of(ctx.machine));
+    r.set("pause_us", static_cast<int64_t>(us.count()));
+  } else if (op == "resume") {
+    ctx.machine.resume();
+    r.set("ok", true);
+    r.set("status", status_of(ctx.machine));
+  } else if (op == "snapshot") {
+    return snapshot_op(ctx, req);
+  } else if (op == "stop") {
+    ctx.stop_requested = true;
+    ctx.loop.stop();
+    r.set("ok", true);
+  } else {
+    fail("unknown control operation '" + op + "'");
+  }
+  return r;
+}
+
+}  // namespace space::vmm

@@ -1,0 +1,28 @@
+// The VMM's control operations, one JSON request per call (see control_server.h for framing):
+//   {"op":"ping"}                     -> {"ok":true,"status":"running"|"paused","pid":N}
+//   {"op":"pause"}                    -> {"ok":true,"status":"paused","pause_us":N}
+//   {"op":"resume"}                   -> {"ok":true,"status":"running"}
+//   {"op":"snapshot","dir":"/abs"}    -> {"ok":true,"status":"paused","vmstate_bytes":N,
+//        "memory_bytes":N,"memory_data_bytes":N,"pause_us":N,"ms":{"capture":..,"vmstate":..,
+//        "memory":..,"disk_sync":..,"total":..}}
+//      pauses, writes dir/vmstate and dir/memory, fdatasyncs the disk image and stays paused
+//      (also on failure): the caller then sends resume or stop.
+//   {"op":"stop"}                     -> {"ok":true}; the VMM exits.
+// Failures are thrown as space::Error; the server turns them into {"ok":false,"error":...}.
+#pragma once
+#include "util/json.h"
+#include "vmm/event_loop.h"
+#include "vmm/machine.h"
+
+namespace space::vmm {
+
+struct ControlContext {
+  Machine& machine;
+  EventLoop& loop;
+  bool& stop_requested;  // set by "stop"
+};
+
+// Serves one request; runs on the event loop thread.
+json::Value handle_control(ControlContext& ctx, const json::Value& req);
+
+}  // namespace space::vmm

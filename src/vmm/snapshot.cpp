@@ -1,0 +1,219 @@
+// vmstate encoding and validation; see snapshot.h.
+#include "vmm/snapshot.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <string_view>
+
+#include "util/crc32.h"
+#include "util/error.h"
+#include "util/fd.h"
+#include "util/fs.h"
+#include "vmm/memory.h"
+#include "vmm/state_codec.h"
+
+namespace space::snapshot {
+namespace {
+
+constexpr uint32_t kMaxSections = 1024;
+constexpr size_t kMaxNameLen = 128;
+constexpr uint32_t kMaxVcpus = 256;
+constexpr uint32_t kMaxDevices = 64;
+constexpr size_t kMaxCmdline = 64 * 1024;
+constexpr size_t kMaxFileBytes = 64u << 20;
+
+[[noreturn]] void bad(const std::string& origin, const std::string& what) {
+  throw Error("snapshot " + origin + ": " + what, 0, rebuild_hint());
+}
+
+void put_u32(std::vector<uint8_t>& b, size_t at, uint32_t v) { std::memcpy(b.data() + at, &v, 4); }
+void put_u64(std::vector<uint8_t>& b, size_t at, uint64_t v) { std::memcpy(b.data() + at, &v, 8); }
+
+std::string vcpu_section(size_t i) { return "vcpu/" + std::to_string(i); }
+std::string device_section(const std::string& n) { return "device/" + n; }
+
+MachineInfo decode_machine(proto::Reader& r) {
+  MachineInfo m;
+  m.vcpus = r.u32();
+  if (m.vcpus < 1 || m.vcpus > kMaxVcpus)
+    throw proto::ProtoError("bad vCPU count " + std::to_string(m.vcpus));
+  m.memory_bytes = r.u64();
+  if (m.memory_bytes == 0 || m.memory_bytes % 4096 != 0 || m.memory_bytes > GuestMemory::kMaxBytes)
+    throw proto::ProtoError("bad memory size " + std::to_string(m.memory_bytes));
+  m.cmdline = r.str();
+  if (m.cmdline.size() > kMaxCmdline) throw proto::ProtoError("command line too long");
+  m.devices = r.strs(kMaxDevices);
+  for (size_t i = 0; i < m.devices.size(); i++) {
+    if (m.devices[i].empty() || m.devices[i].size() > kMaxNameLen)
+      throw proto::ProtoError("bad device name");
+    for (size_t j = 0; j < i; j++)
+      if (m.devices[j] == m.devices[i])
+        throw proto::ProtoError("device '" + m.devices[i] + "' listed twice");
+  }
+  return m;
+}
+
+x86::CpuFeatures decode_cpu(proto::Reader& r) {
+  x86::CpuFeatures f;
+  f.leaf1_ecx = r.u32();
+  f.leaf1_edx = r.u32();
+  f.leaf7_ebx = r.u32();
+  f.leaf7_ecx = r.u32();
+  f.leaf7_edx = r.u32();
+  return f;
+}
+
+// Runs `parse` over section `name`'s body, which it must consume entirely.
+template <class F>
+auto parse_section(const std::map<std::string, std::span<const uint8_t>>& sections,
+                   const std::string& name, const std::string& origin, F&& parse) {
+  auto it = sections.find(name);
+  if (it == sections.end()) bad(origin, "section '" + name + "' is missing");
+  try {
+    proto::Reader r(it->second);
+    auto v = parse(r);
+    r.finish();
+    return v;
+  } catch (const proto::ProtoError& e) {
+    bad(origin, "section '" + name + "' is malformed: " + e.what());
+  }
+}
+
+}  // namespace
+
+const char* rebuild_hint() {
+  return "the snapshot is damaged or was written by another version of space; rebuild the template";
+}
+
+std::vector<uint8_t> encode(const Snapshot& s) {
+  std::vector<std::pair<std::string, proto::Writer>> sections;
+  auto add = [&sections](std::string name) -> proto::Writer& {
+    return sections.emplace_back(std::move(name), proto::Writer{}).second;
+  };
+  {
+    proto::Writer& b = add("machine");
+    b.u32(s.machine.vcpus);
+    b.u64(s.machine.memory_bytes);
+    b.str(s.machine.cmdline);
+    b.strs(s.machine.devices);
+  }
+  {
+    proto::Writer& b = add("cpu");
+    b.u32(s.cpu.leaf1_ecx);
+    b.u32(s.cpu.leaf1_edx);
+    b.u32(s.cpu.leaf7_ebx);
+    b.u32(s.cpu.leaf7_ecx);
+    b.u32(s.cpu.leaf7_edx);
+  }
+  for (size_t i = 0; i < s.vcpus.size(); i++) x86::encode_vcpu(add(vcpu_section(i)), s.vcpus[i]);
+  x86::encode_vm(add("vm"), s.vm);
+  for (const auto& d : s.devices) add(device_section(d.name)).bytes(d.data);
+
+  proto::Writer p;
+  p.u32(static_cast<uint32_t>(sections.size()));
+  for (auto& [name, body] : sections) {
+    p.str(name);
+    p.bytes(body.buffer());
+  }
+  const auto& payload = p.buffer();
+  std::vector<uint8_t> out(kHeaderSize + payload.size());
+  std::memcpy(out.data(), kMagic, sizeof kMagic);
+  put_u32(out, 8, kFormatVersion);
+  put_u32(out, 12, 0);
+  put_u64(out, 16, payload.size());
+  put_u32(out, 24, crc32(payload));
+  std::memcpy(out.data() + kHeaderSize, payload.data(), payload.size());
+  return out;
+}
+
+Snapshot decode(std::span<const uint8_t> image, const std::string& origin) {
+  if (image.size() < kHeaderSize)
+    bad(origin, "truncated (" + std::to_string(image.size()) + " bytes, shorter than the header)");
+  if (std::memcmp(image.data(), kMagic, sizeof kMagic) != 0)
+    bad(origin, "not a space snapshot (bad magic)");
+  uint32_t version, flags, crc;
+  uint64_t len;
+  std::memcpy(&version, image.data() + 8, 4);
+  std::memcpy(&flags, image.data() + 12, 4);
+  std::memcpy(&len, image.data() + 16, 8);
+  std::memcpy(&crc, image.data() + 24, 4);
+  if (version != kFormatVersion)
+    bad(origin, "format version " + std::to_string(version) + ", this space reads version " +
+                    std::to_string(kFormatVersion));
+  if (flags != 0) bad(origin, "unknown flags " + std::to_string(flags));
+  auto payload = image.subspan(kHeaderSize);
+  if (len > payload.size())
+    bad(origin, "truncated (payload of " + std::to_string(payload.size()) + " bytes, header says " +
+                    std::to_string(len) + ")");
+  if (len < payload.size()) bad(origin, "trailing bytes after the payload");
+  if (crc32(payload) != crc) bad(origin, "checksum mismatch (the file is corrupt)");
+
+  std::map<std::string, std::span<const uint8_t>> sections;
+  try {
+    proto::Reader r(payload);
+    uint32_t n = state::get_count(r, kMaxSections, "sections");
+    for (uint32_t i = 0; i < n; i++) {
+      std::string name = r.str();
+      if (name.empty() || name.size() > kMaxNameLen) throw proto::ProtoError("bad section name");
+      auto body = r.bytes();
+      if (!sections.emplace(name, body).second)
+        throw proto::ProtoError("section '" + name + "' appears twice");
+    }
+    r.finish();
+  } catch (const proto::ProtoError& e) {
+    bad(origin, std::string("malformed section table: ") + e.what());
+  }
+
+  Snapshot s;
+  s.machine = parse_section(sections, "machine", origin, decode_machine);
+  s.cpu = parse_section(sections, "cpu", origin, decode_cpu);
+  for (uint32_t i = 0; i < s.machine.vcpus; i++)
+    s.vcpus.push_back(parse_section(sections, vcpu_section(i), origin, x86::decode_vcpu));
+  s.vm = parse_section(sections, "vm", origin, x86::decode_vm);
+  for (const auto& name : s.machine.devices) {
+    auto data = parse_section(sections, device_section(name), origin, [](proto::Reader& r) {
+      auto b = r.bytes();
+      return std::vector<uint8_t>(b.begin(), b.end());
+    });
+    s.devices.push_back({name, std::move(data)});
+  }
+  size_t expected = 3 + s.vcpus.size() + s.devices.size();
+  if (sections.size() != expected) {
+    for (const auto& [name, body] : sections) {
+      bool known = name == "machine" || name == "cpu" || name == "vm";
+      for (size_t i = 0; i < s.vcpus.size() && !known; i++) known = name == vcpu_section(i);
+      for (const auto& d : s.devices) known = known || name == device_section(d.name);
+      if (!known) bad(origin, "unexpected section '" + name + "'");
+    }
+  }
+  return s;
+}
+
+size_t write_vmstate(const std::string& path, const Snapshot& s) {
+  auto image = encode(s);
+  fs::write_file_atomic(path, {reinterpret_cast<const char*>(image.data()), image.size()}, 0600);
+  return image.size();
+}
+
+Snapshot read_vmstate(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) {
+    int e = errno;
+    throw Error("snapshot " + path + ": " + std::strerror(e), e,
+                e == ENOENT ? "the template has no saved state; rebuild it" : "");
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) throw_errno("snapshot " + path + ": stat");
+  if (st.st_size < 0 || static_cast<uint64_t>(st.st_size) > kMaxFileBytes)
+    bad(path, "implausibly large (" + std::to_string(st.st_size) + " bytes)");
+  std::vector<uint8_t> image(static_cast<size_t>(st.st_size));
+  size_t got = read_full(fd.get(), image.data(), image.size());
+  if (got != image.size()) bad(path, "file shrank while being read");
+  return decode(image, path);
+}
+
+}  // namespace space::snapshot
