@@ -22,6 +22,9 @@ void build_app(CLI::App& app, GlobalOptions& g) {
   register_list(app, g);
   register_state(app, g);
   register_check(app, g);
+  register_exec(app, g);
+  register_run(app, g);
+  register_template(app, g);
   register_vmm(app, g);
 }
 

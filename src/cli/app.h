@@ -25,5 +25,8 @@ void register_destroy(CLI::App& app, GlobalOptions& g);
 void register_list(CLI::App& app, GlobalOptions& g);
 void register_state(CLI::App& app, GlobalOptions& g);
 void register_check(CLI::App& app, GlobalOptions& g);
+void register_exec(CLI::App& app, GlobalOptions& g);
+void register_run(CLI::App& app, GlobalOptions& g);
+void register_template(CLI::App& app, GlobalOptions& g);
 
 }  // namespace space::cli

@@ -1,5 +1,6 @@
-// `space create [--cpus N] [--memory MiB] [--kernel PATH] [--rootfs PATH] [ID]`: boots a new
-// sandbox and prints its id once guest-init answers.
+// `space create [--template NAME | --cold] [--cpus N] [--memory MiB] [--kernel PATH]
+// [--rootfs PATH] [ID]`: makes a sandbox, from a template (restored) or by a cold boot, and
+// prints its id once it runs.
 #include <cstdio>
 
 #include "cli/app.h"
@@ -17,16 +18,20 @@ struct CreateFlags {
 }  // namespace
 
 void register_create(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand("create", "Create and boot a sandbox; prints its id");
+  auto* cmd = app.add_subcommand("create", "Create a sandbox (restored from a template, or cold-booted); prints its id");
   cmd->fallthrough();  // global flags (--format, --root, ...) may follow the command
   auto* f = new CreateFlags;  // lives as long as the process, like the CLI11 tree
-  auto* cpus = cmd->add_option("--cpus", f->cpus, "Number of vCPUs (default: config.toml, else 1)")
+  cmd->add_option("--template,-t", f->opts.template_name,
+                  "Template to restore (default: config.toml [defaults] template, else \"default\"; "
+                  "when that one is missing, a cold boot)");
+  cmd->add_flag("--cold", f->opts.cold, "Boot the kernel instead of restoring a template (about 30 s)");
+  auto* cpus = cmd->add_option("--cpus", f->cpus, "Number of vCPUs, for a cold boot (default: config.toml, else 1)")
                    ->check(CLI::Range(1u, core::kMaxCpus));
-  auto* mem = cmd->add_option("--memory", f->memory, "Guest memory in MiB (default: config.toml, else 256)")
+  auto* mem = cmd->add_option("--memory", f->memory, "Guest memory in MiB, for a cold boot (default: config.toml, else 256)")
                   ->check(CLI::Range(core::kMinMemoryMib, core::kMaxMemoryMib));
-  cmd->add_option("--kernel", f->opts.kernel, "Guest kernel, an ELF vmlinux (default: config.toml, "
+  cmd->add_option("--kernel", f->opts.kernel, "Guest kernel for a cold boot, an ELF vmlinux (default: config.toml, "
                                               "else $SPACE_CACHE/kernel/current/vmlinux)");
-  cmd->add_option("--rootfs", f->opts.rootfs, "Root filesystem image to copy (default: config.toml, "
+  cmd->add_option("--rootfs", f->opts.rootfs, "Root filesystem image to copy, for a cold boot (default: config.toml, "
                                               "else $SPACE_CACHE/rootfs/current/rootfs.ext4)");
   cmd->add_option("id", f->opts.id, "Sandbox id (default: 12 random hex digits)");
   cmd->callback([&g, f, cpus, mem] {

@@ -1,12 +1,11 @@
 // `space list`: a table of sandboxes (ID STATUS PID CREATED CPUS MEMORY), or with --format json
 // an array of their state objects. The status is the observed one (a dead VMM shows stopped).
-#include <algorithm>
-#include <array>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "cli/app.h"
+#include "cli/table.h"
 #include "core/sandbox.h"
 #include "util/json.h"
 
@@ -24,23 +23,13 @@ void register_list(CLI::App& app, GlobalOptions& g) {
       std::printf("%s\n", json::serialize(arr, 2).c_str());
       return;
     }
-    std::vector<std::array<std::string, 6>> rows = {{"ID", "STATUS", "PID", "CREATED", "CPUS", "MEMORY"}};
+    std::vector<std::vector<std::string>> rows = {{"ID", "STATUS", "PID", "CREATED", "CPUS", "MEMORY"}};
     for (const auto& s : all) {
       bool live = s.status == "running" || s.status == "paused" || s.status == "creating";
       rows.push_back({s.id, s.status, live && s.pid ? std::to_string(s.pid) : "-", s.created,
                       std::to_string(s.vcpus), std::to_string(s.memory_mib) + "MiB"});
     }
-    std::array<size_t, 6> width{};
-    for (const auto& r : rows)
-      for (size_t i = 0; i < r.size(); i++) width[i] = std::max(width[i], r[i].size());
-    for (const auto& r : rows) {
-      std::string line;
-      for (size_t i = 0; i < r.size(); i++) {
-        line += r[i];
-        if (i + 1 < r.size()) line.append(width[i] - r[i].size() + 3, ' ');
-      }
-      std::printf("%s\n", line.c_str());
-    }
+    std::printf("%s", format_table(rows).c_str());
   });
 }
 

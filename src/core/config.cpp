@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 
+#include "core/paths.h"
 #include "util/error.h"
 #include "util/fs.h"
 
@@ -64,6 +65,15 @@ HostConfig parse_host_config(std::string_view text, const std::string& source) {
         c.kernel = get_path(n, source, full);
       } else if (table == "defaults" && key == "rootfs") {
         c.rootfs = get_path(n, source, full);
+      } else if (table == "defaults" && key == "template") {
+        auto v = n.value_exact<std::string>();
+        if (!v) bad(source, full, "expected a string");
+        try {
+          validate_id(*v, "template name");
+        } catch (const Error& e) {
+          bad(source, full, e.what());
+        }
+        c.default_template = *v;
       } else if (table == "store" && key == "size_gib") {
         c.store_size_gib = get_uint(n, source, full, 1, 1u << 16);
       } else {

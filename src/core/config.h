@@ -1,6 +1,7 @@
 // Host configuration: <root>/config.toml, optional. It sets defaults for `create` and the size of
 // the loopback btrfs store:
-//   [defaults] cpus = 1, memory_mib = 256, kernel = "/abs/vmlinux", rootfs = "/abs/rootfs.ext4"
+//   [defaults] cpus = 1, memory_mib = 256, kernel = "/abs/vmlinux", rootfs = "/abs/rootfs.ext4",
+//              template = "default"
 //   [store]    size_gib = 20
 // Strict: an unknown table or key, a wrong type, an out-of-range number or a relative path is an
 // Error naming the key and the file. Command-line flags override these values.
@@ -17,6 +18,7 @@ struct HostConfig {
   std::optional<uint32_t> memory_mib;  // [defaults] memory_mib
   std::string kernel;                  // [defaults] kernel, "" when unset
   std::string rootfs;                  // [defaults] rootfs, "" when unset
+  std::string default_template = "default";  // [defaults] template: what create restores from
   uint32_t store_size_gib = 20;        // [store] size_gib
 };
 

@@ -1,151 +1,181 @@
-// `create`: make a sandbox directory, start its VMM, wait for guest-init. The order is chosen so
-// that every step after the mkdir is undone by one catch block: kill the VMM (our child, so its
-// pid cannot have been reused), then remove the run and sandbox directories.
-#include <sys/stat.h>
-#include <sys/un.h>
-
+// `create`: a sandbox from a template (the default: a btrfs snapshot of the template's subvolume,
+// then a VMM restored from the copy) or by a cold boot (--cold, a cold-boot flag, or a missing
+// implicit default template). Either way the sandbox's subvolume is made first, and every later
+// step is undone by one catch block: kill the VMM (our child, so its pid cannot have been
+// reused), remove the run directory, delete the subvolume. The restore path is the hot one:
+// one statfs, one snapshot, three small files written atomically without fsync (see start()),
+// one fork, one wait on the ready pipe; its phases are logged at debug level.
 #include <cerrno>
-#include <cstring>
 
 #include "core/config.h"
 #include "core/launcher.h"
 #include "core/sandbox.h"
+#include "core/store.h"
+#include "core/template.h"
 #include "core/vm_config.h"
+#include "core/btrfs.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/log.h"
 #include "util/process.h"
-#include "vmm/host.h"
+#include "vmm/phase_log.h"
 
 namespace space::core {
 
 namespace {
 
-struct Resolved {
-  uint32_t vcpus, memory_mib;
-  std::string kernel, rootfs_image;
-  int boot_timeout_s;
+// What the new sandbox starts from: a template, or a cold boot of `boot`.
+struct Source {
+  std::string template_name;    // "" = cold boot
+  bool explicit_template = false;
+  std::optional<BootSpec> boot;  // set for a cold boot
 };
 
-void require_file(const std::string& what, const std::string& path, const std::string& flag) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0)
-    throw Error(what + " " + path + ": " + std::strerror(errno), errno,
-                "run scripts/install.sh or pass " + flag);
-  if (!S_ISREG(st.st_mode)) fail(what + " " + path + ": not a regular file", "pass " + flag);
-}
-
-Resolved resolve(const Context& ctx, const CreateOptions& o) {
-  HostConfig hc = load_host_config(ctx.root);
-  Resolved r;
-  r.vcpus = o.vcpus.value_or(hc.cpus.value_or(1));
-  r.memory_mib = o.memory_mib.value_or(hc.memory_mib.value_or(256));
-  if (r.vcpus < 1 || r.vcpus > kMaxCpus)
-    fail("--cpus " + std::to_string(r.vcpus) + ": out of range 1.." + std::to_string(kMaxCpus));
-  if (r.memory_mib < kMinMemoryMib || r.memory_mib > kMaxMemoryMib)
-    fail("--memory " + std::to_string(r.memory_mib) + ": out of range " +
-         std::to_string(kMinMemoryMib) + ".." + std::to_string(kMaxMemoryMib) + " MiB");
-  r.boot_timeout_s = boot_timeout_seconds();
-  r.kernel = resolve_kernel(hc, o.kernel);
-  r.rootfs_image = resolve_rootfs(hc, o.rootfs);
-  require_file("kernel", r.kernel, "--kernel");
-  require_file("rootfs image", r.rootfs_image, "--rootfs");
-  if (r.vcpus > 1 && detect_host() == HostKind::Pvm)
-    log::warn("this is a PVM host, where guests with more than 1 vCPU do not boot yet");
-  return r;
-}
-
-// The console and VMM log tails, appended to a failed create's message before they are deleted.
-std::string log_tails(const SandboxPaths& p) {
-  std::string out;
-  if (std::string t = fs::tail_lines(p.vmm_log, 10); !t.empty())
-    out += "\n--- vmm.log (last lines) ---\n" + t;
-  if (std::string t = fs::tail_lines(p.console_log, 20); !t.empty())
-    out += "\n--- console.log (last 20 lines) ---\n" + t;
-  return out;
-}
-
-// Turns a cancelled wait into the reason: a signal, or the VMM's exit.
-[[noreturn]] void explain_cancel(const net::Cancelled& c, proc::SignalGuard& sig, proc::Child& vmm) {
-  if (c.fd() == sig.fd()) {
-    sig.check();
-    fail("interrupted");
+Source choose_source(const HostConfig& hc, const CreateOptions& o) {
+  bool boot_flags = o.vcpus || o.memory_mib || !o.kernel.empty() || !o.rootfs.empty();
+  Source s;
+  if (!o.template_name.empty()) {
+    validate_id(o.template_name, "template name");
+    if (o.cold) fail("--cold and --template exclude each other", "pass one of them");
+    if (boot_flags)
+      fail("--cpus, --memory, --kernel and --rootfs are cold-boot settings; the template fixes them",
+           "drop them, or pass --cold instead of --template");
+    s.template_name = o.template_name;
+    s.explicit_template = true;
+  } else if (!o.cold && !boot_flags) {
+    s.template_name = hc.default_template;
   }
-  if (vmm.exited())
-    fail("the VMM " + proc::describe_status(vmm.status()) + " before the guest was ready");
-  fail("the VMM exited before the guest was ready");
+  return s;
 }
 
-void boot(const Context& ctx, const SandboxPaths& p, SandboxState& st, const Resolved& r,
-          proc::SignalGuard& sig, std::optional<proc::Child>& vmm) {
-  fs::copy_file(r.rootfs_image, p.rootfs, 0600, [&] { sig.check(); });
-  save_vm_config(p.config, VmConfig{st.id, r.vcpus, r.memory_mib, r.kernel, p.rootfs, ""});
+// Snapshots template `name` to the new sandbox directory; false if there is no such template.
+bool snapshot_template(const StorePaths& sp, const std::string& name, const SandboxPaths& p,
+                       const std::string& id) {
+  std::string src = sp.templates + "/" + name;
+  try {
+    btrfs::snapshot(src, p.dir);
+    return true;
+  } catch (Error& e) {
+    if (e.err() == EEXIST) fail("already exists", "space destroy " + id);
+    if (e.err() == ENOENT && !fs::exists(src)) return false;
+    throw;
+  }
+}
 
-  fs::remove_tree(p.run_dir);  // a stale one from a sandbox of the same name that crashed
-  fs::mkdir_p(run_base(), 0700);
-  if (::mkdir(p.run_dir.c_str(), 0700) != 0) throw_errno("mkdir " + p.run_dir);
+// Everything after the sandbox directory exists: config, run directory, VMM, state. The VMM
+// child is handed out through `vmm` so that the caller's cleanup can kill it.
+void start(const Context& ctx, const SandboxPaths& p, SandboxState& st, const Source& src,
+           proc::SignalGuard& sig, std::optional<proc::Child>& vmm, PhaseLog& ph) {
+  VmConfig cfg{st.id, 0, 0, "", p.rootfs, ""};
+  if (src.boot) {
+    fs::copy_file(src.boot->rootfs_image, p.rootfs, 0600, [&] { sig.check(); });
+    cfg.vcpus = src.boot->vcpus;
+    cfg.memory_mib = src.boot->memory_mib;
+    cfg.kernel = src.boot->kernel;
+  } else {
+    TemplateMeta m;
+    try {
+      m = read_template_meta(p.dir);  // the snapshot's copy: the template as it was snapshotted
+      check_restorable(m, src.template_name);
+    } catch (Error& e) {
+      e.add_context("template " + src.template_name);
+      e.set_hint("rebuild it: space template build --force " + src.template_name);
+      throw;
+    }
+    cfg.vcpus = m.vcpus;
+    cfg.memory_mib = m.memory_mib;
+    cfg.kernel = m.kernel;
+  }
+  st.vcpus = cfg.vcpus;
+  st.memory_mib = cfg.memory_mib;
+  // Every write here is atomic but not fsync'ed: what they describe is a live VMM, which a power
+  // cut ends anyway (a sandbox is then "stopped" whatever its record says), and on the loopback
+  // store each fsync costs a flush of the host disk (about 13 ms here, twice per write).
+  save_vm_config(p.config, cfg, fs::Sync::Volatile);
+  make_run_dir(p);
+  ph.mark("config");
 
-  VmmLaunch launch = spawn_vmm(ctx, p, st.id);
+  int timeout_s = boot_timeout_seconds();
+  VmmLaunch launch = spawn_vmm(ctx, p, st.id, VmmMode{src.boot ? "" : p.dir, false});
   vmm.emplace(std::move(launch.child));
   st.pid = vmm->pid();
   st.pid_start_time = proc::start_time(st.pid).value_or(0);
-  write_state(p.state, st);  // "creating" with the pid: destroy can find the VMM if we crash
-
-  auto dl = net::Deadline::after_ms(int64_t{r.boot_timeout_s} * 1000);
-  dl.cancel_on(sig.fd());
+  ph.mark("spawn");
+  // "creating" with the pid, so destroy can find the VMM if we die before the end.
+  write_state(p.state, st, fs::Sync::Volatile);
+  ph.mark("state");
   try {
-    wait_vmm_ready(launch.ready, dl);
-    log::debug("VMM " + std::to_string(st.pid) + " is running; waiting for guest-init");
-    dl.cancel_on(vmm->pidfd());
-    wait_guest_ready(p, dl);
-  } catch (const net::Cancelled& c) {
-    explain_cancel(c, sig, *vmm);
+    wait_started(*vmm, launch.ready, p, /*guest=*/src.boot.has_value(), sig, timeout_s);
   } catch (Error& e) {
-    if (dl.expired()) e.add_context("boot timeout (" + std::to_string(r.boot_timeout_s) + " s)");
+    if (src.boot) throw;
+    // The VMM checks the snapshot (magic, version, CRC, sizes) and names what is wrong with it.
+    e.add_context("restore template " + src.template_name);
+    if (e.hint().empty())
+      e.set_hint("if the template is damaged, rebuild it: space template build --force " +
+                 src.template_name);
     throw;
   }
+  ph.mark(src.boot ? "boot" : "vmm ready");
   st.status = "running";
-  write_state(p.state, st);
+  write_state(p.state, st, fs::Sync::Volatile);
+  ph.mark("state");
 }
 
 }  // namespace
 
 SandboxState create_sandbox(const Context& ctx, const CreateOptions& opts) {
+  PhaseLog ph;
   proc::SignalGuard sig;  // outermost: cleanup below runs before a signal can end the process
   std::string id = opts.id.empty() ? generate_id() : opts.id;
   validate_id(id);
   SandboxPaths p = sandbox_paths(ctx.root, id);
   try {
-    // The VMM binds <run_dir>/vsock.sock_<port> (port up to 10 digits); sun_path needs a NUL.
-    if (p.vsock_sock.size() + 11 >= sizeof(sockaddr_un{}.sun_path))
-      fail("socket paths under " + p.run_dir + " would be too long",
-           "set SPACE_RUN_DIR to a shorter directory");
-    Resolved r = resolve(ctx, opts);
-    fs::mkdir_p(sandboxes_dir(ctx.root), 0700);
-    if (::mkdir(p.dir.c_str(), 0700) != 0) {
-      if (errno == EEXIST) fail("already exists", "space destroy " + id);
-      throw_errno("mkdir " + p.dir);
+    check_socket_paths(p);
+    HostConfig hc = load_host_config(ctx.root);
+    Source src = choose_source(hc, opts);
+    if (src.template_name.empty())
+      src.boot = resolve_boot_spec(hc, opts.vcpus, opts.memory_mib, opts.kernel, opts.rootfs);
+    StorePaths sp = ensure_store(ctx, StoreUse::Create);
+    ph.mark("store");
+    if (!src.template_name.empty() && !snapshot_template(sp, src.template_name, p, id)) {
+      std::string build = "space template build " + src.template_name;
+      if (src.explicit_template)
+        throw Error("template " + src.template_name + " does not exist", ENOENT, "build it: " + build);
+      log::warn("no template \"" + src.template_name + "\": cold-booting (about 30 s); '" + build +
+                "' makes creates fast");
+      src.template_name.clear();
+      src.boot = resolve_boot_spec(hc, opts.vcpus, opts.memory_mib, opts.kernel, opts.rootfs);
     }
+    if (src.boot) {
+      try {
+        btrfs::create_subvolume(p.dir);
+      } catch (const Error& e) {
+        if (e.err() == EEXIST) fail("already exists", "space destroy " + id);
+        throw;
+      }
+    }
+    ph.mark(src.boot ? "subvolume" : "snapshot");
+
     SandboxState st;
     st.id = id;
     st.status = "creating";
     st.created = rfc3339_now();
-    st.vcpus = r.vcpus;
-    st.memory_mib = r.memory_mib;
+    st.template_name = src.template_name;
     std::optional<proc::Child> vmm;
     auto undo = [&] {
       vmm.reset();  // SIGKILL + reap
       try {
         fs::remove_tree(p.run_dir);
-        fs::remove_tree(p.dir);
+        remove_store_tree(p.dir);
       } catch (const Error& cleanup) {
         log::error("create " + id + ": cleanup failed: " + cleanup.what());
       }
     };
     try {
       SandboxLock lock(p.lock);
-      boot(ctx, p, st, r, sig, vmm);
+      start(ctx, p, st, src, sig, vmm, ph);
       vmm->release();  // the sandbox is running: the VMM outlives us
+      log::debug("create " + id + ": " + ph.summary());
       return st;
     } catch (Error& e) {
       vmm.reset();

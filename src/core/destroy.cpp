@@ -1,4 +1,5 @@
-// `destroy`: stop the VMM (politely, then SIGKILL), then remove the run and sandbox directories.
+// `destroy`: stop the VMM (politely, then SIGKILL), then remove the run directory and delete the
+// sandbox's subvolume (or its plain directory, for sandboxes made before the btrfs store).
 // The VMM is addressed through a pidfd opened only after its start time matched the record, so a
 // recycled pid is never signalled.
 #include <signal.h>
@@ -7,6 +8,7 @@
 
 #include "core/control_client.h"
 #include "core/sandbox.h"
+#include "core/store.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -48,6 +50,7 @@ void stop_vmm(const SandboxState& st, const SandboxPaths& p, int polite_ms) {
 
 void destroy_sandbox(const Context& ctx, const std::string& id, bool force) {
   SandboxPaths p = sandbox_paths(ctx.root, id);
+  ensure_store(ctx, StoreUse::Existing);  // after a reboot: mount the image to see the sandbox
   if (!fs::is_dir(p.dir)) require_sandbox(p, id);  // throws: no directory, no state
   try {
     std::optional<SandboxLock> lock;
@@ -74,7 +77,7 @@ void destroy_sandbox(const Context& ctx, const std::string& id, bool force) {
     if (st) stop_vmm(*st, p, force ? 0 : kPoliteStopMs);
     // A directory without state.json is the remains of an interrupted create: remove it too.
     fs::remove_tree(p.run_dir);
-    fs::remove_tree(p.dir);
+    remove_store_tree(p.dir);
   } catch (Error& e) {
     e.add_context("destroy sandbox " + id);
     throw;

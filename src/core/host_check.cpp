@@ -3,14 +3,14 @@
 #include "core/host_check.h"
 
 #include "vmm/kvm_api.h"
-#include <linux/magic.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 
 #include "core/config.h"
+#include "core/template.h"
 #include "util/error.h"
 #include "util/fs.h"
+#include "util/process.h"
 #include "vmm/host.h"
 #include "vmm/kvm.h"
 
@@ -21,17 +21,6 @@ namespace {
 bool is_regular(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-// statfs of `path`, or of its nearest existing parent when it does not exist yet.
-bool on_btrfs(std::string path) {
-  for (;;) {
-    struct statfs sf {};
-    if (::statfs(path.c_str(), &sf) == 0) return sf.f_type == static_cast<decltype(sf.f_type)>(BTRFS_SUPER_MAGIC);
-    auto slash = path.rfind('/');
-    if (slash == std::string::npos || path == "/") return false;
-    path = slash == 0 ? "/" : path.substr(0, slash);
-  }
 }
 
 void check_kvm(HostReport& r) {
@@ -82,9 +71,24 @@ HostReport check_host(const Context& ctx) {
                          " (run scripts/install.sh, or set [defaults] rootfs in config.toml)");
 
   r.root = fs::absolute(ctx.root);
-  r.root_btrfs = on_btrfs(r.root);
-  if (!r.root_btrfs)
-    r.notes.push_back("the root is not on btrfs: sandboxes will live in a loopback btrfs image");
+  r.store = store_status(ctx, hc.store_size_gib);
+  if (r.store.kind == "loopback" && !r.store.image_exists && proc::find_program("mkfs.btrfs").empty())
+    r.problems.push_back("the root is not on btrfs and mkfs.btrfs is missing, so the loopback store "
+                         "cannot be made (apt-get install btrfs-progs)");
+  r.default_template = hc.default_template;
+  std::string tdir = template_dir(ctx.root, hc.default_template);
+  r.default_template_present = fs::is_dir(tdir);
+  if (!r.default_template_present) {
+    r.notes.push_back("no template \"" + hc.default_template + "\": create cold-boots (about 30 s) "
+                      "until 'space template build " + hc.default_template + "' makes one");
+  } else {
+    try {
+      check_restorable(read_template_meta(tdir), hc.default_template);
+    } catch (const Error& e) {
+      r.default_template_problem = e.what();
+      r.problems.push_back(std::string(e.what()) + " (" + e.hint() + ")");
+    }
+  }
   if (kind == HostKind::Pvm)
     r.notes.push_back("PVM host: 1 vCPU recommended (SMP not working under PVM)");
   if (kind == HostKind::Unknown)
@@ -114,8 +118,14 @@ json::Value host_report_json(const HostReport& r) {
   v.set("rootfs", file(r.rootfs, r.rootfs_present));
   json::Value root = json::Value::object();
   root.set("path", r.root);
-  root.set("btrfs", r.root_btrfs);
+  root.set("btrfs", r.store.kind == "btrfs-root");
   v.set("root", std::move(root));
+  v.set("store", store_status_json(r.store));
+  json::Value tmpl = json::Value::object();
+  tmpl.set("name", r.default_template);
+  tmpl.set("present", r.default_template_present);
+  tmpl.set("restorable", r.default_template_present && r.default_template_problem.empty());
+  v.set("default_template", std::move(tmpl));
   json::Value notes = json::Value::array(), problems = json::Value::array();
   for (auto& n : r.notes) notes.push_back(n);
   for (auto& p : r.problems) problems.push_back(p);
@@ -142,7 +152,9 @@ std::string host_report_text(const HostReport& r) {
   }
   line("kernel", r.kernel + (r.kernel_present ? "" : " (missing)"));
   line("rootfs", r.rootfs + (r.rootfs_present ? "" : " (missing)"));
-  line("root", r.root + (r.root_btrfs ? " (btrfs)" : " (not btrfs)"));
+  line("root", r.root + (r.store.kind == "btrfs-root" ? " (btrfs)" : " (not btrfs)"));
+  line("store", store_status_text(r.store));
+  line("template", r.default_template + (r.default_template_present ? "" : " (missing)"));
   for (auto& n : r.notes) line("note", n);
   for (auto& p : r.problems) line("problem", p);
   line("usable", r.usable() ? "yes" : "no");

@@ -1,12 +1,14 @@
 // `space check`: can this host run sandboxes, and if not, what to fix. It inspects the kind of
 // KVM host (hardware VMX/SVM or the PVM software hypervisor), /dev/kvm and its capabilities, the
-// guest kernel and rootfs image `create` would use, and the root directory's filesystem.
+// guest kernel and rootfs image a cold boot would use, the store (btrfs root or loopback image,
+// mounted or not, size and free space) and whether the default template exists.
 #pragma once
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/context.h"
+#include "core/store.h"
 #include "util/json.h"
 
 namespace space::core {
@@ -20,7 +22,10 @@ struct HostReport {
   std::string kernel, rootfs;         // the paths create would use
   bool kernel_present = false, rootfs_present = false;
   std::string root;                   // absolute root directory
-  bool root_btrfs = false;            // root (or its nearest existing parent) is on btrfs
+  StoreStatus store;                  // which store case applies, and its state
+  std::string default_template;       // config.toml [defaults] template, else "default"
+  bool default_template_present = false;
+  std::string default_template_problem;  // why create cannot restore it; "" when it can
   std::vector<std::string> notes;     // advice that does not prevent use
   std::vector<std::string> problems;  // each names what to fix; empty means usable
   bool usable() const { return problems.empty(); }

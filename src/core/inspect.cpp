@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/sandbox.h"
+#include "core/store.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -10,7 +11,7 @@
 namespace space::core {
 
 std::vector<SandboxState> list_sandboxes(const Context& ctx) {
-  std::string dir = sandboxes_dir(ctx.root);
+  std::string dir = ensure_store(ctx, StoreUse::Existing).sandboxes;
   std::vector<SandboxState> out;
   for (const std::string& name : fs::list_dir(dir)) {
     try {
@@ -31,6 +32,7 @@ std::vector<SandboxState> list_sandboxes(const Context& ctx) {
 
 SandboxState sandbox_state(const Context& ctx, const std::string& id) {
   SandboxPaths p = sandbox_paths(ctx.root, id);
+  ensure_store(ctx, StoreUse::Existing);
   require_sandbox(p, id);
   SandboxState s = read_state(p.state);
   s.status = observed_status(s);

@@ -3,27 +3,108 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 
 #include "core/agent_client.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "vmm/host.h"
 
 namespace space::core {
 
-VmmLaunch spawn_vmm(const Context& ctx, const SandboxPaths& p, const std::string& id) {
+namespace {
+
+void require_file(const std::string& what, const std::string& path, const std::string& flag) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw Error(what + " " + path + ": " + std::strerror(errno), errno,
+                "run scripts/install.sh or pass " + flag);
+  if (!S_ISREG(st.st_mode)) fail(what + " " + path + ": not a regular file", "pass " + flag);
+}
+
+// Turns a cancelled wait into the reason: a signal, or the VMM's exit.
+[[noreturn]] void explain_cancel(const net::Cancelled& c, proc::SignalGuard& sig, proc::Child& vmm) {
+  if (c.fd() == sig.fd()) {
+    sig.check();
+    fail("interrupted");
+  }
+  if (vmm.exited())
+    fail("the VMM " + proc::describe_status(vmm.status()) + " before the guest was ready");
+  fail("the VMM exited before the guest was ready");
+}
+
+}  // namespace
+
+BootSpec resolve_boot_spec(const HostConfig& hc, std::optional<uint32_t> vcpus,
+                           std::optional<uint32_t> memory_mib, const std::string& kernel_flag,
+                           const std::string& rootfs_flag) {
+  BootSpec b;
+  b.vcpus = vcpus.value_or(hc.cpus.value_or(1));
+  b.memory_mib = memory_mib.value_or(hc.memory_mib.value_or(256));
+  if (b.vcpus < 1 || b.vcpus > kMaxCpus)
+    fail("--cpus " + std::to_string(b.vcpus) + ": out of range 1.." + std::to_string(kMaxCpus));
+  if (b.memory_mib < kMinMemoryMib || b.memory_mib > kMaxMemoryMib)
+    fail("--memory " + std::to_string(b.memory_mib) + ": out of range " +
+         std::to_string(kMinMemoryMib) + ".." + std::to_string(kMaxMemoryMib) + " MiB");
+  b.kernel = resolve_kernel(hc, kernel_flag);
+  b.rootfs_image = resolve_rootfs(hc, rootfs_flag);
+  require_file("kernel", b.kernel, "--kernel");
+  require_file("rootfs image", b.rootfs_image, "--rootfs");
+  if (b.vcpus > 1 && detect_host() == HostKind::Pvm)
+    log::warn("this is a PVM host, where guests with more than 1 vCPU do not boot yet");
+  return b;
+}
+
+void check_socket_paths(const SandboxPaths& p) {
+  // The VMM binds <run_dir>/vsock.sock_<port> (port up to 10 digits); sun_path needs a NUL.
+  if (p.vsock_sock.size() + 11 >= sizeof(sockaddr_un{}.sun_path))
+    fail("socket paths under " + p.run_dir + " would be too long",
+         "set SPACE_RUN_DIR to a shorter directory");
+}
+
+void make_run_dir(const SandboxPaths& p) {
+  fs::remove_tree(p.run_dir);
+  fs::mkdir_p(run_base(), 0700);
+  if (::mkdir(p.run_dir.c_str(), 0700) != 0) throw_errno("mkdir " + p.run_dir);
+}
+
+VmmLaunch spawn_vmm(const Context& ctx, const SandboxPaths& p, const std::string& id,
+                    const VmmMode& mode) {
   Pipe pipe = Pipe::make();
   std::vector<std::string> argv = {"/proc/self/exe", "--root",       fs::absolute(ctx.root),
                                    "--log-level",    ctx.log_level,  "--log-format",
                                    ctx.log_format,   "__vmm",        id,
                                    "--ready-fd",     "3"};
+  if (!mode.restore_dir.empty()) argv.insert(argv.end(), {"--restore", mode.restore_dir});
+  if (mode.explicit_paths) argv.insert(argv.end(), {"--dir", p.dir, "--run-dir", p.run_dir});
   proc::Child child = proc::spawn_detached(argv, p.vmm_log, pipe.write.get());
   pipe.write.reset();  // now only the VMM holds it: EOF means the VMM is gone
   set_nonblocking(pipe.read.get());
   return VmmLaunch{std::move(child), std::move(pipe.read)};
+}
+
+void wait_started(proc::Child& vmm, const Fd& ready, const SandboxPaths& p, bool guest,
+                  proc::SignalGuard& sig, int timeout_s) {
+  auto dl = net::Deadline::after_ms(int64_t{timeout_s} * 1000);
+  dl.cancel_on(sig.fd());
+  try {
+    wait_vmm_ready(ready, dl);
+    if (!guest) return;
+    log::debug("VMM " + std::to_string(vmm.pid()) + " is running; waiting for guest-init");
+    dl.cancel_on(vmm.pidfd());
+    wait_guest_ready(p, dl);
+  } catch (const net::Cancelled& c) {
+    explain_cancel(c, sig, vmm);
+  } catch (Error& e) {
+    if (dl.expired()) e.add_context("boot timeout (" + std::to_string(timeout_s) + " s)");
+    throw;
+  }
 }
 
 void wait_vmm_ready(const Fd& ready, const net::Deadline& dl) {
@@ -64,6 +145,15 @@ proto::HelloReply wait_guest_ready(const SandboxPaths& p, const net::Deadline& d
            "raise SPACE_BOOT_TIMEOUT, or see the console log above for where the boot stopped");
     net::sleep_ms(100, dl);
   }
+}
+
+std::string log_tails(const SandboxPaths& p) {
+  std::string out;
+  if (std::string t = fs::tail_lines(p.vmm_log, 10); !t.empty())
+    out += "\n--- vmm.log (last lines) ---\n" + t;
+  if (std::string t = fs::tail_lines(p.console_log, 20); !t.empty())
+    out += "\n--- console.log (last 20 lines) ---\n" + t;
+  return out;
 }
 
 int boot_timeout_seconds() {

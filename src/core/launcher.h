@@ -1,10 +1,15 @@
-// Starting a sandbox's VMM and waiting until it is usable. The VMM is `space __vmm <id>`
-// (re-executing /proc/self/exe) started as a detached daemon with the write end of a ready pipe
-// as fd 3. It writes "ok\n" there once the VM runs, or "error: <message>\n" and exits. After
-// that the guest is up only when guest-init answers the agent handshake on vsock port 1024.
+// Starting a VMM and waiting until it is usable. The VMM is `space __vmm <id>` (re-executing
+// /proc/self/exe) started as a detached daemon with the write end of a ready pipe as fd 3. It
+// writes "ok\n" there once the VM runs, or "error: <message>\n" and exits. After a cold boot the
+// guest is up only when guest-init answers the agent handshake on vsock port 1024; after a
+// restore it is up at once (the snapshot was taken with guest-init listening).
+// Also here: what a cold boot is made of (BootSpec), shared by create and template build.
 #pragma once
+#include <cstdint>
+#include <optional>
 #include <string>
 
+#include "core/config.h"
 #include "core/context.h"
 #include "core/paths.h"
 #include "proto/agent.h"
@@ -14,18 +19,48 @@
 
 namespace space::core {
 
+// A cold boot's VM: resolved from flags, then config.toml, then the defaults, and checked.
+struct BootSpec {
+  uint32_t vcpus = 1, memory_mib = 256;
+  std::string kernel, rootfs_image;  // absolute; both exist
+};
+// Resolves and checks a BootSpec (ranges; kernel and image are regular files). Throws with a hint.
+BootSpec resolve_boot_spec(const HostConfig& hc, std::optional<uint32_t> vcpus,
+                           std::optional<uint32_t> memory_mib, const std::string& kernel_flag,
+                           const std::string& rootfs_flag);
+
+// How a VMM starts: a cold boot of config.json or a restore; with a sandbox's paths (from its
+// id) or explicit ones (a template build).
+struct VmmMode {
+  std::string restore_dir;      // "" = cold boot; else the directory holding memory and vmstate
+  bool explicit_paths = false;  // pass p.dir and p.run_dir (--dir, --run-dir)
+};
+
 struct VmmLaunch {
   proc::Child child;  // killed on destruction unless released
   Fd ready;           // read end of the ready pipe (non-blocking)
 };
 
-// Starts the VMM of sandbox `id`; its stdout and stderr go to vmm.log.
-VmmLaunch spawn_vmm(const Context& ctx, const SandboxPaths& p, const std::string& id);
+// Throws unless the VMM's socket paths under p.run_dir fit in sun_path.
+void check_socket_paths(const SandboxPaths& p);
+// Makes p.run_dir afresh: a stale one left by a crashed VMM of the same name is removed first.
+void make_run_dir(const SandboxPaths& p);
+// Starts the VMM for `id`; its stdout and stderr go to p.vmm_log.
+VmmLaunch spawn_vmm(const Context& ctx, const SandboxPaths& p, const std::string& id,
+                    const VmmMode& mode = {});
+// Waits for a spawned VMM (`vmm`, with the ready pipe `ready`): its ready line, then, when `guest`, guest-init's handshake; at most
+// `timeout_s` seconds. A signal pending on `sig` or the VMM's exit ends the wait with an Error
+// saying which; on the deadline the error names the timeout.
+void wait_started(proc::Child& vmm, const Fd& ready, const SandboxPaths& p, bool guest,
+                  proc::SignalGuard& sig, int timeout_s);
 // Reads the VMM's ready line. Throws with the VMM's own message, or if it exits without one.
 void wait_vmm_ready(const Fd& ready, const net::Deadline& dl);
 // Dials guest-init through vsock.sock and does the handshake, redialing every 100 ms while the
 // guest boots. Throws on deadline (naming the last failure) or on a non-retryable error.
 proto::HelloReply wait_guest_ready(const SandboxPaths& p, const net::Deadline& dl);
+// The last lines of vmm.log and console.log, to append to a failed start's message before the
+// directory is deleted; "" when both are empty.
+std::string log_tails(const SandboxPaths& p);
 // Seconds to wait for a boot: $SPACE_BOOT_TIMEOUT, default 120. Throws if it is not a positive integer.
 int boot_timeout_seconds();
 

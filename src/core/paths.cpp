@@ -11,11 +11,19 @@
 
 namespace space::core {
 
-std::string sandboxes_dir(const std::string& root) {
-  std::string r = fs::absolute(root);
-  while (r.size() > 1 && r.back() == '/') r.pop_back();
-  return (r == "/" ? "" : r) + "/store/sandboxes";
+StorePaths store_paths(const std::string& root) {
+  StorePaths sp;
+  sp.root = fs::absolute(root);
+  while (sp.root.size() > 1 && sp.root.back() == '/') sp.root.pop_back();
+  std::string base = sp.root == "/" ? "" : sp.root;
+  sp.dir = base + "/store";
+  sp.image = base + "/store.img";
+  sp.templates = sp.dir + "/templates";
+  sp.sandboxes = sp.dir + "/sandboxes";
+  return sp;
 }
+
+std::string sandboxes_dir(const std::string& root) { return store_paths(root).sandboxes; }
 
 std::string run_base() {
   const char* env = std::getenv("SPACE_RUN_DIR");
@@ -26,29 +34,33 @@ std::string run_base() {
 
 SandboxPaths sandbox_paths(const std::string& root, const std::string& id) {
   validate_id(id);
+  return paths_in(sandboxes_dir(root) + "/" + id, run_base() + "/" + id);
+}
+
+SandboxPaths paths_in(const std::string& dir, const std::string& run_dir) {
   SandboxPaths p;
-  p.dir = sandboxes_dir(root) + "/" + id;
+  p.dir = dir;
   p.state = p.dir + "/state.json";
   p.config = p.dir + "/config.json";
   p.rootfs = p.dir + "/rootfs.ext4";
   p.console_log = p.dir + "/console.log";
   p.vmm_log = p.dir + "/vmm.log";
   p.lock = p.dir + "/lock";
-  p.run_dir = run_base() + "/" + id;
+  p.run_dir = run_dir;
   p.control_sock = p.run_dir + "/control.sock";
   p.vsock_sock = p.run_dir + "/vsock.sock";
   return p;
 }
 
-void validate_id(const std::string& id) {
+void validate_id(const std::string& id, const std::string& what) {
   auto lead = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
   auto rest = [&](char c) { return lead(c) || c == '_' || c == '.' || c == '-'; };
   bool ok = !id.empty() && id.size() <= 64 && lead(id[0]);
   for (size_t i = 1; ok && i < id.size(); i++) ok = rest(id[i]);
   if (!ok) {
     std::string shown = id.size() > 80 ? id.substr(0, 80) + "..." : id;
-    fail("invalid sandbox id \"" + shown + "\"",
-         "ids are 1-64 characters: a lowercase letter or digit, then lowercase letters, digits, "
+    fail("invalid " + what + " \"" + shown + "\"",
+         "use 1-64 characters: a lowercase letter or digit, then lowercase letters, digits, "
          "'_', '.' or '-'");
   }
 }

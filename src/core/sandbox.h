@@ -16,17 +16,23 @@ namespace space::core {
 
 struct CreateOptions {
   std::string id;                       // "" = generate one
+  std::string template_name;            // "" = config.toml [defaults] template, else "default"
+  bool cold = false;                    // boot from the kernel instead of a template
+  // Cold-boot settings; any of them without template_name implies a cold boot.
   std::optional<uint32_t> vcpus;        // unset = config.toml, else 1
   std::optional<uint32_t> memory_mib;   // unset = config.toml, else 256
   std::string kernel;                   // "" = config.toml, else the cached default
   std::string rootfs;                   // "" = config.toml, else the cached default
 };
 
-// Creates and boots a sandbox; returns its state (status running) once guest-init has answered
-// the agent handshake. Waits at most $SPACE_BOOT_TIMEOUT seconds (default 120).
+// Creates a sandbox and returns its state (status running). From a template: snapshots it and
+// returns once the restored VMM runs. Cold (or when the implicit default template is missing,
+// with a warning): boots and returns once guest-init has answered the agent handshake. Waits
+// at most $SPACE_BOOT_TIMEOUT seconds (default 120).
 SandboxState create_sandbox(const Context& ctx, const CreateOptions& opts);
 // Stops the sandbox's VMM if it runs (politely over control.sock unless `force`, then SIGKILL)
-// and removes its run and sandbox directories. Throws if the id does not exist.
+// and removes its run directory and its subvolume (or plain directory, for sandboxes made
+// before the btrfs store). Throws if the id does not exist.
 void destroy_sandbox(const Context& ctx, const std::string& id, bool force);
 // Every sandbox under the root with its observed status, sorted by creation time then id.
 // Unreadable entries are skipped with a warning in the log.

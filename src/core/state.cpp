@@ -63,8 +63,8 @@ SandboxState read_state(const std::string& path) {
   return json::load_file(path, "sandbox state", state_from_json);
 }
 
-void write_state(const std::string& path, const SandboxState& s) {
-  json::save_file(path, state_to_json(s), 0644);
+void write_state(const std::string& path, const SandboxState& s, fs::Sync sync) {
+  json::save_file(path, state_to_json(s), 0644, sync);
 }
 
 std::string observed_status(const SandboxState& s) {

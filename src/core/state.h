@@ -30,8 +30,8 @@ struct SandboxState {
 bool is_valid_status(const std::string& s);
 // Reads and checks state.json; throws Error naming the file and the field.
 SandboxState read_state(const std::string& path);
-// Replaces state.json atomically and durably.
-void write_state(const std::string& path, const SandboxState& s);
+// Replaces state.json atomically, and durably unless `sync` is Volatile.
+void write_state(const std::string& path, const SandboxState& s, fs::Sync sync = fs::Sync::Durable);
 // The JSON form (keys in a fixed order; empty template/parent as null), and back.
 json::Value state_to_json(const SandboxState& s);
 SandboxState state_from_json(const json::Value& v);

@@ -43,8 +43,8 @@ VmConfig load_vm_config(const std::string& path) {
   return json::load_file(path, "VM config", vm_config_from_json);
 }
 
-void save_vm_config(const std::string& path, const VmConfig& c) {
-  json::save_file(path, vm_config_to_json(c), 0600);
+void save_vm_config(const std::string& path, const VmConfig& c, fs::Sync sync) {
+  json::save_file(path, vm_config_to_json(c), 0600, sync);
 }
 
 }  // namespace space::core

@@ -20,8 +20,8 @@ struct VmConfig {
 
 // Reads config.json; throws Error naming the file and the bad field.
 VmConfig load_vm_config(const std::string& path);
-// Writes config.json atomically.
-void save_vm_config(const std::string& path, const VmConfig& c);
+// Writes config.json atomically, and durably unless `sync` is Volatile.
+void save_vm_config(const std::string& path, const VmConfig& c, fs::Sync sync = fs::Sync::Durable);
 // The JSON form, and back (strict: unknown keys, bad types and ranges throw).
 json::Value vm_config_to_json(const VmConfig& c);
 VmConfig vm_config_from_json(const json::Value& v);

@@ -144,14 +144,14 @@ void copy_range(int src, int dst, off_t off, off_t end, const std::string& what,
 
 }  // namespace
 
-void write_file_atomic(const std::string& path, std::string_view data, mode_t mode) {
+void write_file_atomic(const std::string& path, std::string_view data, mode_t mode, Sync sync) {
   std::string tmp = path + ".tmp-XXXXXX";
   Fd fd(::mkostemp(tmp.data(), O_CLOEXEC));
   if (!fd) throw_errno("create temporary file for " + path);
   try {
     if (::fchmod(fd.get(), mode) != 0) throw_errno("chmod " + tmp);
     write_all(fd.get(), data.data(), data.size());
-    if (::fsync(fd.get()) != 0) throw_errno("fsync " + tmp);
+    if (sync == Sync::Durable && ::fsync(fd.get()) != 0) throw_errno("fsync " + tmp);
     fd.reset();
     if (::rename(tmp.c_str(), path.c_str()) != 0) throw_errno("rename " + tmp + " to " + path);
   } catch (Error& e) {
@@ -159,7 +159,7 @@ void write_file_atomic(const std::string& path, std::string_view data, mode_t mo
     e.add_context("write " + path);
     throw;
   }
-  fsync_dir(dirname_of(path));
+  if (sync == Sync::Durable) fsync_dir(dirname_of(path));
 }
 
 std::string read_file(const std::string& path, size_t max_bytes) {

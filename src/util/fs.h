@@ -14,8 +14,13 @@
 
 namespace space::fs {
 
-// Replaces `path` with `data` atomically and durably (readers see the old or the new content).
-void write_file_atomic(const std::string& path, std::string_view data, mode_t mode = 0644);
+// Whether a write must reach the disk before the call returns (fsync of the file and directory).
+enum class Sync { Durable, Volatile };
+
+// Replaces `path` with `data` atomically (readers see the old or the new content), and durably
+// unless `sync` is Volatile (still atomic for readers, but a power cut may lose it).
+void write_file_atomic(const std::string& path, std::string_view data, mode_t mode = 0644,
+                       Sync sync = Sync::Durable);
 // Whole contents of `path`; throws if it is larger than `max_bytes`.
 std::string read_file(const std::string& path, size_t max_bytes = 64u << 20);
 // The last `n` lines of a text file (at most the last 64 KiB read); "" if it cannot be read.

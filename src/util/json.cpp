@@ -533,8 +533,8 @@ Value parse(std::string_view text, const ParseOptions& opts) {
   return Parser(text, opts).document();
 }
 
-void save_file(const std::string& path, const Value& v, mode_t mode) {
-  fs::write_file_atomic(path, serialize(v, 2) + "\n", mode);
+void save_file(const std::string& path, const Value& v, mode_t mode, fs::Sync sync) {
+  fs::write_file_atomic(path, serialize(v, 2) + "\n", mode, sync);
 }
 
 std::string serialize(const Value& v, int indent) {

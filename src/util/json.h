@@ -130,6 +130,7 @@ auto load_file(const std::string& path, const std::string& what, F&& convert) {
 }
 
 // Writes `v` indented, with a final newline, to `path` atomically (fs::write_file_atomic).
-void save_file(const std::string& path, const Value& v, mode_t mode);
+void save_file(const std::string& path, const Value& v, mode_t mode,
+               fs::Sync sync = fs::Sync::Durable);
 
 }  // namespace space::json

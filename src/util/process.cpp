@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -140,6 +141,66 @@ bool Child::exited() {
   return reaped_;
 }
 
+int Child::wait() {
+  if (pid_ <= 0 && !reaped_) fail("wait: no child");
+  while (!reaped_) {
+    pid_t r = ::waitpid(pid_, &status_, 0);
+    if (r == pid_) reaped_ = true;
+    else if (errno != EINTR) throw_errno("waitpid " + std::to_string(pid_));
+  }
+  return status_;
+}
+
+bool RunResult::ok() const { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
+
+RunResult run(const std::vector<std::string>& argv) {
+  if (argv.empty()) fail("run: empty argv");
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  Pipe out = Pipe::make();
+  pid_t pid = ::fork();
+  if (pid < 0) throw_errno("fork");
+  if (pid == 0) {
+    int null_fd = ::open("/dev/null", O_RDONLY);
+    if (null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(out.write.get(), 1) < 0 ||
+        ::dup2(out.write.get(), 2) < 0)
+      ::_exit(127);
+    ::close_range(3, ~0U, 0);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  Child child(pid);
+  out.write.reset();
+  RunResult r;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(out.read.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    r.output.append(buf, static_cast<size_t>(n));
+    if (r.output.size() > (64u << 10)) r.output.erase(0, r.output.size() - (64u << 10));
+  }
+  r.status = child.wait();
+  return r;
+}
+
+std::string find_program(const std::string& name) {
+  const char* env = std::getenv("PATH");
+  std::string dirs = std::string(env ? env : "") + ":/usr/sbin:/sbin:/usr/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t colon = dirs.find(':', start);
+    if (colon == std::string::npos) colon = dirs.size();
+    std::string dir = dirs.substr(start, colon - start);
+    start = colon + 1;
+    if (dir.empty() || dir[0] != '/') continue;
+    std::string path = dir + "/" + name;
+    if (::access(path.c_str(), X_OK) == 0) return path;
+  }
+  return "";
+}
+
 pid_t Child::release() {
   pidfd_.reset();
   return std::exchange(pid_, -1);
@@ -185,11 +246,12 @@ Child spawn_detached(const std::vector<std::string>& argv, const std::string& lo
   return Child(pid);
 }
 
-SignalGuard::SignalGuard() {
+SignalGuard::SignalGuard(std::initializer_list<int> extra) {
   sigemptyset(&set_);
   sigaddset(&set_, SIGINT);
   sigaddset(&set_, SIGTERM);
   sigaddset(&set_, SIGHUP);
+  for (int s : extra) sigaddset(&set_, s);
   if (::sigprocmask(SIG_BLOCK, &set_, &old_) != 0) throw_errno("sigprocmask");
   fd_ = Fd(::signalfd(-1, &set_, SFD_CLOEXEC | SFD_NONBLOCK));
   if (!fd_) {

@@ -9,6 +9,7 @@
 #include <signal.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,6 +60,8 @@ class Child {
   int pidfd() const { return pidfd_.get(); }
   // Reaps the child if it has exited (non-blocking); true once it has.
   bool exited();
+  // Blocks until the child exits, reaps it, and returns its waitpid() status.
+  int wait();
   // waitpid() status once exited() returned true.
   int status() const { return status_; }
   // Stops owning the child (it keeps running); returns its pid.
@@ -78,11 +81,26 @@ class Child {
 // writes "error: <step> failed\n" to fd 3 and exits 127.
 Child spawn_detached(const std::vector<std::string>& argv, const std::string& log_path, int pass_fd);
 
+// The result of run(): the waitpid() status and what the program wrote (stdout and stderr
+// interleaved, at most the last 64 KiB).
+struct RunResult {
+  int status = 0;
+  std::string output;
+  bool ok() const;  // exited with status 0
+};
+
+// Runs argv[0] (an absolute path) with argv to completion: stdin from /dev/null, stdout and
+// stderr captured, no fds but 0-2. Throws only if it cannot be started; exit 127 means exec failed.
+RunResult run(const std::vector<std::string>& argv);
+// The absolute path of executable `name` in $PATH, /usr/sbin, /sbin or /usr/bin; "" if none.
+std::string find_program(const std::string& name);
+
 // Blocks SIGINT, SIGTERM and SIGHUP for its lifetime and delivers them to a signalfd instead, so a
 // long operation can notice Ctrl-C (poll fd()) and clean up before it ends. Restores the mask.
 class SignalGuard {
  public:
-  SignalGuard();
+  // `extra` signals (e.g. SIGWINCH, SIGPIPE) are routed to the signalfd as well.
+  explicit SignalGuard(std::initializer_list<int> extra = {});
   ~SignalGuard();
   SignalGuard(const SignalGuard&) = delete;
   SignalGuard& operator=(const SignalGuard&) = delete;

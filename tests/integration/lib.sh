@@ -1,7 +1,9 @@
 # Shared set-up for the integration tests (sourced, not run). Each test gets a private run
 # directory under /tmp (so it never touches /var/lib/space), the cached kernel and rootfs (built
-# on demand by the scripts), and a trap that force-destroys whatever it created and fails the
-# test if any VMM process of its root survives. Every wait is bounded by $SPACE_TEST_TIMEOUT.
+# on demand by the scripts), and a trap that force-destroys whatever it created, unmounts the
+# loopback store (/tmp is not btrfs, so the root's store is a mounted store.img; unmounting it
+# detaches its loop device) and fails the test if any VMM process, mount or loop device of its
+# root survives. Every wait is bounded by $SPACE_TEST_TIMEOUT.
 # Tests skip (exit 77, "SKIP: why") only when /dev/kvm is absent.
 set -euo pipefail
 
@@ -42,6 +44,12 @@ fail() {
 # vmm_pids: pids of VMM processes serving this test's root.
 vmm_pids() { pgrep -f -- "--root $SPACE_ROOT __vmm" || true; }
 
+# store_leftovers: mounts under the test's directory and loop devices on its store image.
+store_leftovers() {
+  findmnt -rn -o TARGET | grep "^$TEST_ROOT/" || true
+  [ ! -e "$SPACE_ROOT/store.img" ] || losetup -j "$SPACE_ROOT/store.img" -O NAME -n || true
+}
+
 cleanup() {
   local rc=$?
   set +e
@@ -51,9 +59,25 @@ cleanup() {
   if [ -n "$left" ]; then
     echo "FAIL: VMM processes left behind: $left" >&2
     kill -9 $left 2>/dev/null
+    sleep 0.5
     rc=1
   fi
-  rm -rf "$TEST_ROOT"
+  if mountpoint -q "$SPACE_ROOT/store" 2>/dev/null && ! umount "$SPACE_ROOT/store"; then
+    echo "FAIL: could not unmount $SPACE_ROOT/store" >&2
+    rc=1
+  fi
+  for _ in 1 2 3 4 5 6 7 8 9 10; do  # the loop device goes with the last close: allow a moment
+    left=$(store_leftovers)
+    [ -n "$left" ] || break
+    sleep 0.2
+  done
+  if [ -n "$left" ]; then
+    echo "FAIL: left behind after unmounting the store: $left" >&2
+    findmnt -rn -o TARGET | grep "^$TEST_ROOT/" | sort -r | xargs -r -n1 umount -l
+    losetup -j "$SPACE_ROOT/store.img" -O NAME -n | xargs -r -n1 losetup -d
+    rc=1
+  fi
+  rm -rf --one-file-system "$TEST_ROOT"
   exit $rc
 }
 trap cleanup EXIT

@@ -38,6 +38,8 @@ size_gib = 40
   CHECK(c.kernel == "/k/vmlinux");
   CHECK(c.rootfs == "/r/rootfs.ext4");
   CHECK(c.store_size_gib == 40u);
+  CHECK(c.default_template == "default");
+  CHECK(core::parse_host_config("[defaults]\ntemplate = \"py3\"\n", "c").default_template == "py3");
 }
 
 TEST_CASE("config.toml: empty means defaults") {
@@ -61,6 +63,9 @@ TEST_CASE("config.toml: errors name the key") {
   CHECK(error_of("[defaults]\nkernel = \"rel/vmlinux\"\n") ==
         "config.toml: defaults.kernel: expected an absolute path");
   CHECK(error_of("[defaults\n").rfind("config.toml:1:", 0) == 0);  // syntax error with position
+  CHECK(error_of("[defaults]\ntemplate = 1\n") == "config.toml: defaults.template: expected a string");
+  CHECK(error_of("[defaults]\ntemplate = \"Bad/Name\"\n").find("invalid template name") !=
+        std::string::npos);
 }
 
 TEST_CASE("config.toml: loading from a root") {

@@ -1,5 +1,5 @@
-// Unit tests for util/process: start times, liveness, pidfd handles, Child, detached spawning and
-// the signal guard.
+// Unit tests for util/process: start times, liveness, pidfd handles, Child, detached spawning,
+// run() and find_program(), and the signal guard.
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -116,4 +116,20 @@ TEST_CASE("SignalGuard turns SIGINT into a readable fd") {
     CHECK(g.take() == 0);  // consumed
   }
   CHECK(proc::signal_name(SIGTERM) == "SIGTERM");
+}
+
+TEST_CASE("run captures output and status; find_program searches PATH and sbin") {
+  std::string sh = proc::find_program("sh");
+  REQUIRE_FALSE(sh.empty());
+  CHECK(sh[0] == '/');
+  CHECK(proc::find_program("no-such-program-here").empty());
+  auto r = proc::run({sh, "-c", "echo out; echo err >&2; exit 3"});
+  CHECK_FALSE(r.ok());
+  CHECK(WIFEXITED(r.status));
+  CHECK(WEXITSTATUS(r.status) == 3);
+  CHECK(r.output.find("out\n") != std::string::npos);
+  CHECK(r.output.find("err\n") != std::string::npos);
+  CHECK(proc::run({sh, "-c", "exit 0"}).ok());
+  auto missing = proc::run({"/nonexistent/program"});
+  CHECK(WEXITSTATUS(missing.status) == 127);
 }

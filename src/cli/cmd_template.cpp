@@ -1,0 +1,112 @@
+// `space template build|list|rm`: the pre-booted VMs that `create` restores sandboxes from.
+// build prints its progress on stderr ("template: booting the VM ...") and the name on stdout.
+#include <cstdio>
+
+#include "cli/app.h"
+#include "cli/table.h"
+#include "core/config.h"
+#include "core/store.h"
+#include "core/template.h"
+#include "util/error.h"
+#include "util/json.h"
+#include "util/log.h"
+
+namespace space::cli {
+
+namespace {
+
+struct BuildFlags {
+  core::TemplateBuildOptions opts;
+  uint32_t cpus = 0, memory = 0;
+};
+
+void add_build(CLI::App& parent, GlobalOptions& g) {
+  auto* cmd = parent.add_subcommand("build", "Boot a VM once and save it as a template");
+  cmd->fallthrough();
+  auto* f = new BuildFlags;  // lives as long as the process, like the CLI11 tree
+  cmd->add_option("name", f->opts.name, "Template name (create uses \"default\" unless told)")->required();
+  auto* cpus = cmd->add_option("--cpus", f->cpus, "Number of vCPUs (default: config.toml, else 1)")
+                   ->check(CLI::Range(1u, core::kMaxCpus));
+  auto* mem = cmd->add_option("--memory", f->memory, "Guest memory in MiB (default: config.toml, else 256)")
+                  ->check(CLI::Range(core::kMinMemoryMib, core::kMaxMemoryMib));
+  cmd->add_option("--kernel", f->opts.kernel, "Guest kernel, an ELF vmlinux (default: config.toml, "
+                                              "else $SPACE_CACHE/kernel/current/vmlinux)");
+  cmd->add_option("--rootfs", f->opts.rootfs, "Root filesystem image to copy (default: config.toml, "
+                                              "else $SPACE_CACHE/rootfs/current/rootfs.ext4)");
+  cmd->add_flag("--force,-f", f->opts.force, "Replace an existing template of that name");
+  cmd->callback([&g, f, cpus, mem] {
+    if (cpus->count()) f->opts.vcpus = f->cpus;
+    if (mem->count()) f->opts.memory_mib = f->memory;
+    f->opts.progress = [](const std::string& line) {
+      std::fprintf(stderr, "template: %s\n", line.c_str());
+      std::fflush(stderr);
+    };
+    auto m = core::build_template({g.root, g.log_level, g.log_format}, f->opts);
+    if (g.format == "json") {
+      json::Value v = json::Value::object();
+      v.set("name", m.name);
+      std::printf("%s\n", json::serialize(v).c_str());
+    } else {
+      std::printf("%s\n", m.name.c_str());
+    }
+  });
+}
+
+void add_list(CLI::App& parent, GlobalOptions& g) {
+  auto* cmd = parent.add_subcommand("list", "List templates");
+  cmd->fallthrough();
+  cmd->alias("ls");
+  cmd->callback([&g] {
+    auto all = core::list_templates({g.root, g.log_level, g.log_format});
+    if (g.format == "json") {
+      json::Value arr = json::Value::array();
+      for (const auto& t : all) arr.push_back(core::template_info_json(t));
+      std::printf("%s\n", json::serialize(arr, 2).c_str());
+      return;
+    }
+    std::vector<std::vector<std::string>> rows = {{"NAME", "CPUS", "MEMORY", "SIZE", "CREATED"}};
+    for (const auto& t : all) {
+      if (!t.meta) {
+        log::warn("template " + t.name + " is unreadable: " + t.problem);
+        rows.push_back({t.name, "-", "-", core::human_size(t.disk_bytes), "(unreadable)"});
+        continue;
+      }
+      rows.push_back({t.name, std::to_string(t.meta->vcpus), std::to_string(t.meta->memory_mib) + "MiB",
+                      core::human_size(t.disk_bytes), t.meta->created});
+    }
+    std::printf("%s", format_table(rows).c_str());
+  });
+}
+
+void add_rm(CLI::App& parent, GlobalOptions& g) {
+  auto* cmd = parent.add_subcommand("rm", "Delete templates (sandboxes made from them keep working)");
+  cmd->fallthrough();
+  cmd->alias("remove");
+  auto* names = new std::vector<std::string>;  // lives as long as the process
+  cmd->add_option("name", *names, "Template names")->required();
+  cmd->callback([&g, names] {
+    for (const auto& name : *names) {
+      try {
+        core::remove_template({g.root, g.log_level, g.log_format}, name);
+      } catch (const Error& e) {
+        if (names->size() == 1) throw;
+        std::fprintf(stderr, "space: error: %s\n", e.what());
+        if (!e.hint().empty()) std::fprintf(stderr, "hint: %s\n", e.hint().c_str());
+        g.exit_code = 125;
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void register_template(CLI::App& app, GlobalOptions& g) {
+  auto* cmd = app.add_subcommand("template", "Build, list and remove templates");
+  cmd->fallthrough();
+  cmd->require_subcommand(1);
+  add_build(*cmd, g);
+  add_list(*cmd, g);
+  add_rm(*cmd, g);
+}
+
+}  // namespace space::cli

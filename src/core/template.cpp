@@ -1,0 +1,214 @@
+// Template metadata (template.toml), listing and removal; the build is in template_build.cpp.
+// template.toml is written by hand in a fixed key order and read back with toml++, strictly:
+// each key is checked against the list below, so a damaged or foreign file is reported rather
+// than half-used.
+#include "core/template.h"
+
+#include <sys/stat.h>
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+
+#include "core/config.h"
+#include "core/paths.h"
+#include "core/store.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "vmm/snapshot.h"
+
+namespace space::core {
+
+namespace {
+
+// A TOML basic string.
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += char(c);
+    } else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += char(c);
+    }
+  }
+  return out + "\"";
+}
+
+[[noreturn]] void bad(const std::string& source, const std::string& key, const std::string& why) {
+  fail(source + ": " + key + ": " + why, "rebuild the template with 'space template build --force NAME'");
+}
+
+uint32_t get_uint(const toml::node& n, const std::string& source, const std::string& key,
+                  uint32_t lo, uint32_t hi) {
+  auto v = n.value_exact<int64_t>();
+  if (!v) bad(source, key, "expected an integer");
+  if (*v < lo || *v > hi)
+    bad(source, key, std::to_string(*v) + " is out of range " + std::to_string(lo) + ".." +
+                         std::to_string(hi));
+  return static_cast<uint32_t>(*v);
+}
+
+std::string get_string(const toml::node& n, const std::string& source, const std::string& key) {
+  auto v = n.value_exact<std::string>();
+  if (!v || v->empty()) bad(source, key, "expected a non-empty string");
+  return *v;
+}
+
+uint64_t disk_usage(const std::string& dir) {
+  uint64_t total = 0;
+  for (const auto& name : fs::list_dir(dir)) {
+    struct stat st {};
+    if (::lstat((dir + "/" + name).c_str(), &st) == 0) total += uint64_t(st.st_blocks) * 512;
+  }
+  return total;
+}
+
+}  // namespace
+
+std::string template_meta_to_toml(const TemplateMeta& m) {
+  std::string t = "# Written by 'space template build'. Do not edit: sandboxes restore from this.\n";
+  t += "format = " + std::to_string(m.format) + "\n";
+  t += "name = " + quoted(m.name) + "\n";
+  t += "created = " + quoted(m.created) + "\n";
+  t += "space_version = " + quoted(m.space_version) + "\n";
+  t += "snapshot_format = " + std::to_string(m.snapshot_format) + "\n";
+  t += "vcpus = " + std::to_string(m.vcpus) + "\n";
+  t += "memory_mib = " + std::to_string(m.memory_mib) + "\n";
+  t += "kernel = " + quoted(m.kernel) + "\n";
+  t += "rootfs = " + quoted(m.rootfs) + "\n";
+  return t;
+}
+
+TemplateMeta parse_template_meta(std::string_view text, const std::string& source) {
+  toml::table doc;
+  try {
+    doc = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    const auto& at = e.source().begin;
+    bad(source, std::to_string(at.line) + ":" + std::to_string(at.column), std::string(e.description()));
+  }
+  TemplateMeta m;
+  unsigned seen = 0;
+  static const char* keys[] = {"format", "name", "created", "space_version", "snapshot_format",
+                               "vcpus", "memory_mib", "kernel", "rootfs"};
+  for (auto&& [k, n] : doc) {
+    std::string key(k.str());
+    auto it = std::find(std::begin(keys), std::end(keys), key);
+    if (it == std::end(keys)) bad(source, key, "unknown key");
+    seen |= 1u << (it - std::begin(keys));
+    if (key == "format") {
+      m.format = get_uint(n, source, key, 1, UINT32_MAX);
+      if (m.format > kTemplateFormat)
+        bad(source, key, "format " + std::to_string(m.format) + " comes from a newer space (this one reads " +
+                             std::to_string(kTemplateFormat) + ")");
+    } else if (key == "name") {
+      m.name = get_string(n, source, key);
+      try {
+        validate_id(m.name, "template name");
+      } catch (const Error& e) {
+        bad(source, key, e.what());
+      }
+    } else if (key == "created") {
+      m.created = get_string(n, source, key);
+    } else if (key == "space_version") {
+      m.space_version = get_string(n, source, key);
+    } else if (key == "snapshot_format") {
+      m.snapshot_format = get_uint(n, source, key, 1, UINT32_MAX);
+    } else if (key == "vcpus") {
+      m.vcpus = get_uint(n, source, key, 1, kMaxCpus);
+    } else if (key == "memory_mib") {
+      m.memory_mib = get_uint(n, source, key, kMinMemoryMib, kMaxMemoryMib);
+    } else if (key == "kernel" || key == "rootfs") {
+      std::string v = get_string(n, source, key);
+      if (v[0] != '/') bad(source, key, "expected an absolute path");
+      (key == "kernel" ? m.kernel : m.rootfs) = v;
+    }
+  }
+  for (size_t i = 0; i < std::size(keys); i++)
+    if (!(seen & (1u << i))) bad(source, keys[i], "missing");
+  return m;
+}
+
+void check_restorable(const TemplateMeta& m, const std::string& name) {
+  std::string hint = "rebuild it: space template build --force " + name;
+  if (m.name != name)
+    fail("template " + name + " says it is named \"" + m.name + "\" (was it copied by hand?)", hint);
+  if (m.snapshot_format != snapshot::kFormatVersion)
+    fail("template " + name + " holds a snapshot in format " + std::to_string(m.snapshot_format) +
+             ", and this space reads format " + std::to_string(snapshot::kFormatVersion),
+         hint);
+}
+
+std::string template_meta_path(const std::string& dir) { return dir + "/template.toml"; }
+
+TemplateMeta read_template_meta(const std::string& dir) {
+  std::string path = template_meta_path(dir);
+  return parse_template_meta(fs::read_file(path, 64u << 10), path);
+}
+
+std::string template_dir(const std::string& root, const std::string& name) {
+  validate_id(name, "template name");
+  return store_paths(root).templates + "/" + name;
+}
+
+bool is_build_dir_name(std::string_view entry) { return !entry.empty() && entry[0] == '.'; }
+
+std::vector<TemplateInfo> list_templates(const Context& ctx) {
+  StorePaths sp = ensure_store(ctx, StoreUse::Existing);
+  std::vector<TemplateInfo> out;
+  for (const auto& name : fs::list_dir(sp.templates)) {
+    if (is_build_dir_name(name)) continue;
+    TemplateInfo t;
+    t.name = name;
+    std::string dir = sp.templates + "/" + name;
+    try {
+      t.meta = read_template_meta(dir);
+    } catch (const Error& e) {
+      t.problem = e.what();
+    }
+    t.disk_bytes = disk_usage(dir);
+    out.push_back(std::move(t));
+  }
+  std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.name < b.name; });
+  return out;
+}
+
+json::Value template_info_json(const TemplateInfo& t) {
+  json::Value v = json::Value::object();
+  v.set("name", t.name);
+  if (t.meta) {
+    v.set("created", t.meta->created);
+    v.set("vcpus", t.meta->vcpus);
+    v.set("memory_mib", t.meta->memory_mib);
+    v.set("kernel", t.meta->kernel);
+    v.set("rootfs", t.meta->rootfs);
+    v.set("space_version", t.meta->space_version);
+    v.set("snapshot_format", t.meta->snapshot_format);
+  } else {
+    v.set("error", t.problem);
+  }
+  v.set("disk_bytes", t.disk_bytes);
+  return v;
+}
+
+void remove_template(const Context& ctx, const std::string& name) {
+  std::string dir = template_dir(ctx.root, name);
+  ensure_store(ctx, StoreUse::Existing);
+  if (!fs::is_dir(dir))
+    throw Error("template " + name + " does not exist", ENOENT, "'space template list' shows the templates");
+  try {
+    remove_store_tree(dir);
+  } catch (Error& e) {
+    e.add_context("remove template " + name);
+    throw;
+  }
+}
+
+}  // namespace space::core

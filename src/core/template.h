@@ -1,0 +1,80 @@
+// Templates: pre-booted VMs that sandboxes start from. A template is a read-only subvolume
+// store/templates/<name> holding rootfs.ext4 (the disk), memory and vmstate (the VMM's snapshot
+// of the running guest, taken once guest-init answered) and template.toml (what it was built
+// from). `create` snapshots it into store/sandboxes/<id> and restores the VMM from the copy.
+// A build works in a hidden subvolume store/templates/.<name>.tmp-<rand>, flock'ed while it
+// runs, and renames it into place only when complete; a later build sweeps the leftovers of
+// builds that died (the flock is free).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/context.h"
+#include "util/json.h"
+
+namespace space::core {
+
+// template.toml's layout version. A file with a higher one was written by a newer space.
+constexpr uint32_t kTemplateFormat = 1;
+
+// template.toml.
+struct TemplateMeta {
+  uint32_t format = kTemplateFormat;
+  std::string name;
+  std::string created;            // RFC 3339, UTC
+  std::string space_version;      // the space that built it
+  uint32_t snapshot_format = 0;   // the VMM's vmstate format version
+  uint32_t vcpus = 1;
+  uint32_t memory_mib = 256;
+  std::string kernel;             // the kernel it booted (absolute)
+  std::string rootfs;             // the image its rootfs.ext4 was copied from (absolute)
+};
+
+// template.toml text for `m`.
+std::string template_meta_to_toml(const TemplateMeta& m);
+// Parses and checks template.toml text (strict: unknown keys, wrong types, out-of-range values
+// and a newer format are errors); `source` names it in messages.
+TemplateMeta parse_template_meta(std::string_view text, const std::string& source);
+// Throws unless a sandbox can be restored from a template described by `m`: it was named
+// `name` and its snapshot format is the one this VMM reads. The hint says to rebuild it.
+void check_restorable(const TemplateMeta& m, const std::string& name);
+// Reads <dir>/template.toml.
+TemplateMeta read_template_meta(const std::string& dir);
+// <dir>/template.toml.
+std::string template_meta_path(const std::string& dir);
+
+// <root>/store/templates/<name>; validates the name.
+std::string template_dir(const std::string& root, const std::string& name);
+// True if `name` is a build's working directory (or anything else hidden) rather than a template.
+bool is_build_dir_name(std::string_view entry);
+
+struct TemplateInfo {
+  std::string name;
+  std::optional<TemplateMeta> meta;  // unset when template.toml is unreadable
+  std::string problem;               // why it is unreadable
+  uint64_t disk_bytes = 0;           // allocated size of its files (before any sharing)
+};
+// Every template, sorted by name. Does not create the store.
+std::vector<TemplateInfo> list_templates(const Context& ctx);
+json::Value template_info_json(const TemplateInfo& t);
+// Deletes template `name`. Sandboxes made from it are independent snapshots and keep working.
+void remove_template(const Context& ctx, const std::string& name);
+
+struct TemplateBuildOptions {
+  std::string name;
+  std::optional<uint32_t> vcpus;       // unset = config.toml, else 1
+  std::optional<uint32_t> memory_mib;  // unset = config.toml, else 256
+  std::string kernel;                  // "" = config.toml, else the cached default
+  std::string rootfs;                  // "" = config.toml, else the cached default
+  bool force = false;                  // replace an existing template of that name
+  std::function<void(const std::string&)> progress;  // one line per step, may be empty
+};
+// Boots a VM, waits for guest-init, snapshots it and installs the result as template
+// `o.name`; all or nothing. Waits at most $SPACE_BOOT_TIMEOUT seconds for the boot.
+TemplateMeta build_template(const Context& ctx, const TemplateBuildOptions& o);
+
+}  // namespace space::core

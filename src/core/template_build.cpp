@@ -1,0 +1,192 @@
+// `template build`: boot a VM in a fresh hidden subvolume, wait for guest-init, have the VMM
+// snapshot it into the same subvolume, stop it, drop the build's leftovers (config.json, logs),
+// write template.toml, make the subvolume read-only and rename it into place, atomically:
+// renameat2(RENAME_NOREPLACE) for a new name, RENAME_EXCHANGE with --force (then the old one is
+// deleted). Any failure or signal before that deletes the subvolume, so there is never a half
+// template. The VMM's sockets go to <run base>/.template-<rand>, which no sandbox id can name.
+// If the build itself is killed (SIGKILL), the next build finds its directory unlocked, kills
+// the VMM its state.json names and deletes the rest.
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+#include "core/control_client.h"
+#include "core/launcher.h"
+#include "core/paths.h"
+#include "core/sandbox.h"
+#include "core/state.h"
+#include "core/store.h"
+#include "core/template.h"
+#include "core/vm_config.h"
+#include "core/btrfs.h"
+#include "util/error.h"
+#include "util/fd.h"
+#include "util/fs.h"
+#include "util/log.h"
+#include "vmm/snapshot.h"
+
+#ifndef SPACE_VERSION
+#define SPACE_VERSION "unknown"
+#endif
+
+namespace space::core {
+
+namespace {
+
+constexpr const char* kBuildMarker = ".tmp-";
+
+// An exclusive, non-blocking flock on a directory; invalid if another process holds it.
+Fd lock_dir(const std::string& dir) {
+  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd) throw_errno("open " + dir);
+  if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) return Fd();
+    throw_errno("lock " + dir);
+  }
+  return fd;
+}
+
+std::string build_run_dir(const std::string& rand) { return run_base() + "/.template-" + rand; }
+
+// Deletes the working directories of builds that died (their flock is free), with their run
+// directories, after killing a VMM that outlived its build (its state.json names it).
+void sweep_dead_builds(const StorePaths& sp) {
+  for (const auto& entry : fs::list_dir(sp.templates)) {
+    auto mark = entry.rfind(kBuildMarker);
+    if (!is_build_dir_name(entry) || mark == std::string::npos) continue;
+    std::string dir = sp.templates + "/" + entry;
+    try {
+      Fd held = lock_dir(dir);
+      if (!held) continue;  // a build in progress
+      log::info("template: removing " + dir + ", left by a build that did not finish");
+      SandboxPaths p = paths_in(dir, build_run_dir(entry.substr(mark + std::string(kBuildMarker).size())));
+      if (fs::exists(p.state)) stop_vmm(read_state(p.state), p, 0);
+      fs::remove_tree(p.run_dir);
+      remove_store_tree(dir);
+    } catch (const Error& e) {
+      log::warn(std::string("template: could not remove a dead build: ") + e.what());
+    }
+  }
+}
+
+// Moves the finished build to `dest`: fails if it exists, unless `force`, in which case the two
+// are swapped and the old template (now at `build`) is deleted.
+void install(const std::string& build, const std::string& dest, const std::string& name, bool force) {
+  if (::renameat2(AT_FDCWD, build.c_str(), AT_FDCWD, dest.c_str(), RENAME_NOREPLACE) == 0) return;
+  if (errno != EEXIST || !force) {
+    if (errno == EEXIST)
+      fail("template " + name + " already exists", "pass --force to replace it");
+    throw_errno("rename " + build + " to " + dest);
+  }
+  if (::renameat2(AT_FDCWD, build.c_str(), AT_FDCWD, dest.c_str(), RENAME_EXCHANGE) != 0)
+    throw_errno("exchange " + build + " and " + dest);
+  try {
+    remove_store_tree(build);
+  } catch (const Error& e) {
+    log::warn("template " + name + ": the replaced template is left at " + build + ": " + e.what());
+  }
+}
+
+// The VMM's part: boot, wait for guest-init, snapshot into p.dir, stop. Returns once it exited.
+void boot_and_snapshot(const Context& ctx, const SandboxPaths& p, const std::string& name,
+                       proc::SignalGuard& sig, const std::function<void(const std::string&)>& say) {
+  int timeout_s = boot_timeout_seconds();
+  make_run_dir(p);
+  say("booting the VM (about 30 s)");
+  VmmLaunch launch = spawn_vmm(ctx, p, name, VmmMode{"", true});
+  SandboxState st;  // names the VMM, so that a later build can kill it if we die (SIGKILL)
+  st.id = name;
+  st.status = "creating";
+  st.pid = launch.child.pid();
+  st.pid_start_time = proc::start_time(st.pid).value_or(0);
+  st.created = rfc3339_now();
+  write_state(p.state, st, fs::Sync::Volatile);
+  wait_started(launch.child, launch.ready, p, /*guest=*/true, sig, timeout_s);
+  sig.check();
+  say("snapshotting");
+  json::Value req = json::Value::object();
+  req.set("op", "snapshot");
+  req.set("dir", p.dir);
+  json::Value reply = control_call(p.control_sock, req, timeout_s * 1000);
+  log::debug("template " + name + ": snapshot reply " + json::serialize(reply));
+  json::Value stop = json::Value::object();
+  stop.set("op", "stop");
+  control_call(p.control_sock, stop, 5000);
+  pollfd exited{launch.child.pidfd(), POLLIN, 0};
+  if (::poll(&exited, 1, 10000) <= 0) log::warn("template " + name + ": the VMM did not stop; killing it");
+  launch.child = proc::Child();  // reaps it (killing it first if it still runs)
+  fs::remove_tree(p.run_dir);
+}
+
+}  // namespace
+
+TemplateMeta build_template(const Context& ctx, const TemplateBuildOptions& o) {
+  auto say = [&](const std::string& s) {
+    if (o.progress) o.progress(s);
+  };
+  proc::SignalGuard sig;
+  try {
+    validate_id(o.name, "template name");
+    HostConfig hc = load_host_config(ctx.root);
+    BootSpec boot = resolve_boot_spec(hc, o.vcpus, o.memory_mib, o.kernel, o.rootfs);
+    StorePaths sp = ensure_store(ctx, StoreUse::Create);
+    sweep_dead_builds(sp);
+    std::string dest = sp.templates + "/" + o.name;
+    if (!o.force && fs::exists(dest))
+      fail("template " + o.name + " already exists",
+           "pass --force to replace it, or remove it with 'space template rm " + o.name + "'");
+
+    std::string rand = generate_id().substr(0, 8);
+    SandboxPaths p = paths_in(sp.templates + "/." + o.name + kBuildMarker + rand, build_run_dir(rand));
+    check_socket_paths(p);
+    btrfs::create_subvolume(p.dir);
+    try {
+      Fd held = lock_dir(p.dir);  // marks the build as alive for sweep_dead_builds
+      if (!held) fail("lock " + p.dir + ": already locked");
+      say("copying the root filesystem " + boot.rootfs_image);
+      fs::copy_file(boot.rootfs_image, p.rootfs, 0600, [&] { sig.check(); });
+      save_vm_config(p.config, VmConfig{o.name, boot.vcpus, boot.memory_mib, boot.kernel, p.rootfs, ""});
+      try {
+        boot_and_snapshot(ctx, p, o.name, sig, say);
+      } catch (Error& e) {
+        throw Error(std::string(e.what()) + log_tails(p), e.err(), e.hint());
+      }
+      for (const auto& leftover : {p.config, p.state, p.console_log, p.vmm_log, p.lock})
+        if (::unlink(leftover.c_str()) != 0 && errno != ENOENT) throw_errno("remove " + leftover);
+
+      TemplateMeta m;
+      m.name = o.name;
+      m.created = rfc3339_now();
+      m.space_version = SPACE_VERSION;
+      m.snapshot_format = snapshot::kFormatVersion;
+      m.vcpus = boot.vcpus;
+      m.memory_mib = boot.memory_mib;
+      m.kernel = boot.kernel;
+      m.rootfs = boot.rootfs_image;
+      fs::write_file_atomic(template_meta_path(p.dir), template_meta_to_toml(m), 0644);
+      if (::syncfs(held.get()) != 0) throw_errno("sync " + p.dir);
+      btrfs::set_read_only(p.dir, true);
+      sig.check();
+      install(p.dir, dest, o.name, o.force);
+      say("done: template " + o.name);
+      return m;
+    } catch (...) {
+      try {
+        fs::remove_tree(p.run_dir);
+        remove_store_tree(p.dir);
+      } catch (const Error& cleanup) {
+        log::error("template build " + o.name + ": cleanup failed: " + cleanup.what());
+      }
+      throw;
+    }
+  } catch (Error& e) {
+    e.add_context("build template " + o.name);
+    throw;
+  }
+}
+
+}  // namespace space::core

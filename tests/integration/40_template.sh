@@ -1,0 +1,89 @@
+# Scenario: the store and templates. The test root is under /tmp (ext4 here), so the first
+# command that needs the store makes the loopback image and mounts it. One template build (the
+# only boot of this file), then five creates that restore from it, each answering hello; the
+# default template from config.toml; destroy deletes each sandbox's subvolume; template list and
+# rm; and lib.sh's cleanup checks that no mount or loop device is left.
+source "$(dirname "$0")/lib.sh"
+
+store=$SPACE_ROOT/store
+loopback=1
+if [ "$(stat -f -c %T "$SPACE_ROOT")" = btrfs ]; then loopback=0; fi
+# json_field PATH: the value at PATH (dot-separated keys and list indexes) of the JSON on stdin.
+json_field() { python3 -c 'import json,sys; v=json.load(sys.stdin)
+for k in sys.argv[1].split("."): v=v[int(k)] if isinstance(v, list) else v[k]
+print(v)' "$1"; }
+
+[ "$(space check --format json | json_field store.kind)" = "$([ $loopback = 1 ] && echo loopback || echo btrfs-root)" ] \
+  || fail "space check names the wrong store kind: $(space check --format json)"
+[ "$(space check --format json | json_field store.ready)" = False ] || fail "store ready before first use"
+[ -z "$(space template list --format json | json_field 0 2>/dev/null)" ] || fail "templates before any build"
+[ ! -e "$store" ] || [ -z "$(ls -A "$store")" ] || fail "list/check made the store"
+
+# Errors that need no boot: a missing named template, bad names.
+expect_status 125 space create --template nope x1
+assert_contains "$ERR" "template nope does not exist" "missing template"
+assert_contains "$ERR" "space template build nope" "missing template hint"
+expect_status 125 space template build "Bad/Name"
+expect_status 125 space create --template base --cold x2
+expect_status 125 space template rm nope
+[ -z "$(ls "$store/sandboxes" 2>/dev/null)" ] || fail "a failed create left a sandbox"
+
+# The one boot.
+expect_status 0 space template build base
+[ "$OUT" = base ] || fail "template build printed '$OUT'"
+assert_contains "$ERR" "template: booting" "build progress"
+assert_contains "$ERR" "template: snapshotting" "build progress"
+if [ $loopback = 1 ]; then
+  [ -f "$SPACE_ROOT/store.img" ] || fail "no store.img"
+  [ "$(findmnt -n -o FSTYPE --target "$store")" = btrfs ] || fail "$store is not a btrfs mount"
+  [ "$(findmnt -n -o TARGET --target "$store")" = "$store" ] || fail "$store is not a mount point"
+  [ -n "$(losetup -j "$SPACE_ROOT/store.img")" ] || fail "no loop device on store.img"
+  [ "$(space check --format json | json_field store.mounted)" = True ] || fail "check: not mounted"
+fi
+btrfs subvolume list -o "$store" | grep -q "templates/base$" || fail "templates/base is not a subvolume"
+for f in rootfs.ext4 memory vmstate template.toml; do [ -f "$store/templates/base/$f" ] || fail "template lacks $f"; done
+for f in config.json console.log vmm.log; do [ ! -e "$store/templates/base/$f" ] || fail "template keeps $f"; done
+[ -z "$(ls -A "$store/templates" | grep '^\.')" ] || fail "build directory left: $(ls -A "$store/templates")"
+list=$(space template list)
+assert_contains "$list" "base" "template list"
+[ "$(space template list --format json | json_field 0.memory_mib)" = 256 ] || fail "template list json"
+expect_status 125 space template build base
+assert_contains "$ERR" "already exists" "second build without --force"
+
+# Five creates from it, all restores (no guest round trip), all answering.
+for i in 1 2 3 4 5; do
+  t0=$(date +%s%N)
+  expect_status 0 space --log-level debug create --template base "t$i"
+  t1=$(date +%s%N)
+  echo "create t$i: $(((t1 - t0) / 1000000)) ms; $(echo "$ERR" | grep -o 'create t[0-9]*: .*')"
+  [ "$OUT" = "t$i" ] || fail "create printed '$OUT'"
+  case "$ERR" in *cold-booting*) fail "create t$i cold-booted" ;; esac
+done
+for i in 1 2 3 4 5; do
+  [ "$(status_of "t$i")" = running ] || fail "t$i not running"
+  [ "$(space state "t$i" | json_field template)" = base ] || fail "t$i: state.json lacks the template"
+  hello=$(timeout "$SPACE_TEST_TIMEOUT" python3 "$SRC/tests/integration/agent.py" "$SPACE_RUN_DIR/t$i/vsock.sock" hello) \
+    || fail "t$i does not answer hello"
+  assert_contains "$hello" "agent=guest-init" "hello from t$i"
+  btrfs subvolume list -o "$store/sandboxes" | grep -q "sandboxes/t$i$" || fail "t$i is not a subvolume"
+done
+
+# The default template comes from config.toml: a plain create restores it.
+echo 'template = "base"' >>"$SPACE_ROOT/config.toml"  # appended to the [defaults] table
+expect_status 0 space create t6
+case "$ERR" in *cold-booting*) fail "create t6 cold-booted" ;; esac
+[ "$(space state t6 | json_field template)" = base ] || fail "t6 not made from the default template"
+
+# destroy deletes the subvolumes; rm deletes the template; sandboxes do not depend on it.
+expect_status 0 space template rm base
+[ ! -e "$store/templates/base" ] || fail "template rm left the directory"
+timeout "$SPACE_TEST_TIMEOUT" python3 "$SRC/tests/integration/agent.py" "$SPACE_RUN_DIR/t6/vsock.sock" hello >/dev/null \
+  || fail "t6 stopped answering after its template was removed"
+for i in 1 2 3 4 5 6; do
+  pid=$(pid_of "t$i")
+  expect_status 0 space destroy "t$i"
+  assert_gone "t$i" "$pid"
+done
+[ -z "$(btrfs subvolume list -o "$store/sandboxes")" ] || fail "subvolumes left: $(btrfs subvolume list -o "$store/sandboxes")"
+[ -z "$(space template list --format json | json_field 0 2>/dev/null)" ] || fail "template list not empty"
+echo "PASS"
