@@ -142,7 +142,9 @@ VirtioMmio* Machine::add_virtio(const std::string& name, std::unique_ptr<VirtioB
 }
 
 std::string Machine::build_cmdline() const {
-  std::string c = "console=ttyS0 reboot=k panic=-1 root=/dev/vda rw rootfstype=ext4 io_delay=none";
+  std::string c =
+      "console=ttyS0 reboot=k panic=-1 root=/dev/vda rw rootfstype=ext4 io_delay=none quiet "
+      "tsc=reliable";
   c += " space.id=" + spec_.id;
   for (auto& v : virtio_cmdline_) c += " " + v;
   if (spec_.host == HostKind::Pvm) c += " " + pvm_boot_params();
