@@ -11,6 +11,8 @@ void register_vmm(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("id", opts->id)->required();
   cmd->add_option("--ready-fd", opts->ready_fd, "fd to report readiness on");
   cmd->add_option("--restore", opts->restore_dir, "resume the snapshot in this directory");
+  cmd->add_option("--shared-memory", opts->shared_memory_dir,
+                  "map this directory's memory file instead, if it holds the same snapshot");
   // A template build: the VMM's files and sockets live elsewhere than a sandbox's.
   auto* dir = cmd->add_option("--dir", opts->dir, "files here, not in store/sandboxes/ID");
   auto* run = cmd->add_option("--run-dir", opts->run_dir, "sockets here, not in <run base>/ID");

@@ -65,7 +65,8 @@ bool snapshot_template(const StorePaths& sp, const std::string& name, const Sand
 // Everything after the sandbox directory exists: config, run directory, VMM, state. The VMM
 // child is handed out through `vmm` so that the caller's cleanup can kill it.
 void start(const Context& ctx, const SandboxPaths& p, SandboxState& st, const Source& src,
-           proc::SignalGuard& sig, std::optional<proc::Child>& vmm, PhaseLog& ph) {
+           const std::string& template_dir, proc::SignalGuard& sig,
+           std::optional<proc::Child>& vmm, PhaseLog& ph) {
   VmConfig cfg{st.id, 0, 0, "", p.rootfs, ""};
   if (src.boot) {
     fs::copy_file(src.boot->rootfs_image, p.rootfs, 0600, [&] { sig.check(); });
@@ -96,7 +97,7 @@ void start(const Context& ctx, const SandboxPaths& p, SandboxState& st, const So
   ph.mark("config");
 
   int timeout_s = boot_timeout_seconds();
-  VmmLaunch launch = spawn_vmm(ctx, p, st.id, VmmMode{src.boot ? "" : p.dir, false});
+  VmmLaunch launch = spawn_vmm(ctx, p, st.id, VmmMode{src.boot ? "" : p.dir, false, src.boot ? "" : template_dir});
   vmm.emplace(std::move(launch.child));
   st.pid = vmm->pid();
   st.pid_start_time = proc::start_time(st.pid).value_or(0);
@@ -173,7 +174,7 @@ SandboxState create_sandbox(const Context& ctx, const CreateOptions& opts) {
     };
     try {
       SandboxLock lock(p.lock);
-      start(ctx, p, st, src, sig, vmm, ph);
+      start(ctx, p, st, src, sp.templates + "/" + src.template_name, sig, vmm, ph);
       vmm->release();  // the sandbox is running: the VMM outlives us
       log::debug("create " + id + ": " + ph.summary());
       return st;

@@ -82,6 +82,8 @@ VmmLaunch spawn_vmm(const Context& ctx, const SandboxPaths& p, const std::string
                                    ctx.log_format,   "__vmm",        id,
                                    "--ready-fd",     "3"};
   if (!mode.restore_dir.empty()) argv.insert(argv.end(), {"--restore", mode.restore_dir});
+  if (!mode.shared_memory_dir.empty())
+    argv.insert(argv.end(), {"--shared-memory", mode.shared_memory_dir});
   if (mode.explicit_paths) argv.insert(argv.end(), {"--dir", p.dir, "--run-dir", p.run_dir});
   proc::Child child = proc::spawn_detached(argv, p.vmm_log, pipe.write.get());
   pipe.write.reset();  // now only the VMM holds it: EOF means the VMM is gone

@@ -34,6 +34,7 @@ BootSpec resolve_boot_spec(const HostConfig& hc, std::optional<uint32_t> vcpus,
 struct VmmMode {
   std::string restore_dir;      // "" = cold boot; else the directory holding memory and vmstate
   bool explicit_paths = false;  // pass p.dir and p.run_dir (--dir, --run-dir)
+  std::string shared_memory_dir;  // a template dir whose memory file to map if still the same
 };
 
 struct VmmLaunch {

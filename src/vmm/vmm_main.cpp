@@ -70,9 +70,26 @@ void mark_stopped(const core::SandboxPaths& paths) {
   }
 }
 
-// Reads DIR/vmstate, maps DIR/memory and fits `spec` to the snapshot.
-GuestMemory load_snapshot(const std::string& dir, const core::VmConfig& cfg, MachineSpec& spec,
-                          snapshot::Snapshot& snap, PhaseLog& phases) {
+// The directory whose memory file to map: `shared` (a template, whose page cache every sandbox
+// restored from it shares) when its vmstate is byte-identical to `dir`'s, i.e. the same snapshot
+// (vmstate holds the vCPU clocks and registers of that one moment); otherwise `dir`'s own copy.
+// A sandbox's reflinked copy of the memory file has page cache of its own.
+std::string memory_dir(const std::string& dir, const std::string& shared) {
+  if (shared.empty()) return dir;
+  try {
+    const std::string f = std::string("/") + snapshot::kVmstateFile;
+    if (fs::read_file(dir + f, 16u << 20) == fs::read_file(shared + f, 16u << 20)) return shared;
+    log::info("the template at " + shared + " changed since the snapshot; mapping this sandbox's copy");
+  } catch (const Error& e) {
+    log::info(std::string("cannot share the template's memory: ") + e.what());
+  }
+  return dir;
+}
+
+// Reads DIR/vmstate, maps the snapshot's memory (see memory_dir) and fits `spec` to it.
+GuestMemory load_snapshot(const std::string& dir, const std::string& shared,
+                          const core::VmConfig& cfg, MachineSpec& spec, snapshot::Snapshot& snap,
+                          PhaseLog& phases) {
   snap = snapshot::read_vmstate(dir + "/" + snapshot::kVmstateFile);
   phases.mark("read vmstate");
   const uint64_t cfg_bytes = uint64_t(cfg.memory_mib) << 20;
@@ -83,7 +100,8 @@ GuestMemory load_snapshot(const std::string& dir, const core::VmConfig& cfg, Mac
               std::to_string(snap.machine.memory_bytes >> 20) + " MiB, which win");
   spec.vcpus = snap.machine.vcpus;
   spec.memory_bytes = snap.machine.memory_bytes;
-  Fd mem = snapshot::open_memory_file(dir + "/" + snapshot::kMemoryFile, spec.memory_bytes);
+  Fd mem = snapshot::open_memory_file(memory_dir(dir, shared) + "/" + snapshot::kMemoryFile,
+                                      spec.memory_bytes);
   GuestMemory m = GuestMemory::from_file(mem.get(), spec.memory_bytes);
   phases.mark("map memory");
   return m;
@@ -126,7 +144,7 @@ int vmm_main(const VmmOptions& opts) {
     EventLoop loop;
     snapshot::Snapshot snap;
     GuestMemory mem = restoring
-                          ? load_snapshot(opts.restore_dir, cfg, spec, snap, phases)
+                          ? load_snapshot(opts.restore_dir, opts.shared_memory_dir, cfg, spec, snap, phases)
                           : GuestMemory::anonymous(spec.memory_bytes);
     Machine machine(spec, std::move(mem), loop, [&loop] { loop.stop(); });
     if (restoring) {

@@ -11,6 +11,7 @@ struct VmmOptions {
   std::string dir;      // files (config.json, logs, disk) here instead of store/sandboxes/<id>:
   std::string run_dir;  // and sockets here; both set or both empty (a template build)
   std::string restore_dir;  // if set: resume the snapshot in this dir (vmstate + memory), no boot
+  std::string shared_memory_dir;  // map its memory instead when its vmstate is the same snapshot
 };
 
 // Runs the VMM until the guest stops or a stop request arrives; returns the process exit code.
