@@ -1,0 +1,275 @@
+#!/usr/bin/env bash
+# Benchmark of sandbox creation (issue 4 item 5). Against a private root under /tmp (never
+# /var/lib/space) it builds the `default` template if that root lacks it (one cold boot), then
+# runs --count creates from it, each followed by `exec ID true` and a destroy, and prints min,
+# median, p90 and p99 of the `space create` wall time and of the time to first exec (create plus
+# `exec true`). Then it keeps 20 sandboxes alive and idle and prints the host memory of their VMMs
+# per sandbox: RSS and PSS (PSS splits the template's copy-on-write pages among their sharers, so
+# it is the honest figure). Side by side, Debian's qemu-system-x86_64 -M microvm boots the same
+# kernel, rootfs, memory size and command line once, is paused and saved to a migration file
+# after guest-init's "ready" line, then --qemu-count times restores it with -incoming and is
+# timed from its start until QMP query-status says "running"; the script prints the ratio of
+# QEMU's median to space's create median. All timing is done in one python3 process
+# (time.perf_counter_ns around subprocess calls), so no extra fork per sample is counted.
+# It prints the machine and the settings first; plain lines, no assertions on the figures; it
+# exits non-zero only if something failed to run. It removes everything it made (sandboxes,
+# QEMU processes, the loopback store mount) unless --keep; with --root DIR the root (and its
+# template) is kept for the next run, only its store is unmounted.
+#
+# Usage: scripts/bench-create.sh [--root DIR] [--count N] [--qemu-count N] [--alive N] [--keep]
+# Environment: SPACE_BIN (default build/space), SPACE_GUEST_INIT (default build/guest-init),
+# SPACE_BENCH_MEMORY_MIB (default 256) and SPACE_BENCH_CPUS (default 1) for the template.
+set -euo pipefail
+
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+SPACE_BIN=${SPACE_BIN:-$SRC/build/space}
+SPACE_GUEST_INIT=${SPACE_GUEST_INIT:-$SRC/build/guest-init}
+MEMORY_MIB=${SPACE_BENCH_MEMORY_MIB:-256}
+CPUS=${SPACE_BENCH_CPUS:-1}
+COUNT=50
+QEMU_COUNT=10
+ALIVE=20
+KEEP=0
+ROOT=""
+
+usage() { sed -n 's/^# Usage: //p' "$0" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  case $1 in
+    --root) ROOT=${2:?}; shift 2 ;;
+    --count) COUNT=${2:?}; shift 2 ;;
+    --qemu-count) QEMU_COUNT=${2:?}; shift 2 ;;
+    --alive) ALIVE=${2:?}; shift 2 ;;
+    --keep) KEEP=1; shift ;;
+    -h|--help) usage ;;
+    *) echo "bench-create: unknown argument '$1'" >&2; usage ;;
+  esac
+done
+[ -e /dev/kvm ] || { echo "bench-create: /dev/kvm is absent" >&2; exit 1; }
+[ -x "$SPACE_BIN" ] || { echo "bench-create: no space binary at $SPACE_BIN" >&2; exit 1; }
+command -v qemu-system-x86_64 >/dev/null || { echo "bench-create: qemu-system-x86_64 is not installed" >&2; exit 1; }
+
+KERNEL=$("$SRC/scripts/build-kernel.sh")
+ROOTFS=$("$SRC/scripts/build-rootfs.sh" --guest-init "$SPACE_GUEST_INIT")
+
+WORK=$(mktemp -d /tmp/space-bench.XXXXXX)  # run dir, QEMU files, the harness
+[ -n "$ROOT" ] || ROOT=$WORK/root  # a private root goes with $WORK
+mkdir -p "$ROOT"
+ROOT=$(cd "$ROOT" && pwd)
+case $ROOT in /var/lib/space*) echo "bench-create: refusing to use $ROOT" >&2; exit 1 ;; esac
+export SPACE_ROOT=$ROOT SPACE_RUN_DIR=$WORK/run
+export SPACE_BOOT_TIMEOUT=${SPACE_BOOT_TIMEOUT:-300}
+cat >"$ROOT/config.toml" <<TOML
+[defaults]
+kernel = "$KERNEL"
+rootfs = "$ROOTFS"
+memory_mib = $MEMORY_MIB
+cpus = $CPUS
+template = "default"
+TOML
+
+cleanup() {
+  local rc=$?
+  set +e
+  if [ $KEEP = 0 ]; then
+    for dir in "$ROOT"/store/sandboxes/bench-*; do
+      [ -e "$dir" ] && "$SPACE_BIN" destroy --force "${dir##*/}" >/dev/null 2>&1
+    done
+    [ -f "$WORK/qemu.pids" ] && while read -r p; do kill -9 "$p" 2>/dev/null; done <"$WORK/qemu.pids"
+    if mountpoint -q "$ROOT/store" 2>/dev/null; then
+      for _ in 1 2 3 4 5 6 7 8 9 10; do umount "$ROOT/store" 2>/dev/null && break; sleep 0.3; done
+      if mountpoint -q "$ROOT/store"; then
+        echo "bench-create: could not unmount $ROOT/store: $(umount "$ROOT/store" 2>&1)" >&2
+        rc=1
+      fi
+    fi
+    rm -rf --one-file-system "$WORK"
+  else
+    echo "bench-create: kept $WORK and $ROOT (store mounted)" >&2
+  fi
+  exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# The machine and the settings.
+kvm_kind=hardware
+[ -d /sys/module/kvm_pvm ] && kvm_kind="pvm (kvm_pvm module)"
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores online," \
+  "$(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo) RAM, kernel $(uname -r), KVM: $kvm_kind," \
+  "load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "software: space $SPACE_BIN (git $(git -C "$SRC" describe --always --dirty 2>/dev/null || echo '?')), $(qemu-system-x86_64 --version | head -1)"
+echo "guest: kernel $KERNEL, rootfs $ROOTFS"
+echo "settings: $COUNT creates (each + exec true + destroy), $ALIVE alive for memory, $QEMU_COUNT QEMU restores; root $ROOT"
+
+# (`template list` mounts an existing store image; a plain directory test would not see it.)
+if ! "$SPACE_BIN" template list --format json | python3 -c '
+import json, sys
+sys.exit(0 if any(t.get("name") == "default" for t in json.load(sys.stdin)) else 1)'; then
+  echo "bench-create: building template 'default' (one cold boot)" >&2
+  "$SPACE_BIN" template build default >/dev/null
+fi
+# QEMU gets what the template has (a reused root may have been built with other settings).
+read -r MEMORY_MIB CPUS < <("$SPACE_BIN" template list --format json | python3 -c '
+import json, sys
+t = [t for t in json.load(sys.stdin) if t.get("name") == "default"][0]
+print(t.get("memory_mib", sys.argv[1]), t.get("vcpus", t.get("cpus", sys.argv[2])))' "$MEMORY_MIB" "$CPUS")
+echo "template default: $MEMORY_MIB MiB, $CPUS vCPU (QEMU gets the same)"
+
+cat >"$WORK/harness.py" <<'PY'
+import json, os, re, shutil, socket, subprocess, sys, time
+
+space, work, root, kernel, rootfs, count, qcount, alive = sys.argv[1:9]
+count, qcount, alive = int(count), int(qcount), int(alive)
+now = time.perf_counter_ns
+
+def run(*args, **kw):
+    r = subprocess.run([space, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+    if r.returncode != 0:
+        sys.exit(f"bench-create: 'space {' '.join(args)}' exited {r.returncode}: {r.stderr.strip()}")
+    return r
+
+def pct(v, q):  # nearest rank
+    v = sorted(v)
+    return v[max(0, min(len(v) - 1, -(-len(v) * q // 100) - 1))]
+
+def median(v):
+    v = sorted(v); n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+def show(name, v):
+    print(f"{name:<34} min {min(v):8.1f}  median {median(v):8.1f}  p90 {pct(v, 90):8.1f}  "
+          f"p99 {pct(v, 99):8.1f} ms  (n={len(v)})", flush=True)
+
+has_exec = subprocess.run([space, "exec", "--help"], capture_output=True).returncode == 0
+def first_exec(i):
+    if has_exec:
+        run("exec", i, "--", "true")
+    else:  # stand-in while `space exec` is missing: the agent's hello
+        sock = os.path.join(os.environ["SPACE_RUN_DIR"], i, "vsock.sock")
+        r = subprocess.run([sys.executable, os.path.join(os.environ["BENCH_SRC"], "tests", "integration",
+                                                          "agent.py"), sock, "hello"], capture_output=True)
+        if r.returncode != 0: sys.exit(f"bench-create: no hello from {i}")
+
+# 1. create, first exec, destroy (--count 0 skips 1 and 2: QEMU only).
+print(f"first contact: {'space exec ID -- true' if has_exec else 'agent.py hello (space exec absent)'}")
+if count:  # warm the page cache
+    run("create", "bench-warm"); first_exec("bench-warm"); run("destroy", "bench-warm")
+create, to_exec, destroy = [], [], []
+for n in range(count):
+    i = f"bench-{n}"
+    t0 = now(); run("create", i); t1 = now(); first_exec(i); t2 = now()
+    run("destroy", i); t3 = now()
+    create.append((t1 - t0) / 1e6); to_exec.append((t2 - t0) / 1e6); destroy.append((t3 - t2) / 1e6)
+if count:
+    show("space create", create)
+    show("space create + exec true", to_exec)
+    show("space destroy", destroy)
+
+# 2. memory of idle sandboxes.
+ids = [f"bench-alive-{n}" for n in range(alive)] if count else []
+for i in ids:
+    run("create", i); first_exec(i)
+time.sleep(2)
+rss = pss = 0
+for i in ids:
+    pid = json.loads(run("state", i).stdout)["pid"]
+    f = dict(l.split(":", 1) for l in open(f"/proc/{pid}/smaps_rollup").read().splitlines()[1:])
+    rss += int(f["Rss"].split()[0]); pss += int(f["Pss"].split()[0])
+if ids: print(f"host memory per idle sandbox ({alive} alive, after one exec each): "
+      f"RSS {rss / alive / 1024:.1f} MiB, PSS {pss / alive / 1024:.1f} MiB "
+      f"(sums {rss / 1024:.0f} / {pss / 1024:.0f} MiB)", flush=True)
+for i in ids:
+    run("destroy", i)
+
+# 3. QEMU microvm: the same kernel, rootfs, memory and command line; boot once, save, restore.
+mem = os.environ["BENCH_MEMORY_MIB"]; cpus = os.environ["BENCH_CPUS"]
+cmdline = os.environ["BENCH_CMDLINE"]
+q = os.path.join(work, "qemu"); os.makedirs(q, exist_ok=True)
+disk = os.path.join(q, "rootfs.ext4"); shutil.copyfile(rootfs, disk)
+state = os.path.join(q, "vm.state")
+pids = open(os.path.join(work, "qemu.pids"), "a")
+
+def qemu(tag, extra):
+    sock = os.path.join(q, f"qmp-{tag}.sock")
+    argv = ["qemu-system-x86_64", "-M", "microvm,acpi=off", "-enable-kvm", "-cpu", "host,-arch-capabilities,-cx16",
+            "-m", mem, "-smp", cpus, "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
+            "-serial", f"file:{os.path.join(q, f'serial-{tag}.log')}", "-monitor", "none",
+            "-kernel", kernel, "-append", cmdline,
+            "-drive", f"id=root,file={disk},format=raw,if=none,cache=none,aio=threads",
+            "-device", "virtio-blk-device,drive=root",
+            "-qmp", f"unix:{sock},server=on,wait=off", *extra]
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=open(os.path.join(q, f"qemu-{tag}.err"), "w"))
+    pids.write(f"{p.pid}\n"); pids.flush()
+    return p, sock
+
+class Qmp:
+    def __init__(self, sock, proc, deadline):
+        while True:
+            if proc.poll() is not None: sys.exit(f"bench-create: QEMU exited {proc.returncode}")
+            try:
+                self.s = socket.socket(socket.AF_UNIX); self.s.connect(sock); break
+            except OSError:
+                self.s.close()
+                if time.monotonic() > deadline: sys.exit("bench-create: no QMP socket")
+                time.sleep(0.0005)
+        self.f = self.s.makefile("rw")
+        self.f.readline()  # greeting
+        self.cmd("qmp_capabilities")
+    def cmd(self, name, **args):
+        self.f.write(json.dumps({"execute": name, "arguments": args}) + "\n"); self.f.flush()
+        while True:
+            r = json.loads(self.f.readline())
+            if "return" in r: return r["return"]
+            if "error" in r: sys.exit(f"bench-create: QMP {name}: {r['error']}")
+
+p, sock = qemu("boot", [])
+t0 = time.monotonic(); serial = os.path.join(q, "serial-boot.log")
+while not (os.path.exists(serial) and "guest-init: ready" in open(serial, errors="replace").read()):
+    if p.poll() is not None or time.monotonic() - t0 > 600:
+        sys.exit("bench-create: QEMU's guest did not reach 'guest-init: ready'")
+    time.sleep(0.2)
+boot_s = time.monotonic() - t0
+m = Qmp(sock, p, time.monotonic() + 10)
+m.cmd("stop")
+m.cmd("migrate", uri=f"exec:cat > {state}")
+while m.cmd("query-migrate").get("status") not in ("completed", "failed", "cancelled"):
+    time.sleep(0.01)
+if m.cmd("query-migrate")["status"] != "completed": sys.exit("bench-create: QEMU migration failed")
+m.cmd("quit"); p.wait()
+print(f"qemu: cold boot to 'guest-init: ready' {boot_s:.1f} s; migration file "
+      f"{os.path.getsize(state) / 2**20:.1f} MiB", flush=True)
+
+qtimes = []
+for n in range(qcount):
+    t0 = now()
+    p, sock = qemu(f"r{n}", ["-incoming", f"exec:cat {state}"])
+    m = Qmp(sock, p, time.monotonic() + 60)
+    while True:
+        st = m.cmd("query-status")["status"]
+        if st == "running": break
+        if st in ("paused", "postmigrate", "prelaunch"):  # saved while paused: start it
+            m.cmd("cont"); continue
+        if p.poll() is not None: sys.exit("bench-create: restored QEMU exited")
+        time.sleep(0.0002)
+    qtimes.append((now() - t0) / 1e6)
+    m.cmd("quit"); p.wait()
+show("qemu -incoming to running", qtimes)
+if count: print(f"ratio: qemu restore median / space create median = {median(qtimes) / median(create):.1f}x; "
+      f"min/min {min(qtimes) / min(create):.1f}x")
+PY
+
+# The command line our VMM gives the kernel (from a sandbox's vmm.log), less its own virtio-mmio
+# device list (QEMU adds one for its devices) and with a neutral space.id.
+"$SPACE_BIN" --log-level info create bench-cmdline >/dev/null
+cmdline=$(sed -n 's/.*kernel command line: //p' "$ROOT/store/sandboxes/bench-cmdline/vmm.log" | tail -1)
+if [ -z "$cmdline" ]; then  # a restored VMM may not log it: the one machine.cpp/host.cpp build
+  cmdline="console=ttyS0 reboot=k panic=-1 root=/dev/vda rw rootfstype=ext4 io_delay=none quiet tsc=reliable space.id=qemu"
+  [ -d /sys/module/kvm_pvm ] && cmdline+=" pvm_quirks noxsave clearcpuid=popcnt,smap,erms,fsrm,pcid,invpcid,fsgsbase,rdtscp,rdpid,rdrand,rdseed rodata=off percpu_alloc=page noreplace-smp"
+fi
+"$SPACE_BIN" destroy bench-cmdline >/dev/null
+cmdline=$(echo "$cmdline" | sed -E 's/ virtio_mmio\.device=[^ ]+//g; s/space\.id=[^ ]+/space.id=qemu/')
+echo "guest command line (both): $cmdline"
+
+BENCH_SRC=$SRC BENCH_MEMORY_MIB=$MEMORY_MIB BENCH_CPUS=$CPUS BENCH_CMDLINE=$cmdline \
+  python3 "$WORK/harness.py" "$SPACE_BIN" "$WORK" "$ROOT" "$KERNEL" "$ROOTFS" "$COUNT" "$QEMU_COUNT" "$ALIVE"
