@@ -3,6 +3,7 @@
 // RX fairness: connections with work wait in rx_queue_ and get one buffer per turn.
 #include "devices/virtio/vsock.h"
 
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -48,6 +49,12 @@ void VirtioVsock::reset() {
 void VirtioVsock::reset_transport() {
   detach_all();
   rsts_.clear();
+  // The restored guest may still hold sockets of the snapshotted VMM's connections (closed,
+  // lingering), keyed by their host ports; a new VMM counting from the same first port would hit
+  // them and have its first connections reset. Start host ports at a random point instead.
+  uint32_t r = 0;
+  if (::getrandom(&r, sizeof r, GRND_NONBLOCK) != sizeof r) r = static_cast<uint32_t>(::getpid());
+  next_ephemeral_ = kFirstEphemeralPort + (r & ((1u << 30) - 1));
   event_pending_ = true;
   process_event();
 }

@@ -1,0 +1,44 @@
+// `space branch ID [--count N] [--name PREFIX]`: N new running sandboxes with the source's exact
+// memory, CPU, device and disk state; the source keeps running. Prints the new ids, one a line
+// (a JSON array of {"id","parent"} objects with --format json).
+#include <cstdio>
+
+#include "cli/app.h"
+#include "core/session.h"
+#include "util/json.h"
+
+namespace space::cli {
+
+namespace {
+struct BranchFlags {
+  std::string id;
+  core::BranchOptions opts;
+};
+}  // namespace
+
+void register_branch(CLI::App& app, GlobalOptions& g) {
+  auto* cmd = app.add_subcommand("branch", "Fork a sandbox into new running sandboxes");
+  cmd->fallthrough();  // global flags (--format, --root, ...) may follow the command
+  auto* f = new BranchFlags;  // lives as long as the process, like the CLI11 tree
+  cmd->add_option("--count,-n", f->opts.count, "How many branches (default 1)");
+  cmd->add_option("--name", f->opts.name,
+                  "Id of the branch, or prefix PREFIX-1..PREFIX-N with --count (default: random)");
+  cmd->add_option("id", f->id, "Sandbox id")->required();
+  cmd->callback([&g, f] {
+    auto out = core::branch_sandbox({g.root, g.log_level, g.log_format}, f->id, f->opts);
+    if (g.format == "json") {
+      json::Value a = json::Value::array();
+      for (const auto& st : out) {
+        json::Value v = json::Value::object();
+        v.set("id", st.id);
+        v.set("parent", st.parent);
+        a.push_back(std::move(v));
+      }
+      std::printf("%s\n", json::serialize(a).c_str());
+    } else {
+      for (const auto& st : out) std::printf("%s\n", st.id.c_str());
+    }
+  });
+}
+
+}  // namespace space::cli

@@ -1,0 +1,34 @@
+// `space checkpoint ID`: writes a consistent checkpoint of a running or paused sandbox into its
+// subvolume and stops its VMM (status checkpointed); `space resume ID` restores it.
+#include <cstdio>
+
+#include "cli/app.h"
+#include "core/session.h"
+#include "util/json.h"
+
+namespace space::cli {
+
+void register_checkpoint(CLI::App& app, GlobalOptions& g) {
+  auto* cmd = app.add_subcommand("checkpoint", "Save a sandbox to disk and stop its VMM");
+  cmd->fallthrough();  // global flags (--format, --root, ...) may follow the command
+  auto* id = new std::string;  // lives as long as the process, like the CLI11 tree
+  cmd->add_option("id", *id, "Sandbox id")->required();
+  cmd->callback([&g, id] {
+    core::CheckpointStats cs;
+    auto st = core::checkpoint_sandbox({g.root, g.log_level, g.log_format}, *id, &cs);
+    if (g.format == "json") {
+      json::Value v = json::Value::object();
+      v.set("id", st.id);
+      v.set("status", st.status);
+      v.set("memory_data_bytes", cs.memory_data_bytes);
+      json::Value ms = json::Value::object();
+      ms.set("snapshot", cs.snapshot_ms);
+      ms.set("disk", cs.disk_ms);
+      ms.set("total", cs.total_ms);
+      v.set("ms", std::move(ms));
+      std::printf("%s\n", json::serialize(v).c_str());
+    }
+  });
+}
+
+}  // namespace space::cli

@@ -1,0 +1,28 @@
+// `space resume ID`: continues a paused sandbox, or restores a checkpointed one (or one whose VMM
+// died after a checkpoint) in a new VMM.
+#include <cstdio>
+
+#include "cli/app.h"
+#include "core/session.h"
+#include "util/json.h"
+
+namespace space::cli {
+
+void register_resume(CLI::App& app, GlobalOptions& g) {
+  auto* cmd = app.add_subcommand("resume", "Resume a paused or checkpointed sandbox");
+  cmd->fallthrough();  // global flags (--format, --root, ...) may follow the command
+  auto* id = new std::string;  // lives as long as the process, like the CLI11 tree
+  cmd->add_option("id", *id, "Sandbox id")->required();
+  cmd->callback([&g, id] {
+    auto st = core::resume_sandbox({g.root, g.log_level, g.log_format}, *id);
+    if (g.format == "json") {
+      json::Value v = json::Value::object();
+      v.set("id", st.id);
+      v.set("status", st.status);
+      v.set("pid", static_cast<int64_t>(st.pid));
+      std::printf("%s\n", json::serialize(v).c_str());
+    }
+  });
+}
+
+}  // namespace space::cli

@@ -1,0 +1,152 @@
+// pause, resume and checkpoint; see session.h. The status in state.json changes only after the
+// VMM has confirmed the operation, and always under the sandbox lock. A checkpoint is built in
+// <dir>/checkpoint.tmp (the VMM writes vmstate and memory and flushes the disk, then we reflink
+// the disk next to them and fsync), then swapped with <dir>/checkpoint by one rename (an
+// exchange when an older checkpoint exists); until then the old checkpoint is untouched.
+#include "core/session.h"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "core/sandbox.h"
+#include "core/session_util.h"
+#include "util/error.h"
+#include "util/fd.h"
+#include "util/fs.h"
+#include "util/log.h"
+
+namespace space::core {
+
+namespace {
+
+constexpr int kPauseTimeoutMs = 10000;
+constexpr int kSnapshotTimeoutMs = 300000;  // writes all of guest memory
+constexpr int kStopTimeoutMs = 5000;
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void fsync_path(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd || ::fsync(fd.get()) != 0) throw_errno("fsync " + path);
+}
+
+// Puts the finished `tmp` in place as `dir` in one rename: an exchange if `dir` exists (the old
+// checkpoint then sits at `tmp` and is removed), a plain rename otherwise.
+void swap_in(const std::string& tmp, const std::string& dir, const std::string& parent) {
+  if (fs::exists(dir)) {
+    if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, dir.c_str(), RENAME_EXCHANGE) != 0)
+      throw_errno("rename " + tmp + " to " + dir);
+    fsync_path(parent);
+    fs::remove_tree(tmp);
+  } else {
+    if (::rename(tmp.c_str(), dir.c_str()) != 0) throw_errno("rename " + tmp + " to " + dir);
+    fsync_path(parent);
+  }
+}
+
+}  // namespace
+
+SandboxState pause_sandbox(const Context& ctx, const std::string& id, int64_t* pause_us) {
+  try {
+    LockedSandbox s = lock_sandbox(ctx, id);
+    if (s.observed != "running") wrong_status(s, "pause");
+    json::Value r = vmm_op(s.p, "pause", kPauseTimeoutMs);
+    if (pause_us) *pause_us = r.at("pause_us").as_int();
+    s.st.status = "paused";
+    write_state(s.p.state, s.st, fs::Sync::Volatile);
+    return s.st;
+  } catch (Error& e) {
+    e.add_context("pause sandbox " + id);
+    throw;
+  }
+}
+
+SandboxState resume_sandbox(const Context& ctx, const std::string& id) {
+  try {
+    proc::SignalGuard sig;  // a restore is undone (VMM killed) rather than left half-made
+    LockedSandbox s = lock_sandbox(ctx, id);
+    if (s.observed == "paused") {
+      vmm_op(s.p, "resume", kPauseTimeoutMs);
+      s.st.status = "running";
+      write_state(s.p.state, s.st, fs::Sync::Volatile);
+      return s.st;
+    }
+    std::string ck = checkpoint_dir(s.p);
+    bool restorable = s.observed == "checkpointed" || s.observed == "stopped";
+    if (!restorable) wrong_status(s, "resume");
+    if (!fs::exists(ck + "/vmstate"))
+      fail("sandbox " + id + " is " + s.observed + " and has no checkpoint to resume from",
+           "'space destroy " + id + "' removes it");
+    if (s.observed == "stopped")
+      log::warn("sandbox " + id + ": its VMM is gone; resuming from its last checkpoint");
+    // The disk must be the one the checkpoint's memory knows (its page cache, its journal).
+    if (fs::exists(ck + "/rootfs.ext4")) replace_disk(s.p, ck + "/rootfs.ext4");
+    proc::Child vmm = start_restored(ctx, s.p, s.st, ck, sig);
+    vmm.release();
+    return s.st;
+  } catch (Error& e) {
+    e.add_context("resume sandbox " + id);
+    throw;
+  }
+}
+
+SandboxState checkpoint_sandbox(const Context& ctx, const std::string& id,
+                                CheckpointStats* stats) {
+  try {
+    auto t0 = std::chrono::steady_clock::now();
+    LockedSandbox s = lock_sandbox(ctx, id);
+    if (s.observed != "running" && s.observed != "paused") wrong_status(s, "checkpoint");
+    const bool was_running = s.observed == "running";
+    std::string tmp = s.p.dir + "/checkpoint.tmp";
+    std::string ck = checkpoint_dir(s.p);
+    fs::remove_tree(tmp);  // the remains of an interrupted checkpoint
+    CheckpointStats cs;
+    try {
+      json::Value req = json::Value::object();
+      req.set("dir", tmp);
+      json::Value r = vmm_op(s.p, "snapshot", kSnapshotTimeoutMs, std::move(req));
+      cs.snapshot_ms = ms_since(t0);
+      cs.memory_data_bytes = static_cast<uint64_t>(r.at("memory_data_bytes").as_int());
+      // The VMM has flushed the disk and stays paused: the image now matches memory.
+      auto t1 = std::chrono::steady_clock::now();
+      fs::copy_file(s.p.rootfs, tmp + "/rootfs.ext4", 0600);
+      fsync_path(tmp + "/rootfs.ext4");
+      fsync_path(tmp);
+      cs.disk_ms = ms_since(t1);
+      swap_in(tmp, ck, s.p.dir);
+    } catch (...) {
+      try {
+        fs::remove_tree(tmp);
+        if (was_running) vmm_op(s.p, "resume", kPauseTimeoutMs);
+      } catch (const Error& cleanup) {
+        log::error("checkpoint " + id + ": could not undo: " + cleanup.what());
+      }
+      throw;
+    }
+    // The checkpoint is in place: from here on the sandbox can always be resumed from it.
+    s.st.status = "checkpointed";
+    stop_vmm(s.st, s.p, kStopTimeoutMs);
+    s.st.pid = 0;
+    s.st.pid_start_time = 0;
+    write_state(s.p.state, s.st);
+    fs::remove_tree(s.p.run_dir);
+    cs.total_ms = ms_since(t0);
+    if (stats) *stats = cs;
+    log::info("checkpoint " + id + ": snapshot " + std::to_string(cs.snapshot_ms) + " ms, disk " +
+              std::to_string(cs.disk_ms) + " ms, total " + std::to_string(cs.total_ms) + " ms");
+    return s.st;
+  } catch (Error& e) {
+    e.add_context("checkpoint sandbox " + id);
+    throw;
+  }
+}
+
+}  // namespace space::core

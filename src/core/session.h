@@ -1,0 +1,59 @@
+// Long-running sessions: pause, resume, checkpoint and branch a sandbox. Each operation holds the
+// sandbox's SandboxLock while it changes it, talks to the VMM over control.sock (pause, resume,
+// snapshot, stop) and records the new status in state.json. A checkpoint lives in the sandbox's
+// subvolume as <dir>/checkpoint/{vmstate,memory,rootfs.ext4}; it is written to checkpoint.tmp
+// and only then swapped in with one rename, so a torn checkpoint is never used. Resuming a
+// checkpointed sandbox (or one whose VMM died after a checkpoint) puts the checkpoint's disk back
+// and restores a new VMM from it. A branch (persisted path) pauses the source, snapshots it into
+// its own subvolume, btrfs-snapshots that subvolume once per branch while the source is still
+// paused (so the disk matches memory), resumes the source and restores one VMM per branch.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/context.h"
+#include "core/paths.h"
+#include "core/state.h"
+
+namespace space::core {
+
+// Parks every vCPU of a running sandbox; status becomes "paused". Throws (with a hint) if the
+// sandbox does not exist or is not running. Returns the new state; `pause_us` gets the VMM's
+// pause latency when non-null.
+SandboxState pause_sandbox(const Context& ctx, const std::string& id, int64_t* pause_us = nullptr);
+
+// Continues a paused sandbox in its VMM, or restores a checkpointed one (or one whose VMM is
+// gone but which has a checkpoint) in a new VMM; status becomes "running". Throws if it is
+// already running or there is nothing to resume from.
+SandboxState resume_sandbox(const Context& ctx, const std::string& id);
+
+// Timings of a checkpoint, in milliseconds.
+struct CheckpointStats {
+  double snapshot_ms = 0;   // pause + vCPU/device state + memory + disk flush, in the VMM
+  double disk_ms = 0;       // copy (reflink) of the disk into the checkpoint
+  double total_ms = 0;
+  uint64_t memory_data_bytes = 0;  // bytes of guest memory actually written
+};
+
+// Writes a consistent checkpoint of a running or paused sandbox into <dir>/checkpoint, then stops
+// its VMM; status becomes "checkpointed". On failure before the checkpoint is in place, the VMM
+// is left as it was (resumed if it was running) and the old checkpoint, if any, stays.
+SandboxState checkpoint_sandbox(const Context& ctx, const std::string& id,
+                                CheckpointStats* stats = nullptr);
+
+struct BranchOptions {
+  uint32_t count = 1;   // how many branches
+  std::string name;     // "" = generated ids; else the id (count 1) or <name>-1 .. <name>-N
+};
+
+// Makes `count` new running sandboxes with the source's exact memory, CPU, device and disk
+// state; the source keeps its status (running or paused). All or nothing: on failure every
+// branch made so far is removed. Returns the branches' states in order.
+std::vector<SandboxState> branch_sandbox(const Context& ctx, const std::string& id,
+                                         const BranchOptions& opts);
+
+// <dir>/checkpoint: where a sandbox's last checkpoint lives.
+std::string checkpoint_dir(const SandboxPaths& p);
+
+}  // namespace space::core

@@ -1,0 +1,106 @@
+// Shared pieces of the session operations; see session_util.h.
+#include "core/session_util.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "core/control_client.h"
+#include "core/launcher.h"
+#include "core/sandbox.h"
+#include "core/session.h"
+#include "core/store.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "util/log.h"
+
+namespace space::core {
+
+std::string checkpoint_dir(const SandboxPaths& p) { return p.dir + "/checkpoint"; }
+
+LockedSandbox lock_sandbox(const Context& ctx, const std::string& id) {
+  LockedSandbox s;
+  s.p = sandbox_paths(ctx.root, id);
+  ensure_store(ctx, StoreUse::Existing);
+  require_sandbox(s.p, id);
+  try {
+    s.lock.emplace(s.p.lock, /*nonblocking=*/true);
+    if (!s.lock->held()) {
+      log::warn("sandbox " + id + " is busy (another space command holds it); waiting");
+      s.lock.reset();
+      s.lock.emplace(s.p.lock);
+    }
+  } catch (const Error& e) {
+    if (e.err() == ENOENT) require_sandbox(s.p, id);  // removed while we looked
+    throw;
+  }
+  require_sandbox(s.p, id);
+  s.st = read_state(s.p.state);
+  s.observed = observed_status(s.st);
+  return s;
+}
+
+void wrong_status(const LockedSandbox& s, const std::string& verb) {
+  const std::string& id = s.st.id;
+  const std::string& o = s.observed;
+  bool has_checkpoint = fs::exists(checkpoint_dir(s.p) + "/vmstate");
+  if (o == "paused" && verb == "pause")
+    fail("sandbox " + id + " is already paused", "'space resume " + id + "' continues it");
+  if (o == "running" && verb == "resume")
+    fail("sandbox " + id + " is already running", "'space pause " + id + "' pauses it");
+  if (o == "checkpointed")
+    fail("sandbox " + id + " is checkpointed: its VMM is stopped, so it cannot " + verb,
+         "'space resume " + id + "' restores it from its checkpoint first");
+  if (o == "stopped")
+    fail("sandbox " + id + " is stopped: it has no VMM, so it cannot " + verb,
+         has_checkpoint ? "'space resume " + id + "' restores its last checkpoint"
+                        : "it has no checkpoint to resume from; 'space destroy " + id +
+                              "' removes it");
+  if (o == "creating")
+    fail("sandbox " + id + " is still being created", "retry once 'space list' shows it running");
+  fail("sandbox " + id + " is " + o + ": it cannot " + verb);
+}
+
+json::Value vmm_op(const SandboxPaths& p, const std::string& op, int timeout_ms,
+                   json::Value extra) {
+  extra.set("op", op);
+  try {
+    return control_call(p.control_sock, extra, timeout_ms);
+  } catch (Error& e) {
+    e.add_context("VMM control request \"" + op + "\"");
+    throw;
+  }
+}
+
+proc::Child start_restored(const Context& ctx, const SandboxPaths& p, SandboxState& st,
+                           const std::string& restore_dir, proc::SignalGuard& sig) {
+  check_socket_paths(p);
+  make_run_dir(p);
+  VmmLaunch launch = spawn_vmm(ctx, p, st.id, VmmMode{restore_dir, false});
+  try {
+    wait_started(launch.child, launch.ready, p, /*guest=*/false, sig, boot_timeout_seconds());
+  } catch (Error& e) {
+    launch.child = proc::Child();  // SIGKILL + reap before reading its log
+    throw Error(std::string(e.what()) + log_tails(p), e.err(), e.hint());
+  }
+  st.pid = launch.child.pid();
+  st.pid_start_time = proc::start_time(st.pid).value_or(0);
+  st.status = "running";
+  write_state(p.state, st, fs::Sync::Volatile);
+  return std::move(launch.child);
+}
+
+void replace_disk(const SandboxPaths& p, const std::string& image) {
+  std::string tmp = p.rootfs + ".restore";
+  ::unlink(tmp.c_str());
+  fs::copy_file(image, tmp, 0600);
+  if (std::rename(tmp.c_str(), p.rootfs.c_str()) != 0) {
+    int e = errno;
+    ::unlink(tmp.c_str());
+    throw Error("rename " + tmp + " to " + p.rootfs + ": " + std::strerror(e), e);
+  }
+}
+
+}  // namespace space::core

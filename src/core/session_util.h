@@ -1,0 +1,45 @@
+// Pieces shared by the session operations (session.cpp, branch.cpp): opening a sandbox under its
+// lock with its observed status, the errors for a sandbox in the wrong status, control calls, and
+// starting a VMM restored from a snapshot directory. Internal to src/core.
+#pragma once
+#include <optional>
+#include <string>
+
+#include "core/context.h"
+#include "core/paths.h"
+#include "core/state.h"
+#include "util/json.h"
+#include "util/process.h"
+
+namespace space::core {
+
+// A sandbox held under its SandboxLock, with its record and its status as observed now.
+struct LockedSandbox {
+  SandboxPaths p;
+  std::optional<SandboxLock> lock;
+  SandboxState st;
+  std::string observed;
+};
+
+// Mounts the store if needed, checks that `id` exists, takes its lock (waiting, with a warning,
+// if another command holds it) and reads its state. Throws "sandbox <id> does not exist".
+LockedSandbox lock_sandbox(const Context& ctx, const std::string& id);
+
+// Throws the error for `verb` ("pause", "branch", ...) on a sandbox whose observed status does
+// not allow it, with a hint naming what does.
+[[noreturn]] void wrong_status(const LockedSandbox& s, const std::string& verb);
+
+// Sends {"op": op, ...extra} to the sandbox's VMM and returns the reply.
+json::Value vmm_op(const SandboxPaths& p, const std::string& op, int timeout_ms,
+                   json::Value extra = json::Value::object());
+
+// Starts a VMM for sandbox `st.id` (files in p) restored from `restore_dir`, waits until it
+// runs, and records it (status running, pid) in `st` and state.json. The returned Child kills
+// the VMM if destroyed before release().
+proc::Child start_restored(const Context& ctx, const SandboxPaths& p, SandboxState& st,
+                           const std::string& restore_dir, proc::SignalGuard& sig);
+
+// Replaces p.rootfs with a copy (a reflink on btrfs) of `image`, atomically.
+void replace_disk(const SandboxPaths& p, const std::string& image);
+
+}  // namespace space::core

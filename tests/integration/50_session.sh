@@ -1,0 +1,113 @@
+# Scenario: long-running sessions. One boot (a template build), then a sandbox made from it runs
+# a counter in guest memory (tmpfs) and has a file on its disk. The counter carries on and the
+# file stays across pause/resume, across checkpoint/resume (the VMM is stopped in between), and
+# across a kill -9 of the VMM followed by a resume from the last checkpoint. Then branch --count 3:
+# every branch answers exec, has the history up to the branch point, then diverges (files and
+# memory) and reads different bytes from /dev/urandom; the source keeps running; destroying the
+# source leaves the branches working, and a branch of a branch works. Wrong-status and unknown-id
+# requests exit 125 with a clear message.
+source "$(dirname "$0")/lib.sh"
+
+# Errors that need no VM.
+for cmd in pause resume checkpoint branch; do
+  expect_status 125 space $cmd nope
+  assert_contains "$ERR" "sandbox nope does not exist" "$cmd of an unknown id"
+done
+
+expect_status 0 space template build base
+expect_status 0 space create --template base s1
+x() { space exec "$@"; }  # exec in a sandbox, output on stdout
+counter='i=0; while :; do i=$((i+1)); echo $i >/tmp/count; sleep 0.05; done'
+expect_status 0 x s1 -- sh -c "setsid sh -c '$counter' </dev/null >/dev/null 2>&1 & echo before >/root/file; sync"
+count() { x "$1" -- cat /tmp/count; }
+# advancing ID: the counter of ID moves forward; prints its value.
+advancing() {
+  local a b
+  a=$(count "$1")
+  sleep 0.5
+  b=$(count "$1")
+  [ "$b" -gt "$a" ] || fail "counter of $1 is not advancing ($a, then $b)"
+  echo "$b"
+}
+c0=$(advancing s1)
+
+# pause / resume
+expect_status 0 space pause s1
+[ "$(status_of s1)" = paused ] || fail "status after pause: $(status_of s1)"
+expect_status 125 space pause s1
+assert_contains "$ERR" "already paused" "second pause"
+expect_status 125 space branch s1 --count 0
+expect_status 0 space resume s1
+[ "$(status_of s1)" = running ] || fail "status after resume: $(status_of s1)"
+expect_status 125 space resume s1
+assert_contains "$ERR" "already running" "resume of a running sandbox"
+c1=$(advancing s1)
+[ "$c1" -gt "$c0" ] || fail "counter went back across pause/resume: $c0 -> $c1"
+[ "$(x s1 -- cat /root/file)" = before ] || fail "file lost across pause/resume"
+
+# checkpoint / resume
+pid=$(pid_of s1)
+expect_status 0 space checkpoint s1
+[ "$(status_of s1)" = checkpointed ] || fail "status after checkpoint: $(status_of s1)"
+wait_until 10 gone "$pid"
+[ -f "$SPACE_ROOT/store/sandboxes/s1/checkpoint/vmstate" ] || fail "no checkpoint/vmstate"
+[ ! -e "$SPACE_ROOT/store/sandboxes/s1/checkpoint.tmp" ] || fail "checkpoint.tmp left behind"
+for cmd in pause checkpoint branch; do
+  expect_status 125 space $cmd s1
+  assert_contains "$ERR" "checkpointed" "$cmd of a checkpointed sandbox"
+done
+expect_status 0 space resume s1
+[ "$(status_of s1)" = running ] || fail "status after resume from checkpoint: $(status_of s1)"
+c2=$(advancing s1)
+[ "$c2" -gt "$c1" ] || fail "counter went back across checkpoint/resume: $c1 -> $c2"
+[ "$(x s1 -- cat /root/file)" = before ] || fail "file lost across checkpoint/resume"
+
+# kill -9 of the VMM, then resume from the last checkpoint (taken here, with a second file).
+expect_status 0 x s1 -- sh -c 'echo ck2 >/root/file2; sync'
+expect_status 0 space pause --checkpoint s1
+expect_status 0 space resume s1
+expect_status 0 x s1 -- sh -c 'echo after >/root/file3; sync'
+kill -9 "$(pid_of s1)"
+wait_until 10 sh -c "[ \"\$('$SPACE_BIN' state s1 | grep -c '\"stopped\"')\" = 1 ]"
+assert_contains "$(space list)" stopped "space list after kill -9"
+expect_status 0 space resume s1
+assert_contains "$ERR" "resuming from its last checkpoint" "resume after kill -9"
+[ "$(x s1 -- cat /root/file2)" = ck2 ] || fail "checkpointed file lost after kill -9 + resume"
+x s1 -- test -e /root/file3 && fail "a write after the last checkpoint survived its restore"
+advancing s1 >/dev/null
+
+# branch --count 3
+expect_status 0 x s1 -- sh -c 'echo shared >/root/history; sync'
+expect_status 0 space branch s1 --count 3 --name b --format json
+python3 -c 'import json,sys; v=json.loads(sys.argv[1]); assert [b["id"] for b in v]==["b-1","b-2","b-3"], v' "$OUT" \
+  || fail "branch printed: $OUT"
+[ "$(status_of s1)" = running ] || fail "source not running after branch"
+for b in b-1 b-2 b-3; do
+  [ "$(status_of $b)" = running ] || fail "$b is $(status_of $b)"
+  [ "$(x $b -- cat /root/history)" = shared ] || fail "$b lacks the source's history"
+  advancing $b >/dev/null
+  expect_status 0 x $b -- sh -c "echo $b >/root/mine; sync"
+done
+advancing s1 >/dev/null
+x s1 -- test -e /root/mine && fail "a branch's file appeared in the source"
+for b in b-1 b-2 b-3; do
+  [ "$(x $b -- cat /root/mine)" = $b ] || fail "$b's file is not its own"
+  x $b -- od -An -tx1 -N16 /dev/urandom >"$TEST_ROOT/rand.$b"
+done
+[ "$(sort -u "$TEST_ROOT"/rand.* | wc -l)" = 3 ] || fail "branches read the same /dev/urandom bytes"
+# Memory diverges: a value set in one branch's tmpfs is not in another's.
+expect_status 0 x b-1 -- sh -c 'echo one >/tmp/mem'
+x b-2 -- test -e /tmp/mem && fail "b-1's memory write appeared in b-2"
+expect_status 0 space destroy b-2 b-3
+
+# Destroying the parent leaves the branch working; a branch of a branch works.
+expect_status 0 space destroy s1
+advancing b-1 >/dev/null
+expect_status 0 space branch b-1 --name bb
+[ "$(x bb -- cat /tmp/mem)" = one ] || fail "branch of a branch lost memory state"
+[ "$(space state bb | python3 -c 'import json,sys; print(json.load(sys.stdin)["parent"])')" = b-1 ] \
+  || fail "parent of bb is not b-1"
+expect_status 0 space checkpoint bb  # and a checkpointed sandbox is destroyed like any other
+expect_status 0 space destroy b-1 bb
+[ -z "$(vmm_pids)" ] || fail "VMMs left: $(vmm_pids)"
+echo "PASS: sessions"
