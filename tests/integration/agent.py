@@ -4,9 +4,13 @@ vsock bridge: CONNECT <port>, then length-prefixed frames. Used by integration t
 guest-init directly (hello, poweroff) without going through space itself.
 
 usage: agent.py VSOCK_SOCKET hello|poweroff"""
+import os
+import os
 import socket
 import struct
 import sys
+import time
+import time
 
 HELLO, HELLO_REPLY, ERROR, POWEROFF, ACK = 1, 2, 3, 4, 5
 
@@ -45,7 +49,9 @@ def main():
     if not line.startswith(b"OK "):
         raise SystemExit("bad handshake reply: %r" % line)
     client = b"agent.py"
-    s.sendall(frame(HELLO, struct.pack("<II", 1, len(client)) + client))
+    # Hello: version, client, 32 bytes of entropy for the guest's RNG, host time in ns.
+    hello = struct.pack("<II", 1, len(client)) + client + os.urandom(32) + struct.pack("<Q", time.time_ns())
+    s.sendall(frame(HELLO, hello))
     kind, payload = read_frame(s)
     if kind != HELLO_REPLY:
         raise SystemExit("expected HelloReply, got type %d" % kind)
