@@ -10,6 +10,7 @@
 #include <string>
 
 #include "console.h"
+#include "host_sync.h"
 #include "reaper.h"
 
 namespace space::guest {
@@ -19,6 +20,7 @@ constexpr const char* kAgentVersion = "0.1.0";
 struct Context {
   Console console;
   Reaper reaper;
+  HostSync host_sync;        // entropy and clock from each Hello (PID 1 only)
   bool pid1 = false;         // false in the --serve-unix test mode: no mounts, no reboot
   std::string hostname;      // the sandbox id, reported in HelloReply
   std::string agent = std::string("guest-init ") + kAgentVersion;

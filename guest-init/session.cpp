@@ -11,7 +11,9 @@
 #include <memory>
 
 #include "channel.h"
+#include "exec_session.h"
 #include "proto/agent.h"
+#include "proto/exec.h"
 
 namespace space::guest {
 namespace {
@@ -24,14 +26,13 @@ class Session {
     // Not value-initialised: pages are touched only as data arrives (faults are costly on PVM).
     constexpr size_t kBufSize = 64 * 1024;
     auto buf = std::make_unique_for_overwrite<uint8_t[]>(kBufSize);
-    proto::FrameDecoder dec;
     for (;;) {
       ssize_t n = ::read(ch_.fd(), buf.get(), kBufSize);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) return;  // peer closed (a frame cut short by EOF is simply dropped)
       try {
-        dec.feed({buf.get(), static_cast<size_t>(n)});
-        while (auto f = dec.next())
+        dec_.feed({buf.get(), static_cast<size_t>(n)});
+        while (auto f = dec_.next())
           if (!on_frame(*f)) return;
       } catch (const proto::ProtoError& e) {
         refuse(std::string("malformed frame: ") + e.what());
@@ -62,6 +63,7 @@ class Session {
       return refuse("protocol version " + std::to_string(hello.version) +
                     " is not supported (guest-init speaks " + std::to_string(proto::kVersion) +
                     ")");
+    if (ctx_.pid1) ctx_.host_sync.apply(hello, ctx_.console);
     proto::HelloReply reply;
     reply.agent = ctx_.agent;
     reply.hostname = ctx_.hostname;
@@ -78,6 +80,12 @@ class Session {
         ctx_.console.log("poweroff requested by the host");
         if (ctx_.request_poweroff) ctx_.request_poweroff();
         return true;  // stay open: the host sees EOF when the VM ends
+      case proto::Type::Exec: {
+        int64_t start = monotonic_us();
+        auto req = proto::ExecRequest::decode(f.payload);  // ProtoError: refused by run()
+        run_exec(ctx_, ch_.fd(), dec_, req, start);
+        return false;  // an exec ends its connection
+      }
       default:
         return refuse("unsupported frame type " + std::to_string(static_cast<int>(f.type)));
     }
@@ -93,6 +101,7 @@ class Session {
 
   Channel ch_;
   Context& ctx_;
+  proto::FrameDecoder dec_;
   bool greeted_ = false;
 };
 

@@ -12,7 +12,9 @@ Fd block_signals() {
   sigset_t set;
   sigemptyset(&set);
   for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2}) sigaddset(&set, s);
-  if (::sigprocmask(SIG_BLOCK, &set, nullptr) != 0) throw_errno("sigprocmask");
+  sigset_t blocked = set;
+  sigaddset(&blocked, SIGPIPE);  // a write to a closed pipe is EPIPE, never a signal
+  if (::sigprocmask(SIG_BLOCK, &blocked, nullptr) != 0) throw_errno("sigprocmask");
   int fd = ::signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
   if (fd < 0) throw_errno("signalfd");
   return Fd(fd);

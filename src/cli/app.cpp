@@ -25,6 +25,10 @@ void build_app(CLI::App& app, GlobalOptions& g) {
   register_exec(app, g);
   register_run(app, g);
   register_template(app, g);
+  register_pause(app, g);
+  register_resume(app, g);
+  register_checkpoint(app, g);
+  register_branch(app, g);
   register_vmm(app, g);
 }
 

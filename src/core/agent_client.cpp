@@ -1,6 +1,9 @@
 // vsock dialing and agent framing over it; see agent_client.h.
 #include "core/agent_client.h"
 
+#include <sys/random.h>
+#include <time.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -48,10 +51,30 @@ std::optional<proto::Frame> read_frame(int fd, const net::Deadline& dl) {
   }
 }
 
-proto::HelloReply agent_hello(int fd, const net::Deadline& dl) {
+proto::Hello make_hello() {
   proto::Hello hello;
   hello.client = "space";
-  write_frame(fd, proto::Type::Hello, hello.encode(), dl);
+  size_t got = 0;
+  while (got < hello.entropy.size()) {
+    ssize_t n = ::getrandom(hello.entropy.data() + got, hello.entropy.size() - got, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw_errno("getrandom");
+    }
+    got += static_cast<size_t>(n);
+  }
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  hello.time_ns = static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(ts.tv_nsec);
+  return hello;
+}
+
+proto::HelloReply agent_hello(int fd, const net::Deadline& dl) {
+  write_frame(fd, proto::Type::Hello, make_hello().encode(), dl);
+  return read_hello_reply(fd, dl);
+}
+
+proto::HelloReply read_hello_reply(int fd, const net::Deadline& dl) {
   auto f = read_frame(fd, dl);
   if (!f) throw_errno("guest agent closed the connection during the handshake", ECONNRESET);
   try {

@@ -1,6 +1,7 @@
 // Frame codec and message (de)serialisation for the agent protocol; see agent.h.
 #include "proto/agent.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace space::proto {
@@ -51,6 +52,8 @@ std::vector<uint8_t> Hello::encode() const {
   Writer w;
   w.u32(version);
   w.str(client);
+  w.raw(entropy);
+  w.u64(time_ns);
   return std::move(w.buffer());
 }
 
@@ -59,6 +62,9 @@ Hello Hello::decode(std::span<const uint8_t> p) {
   Hello h;
   h.version = r.u32();
   h.client = r.str();
+  auto e = r.raw(kEntropySize);
+  std::copy(e.begin(), e.end(), h.entropy.begin());
+  h.time_ns = r.u64();
   r.finish();
   return h;
 }

@@ -5,7 +5,9 @@
 // the host and HelloReply from the guest; a peer of another major version is refused with Error.
 // FrameDecoder is incremental (feed bytes, pull frames) and rejects malformed input with
 // ProtoError before allocating anything large, so it is safe on hostile bytes.
+// Hello payload: u32 version, str client, u8[32] entropy, u64 time_ns (str = u32 length + bytes).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -28,6 +30,16 @@ enum class Type : uint16_t {
   Error = 3,       // either way: ErrorMsg; the sender then closes
   Poweroff = 4,    // host -> guest: empty; guest syncs, unmounts and resets the VM
   Ack = 5,         // guest -> host: empty; the request was accepted
+  // Exec conversation (proto/exec.h). Exec is the first request after HelloReply and takes the
+  // connection over; Exit is the guest's last frame on it.
+  Exec = 6,      // host -> guest: ExecRequest
+  Stdin = 7,     // host -> guest: raw bytes; an empty payload is EOF
+  Stdout = 8,    // guest -> host: raw bytes; an empty payload is EOF
+  Stderr = 9,    // guest -> host: raw bytes; an empty payload is EOF
+  Signal = 10,   // host -> guest: SignalMsg, for the process group
+  Resize = 11,   // host -> guest: WindowSize, for the pty
+  Exit = 12,     // guest -> host: ExitStatus
+  StdinAck = 13, // guest -> host: StdinAck, stdin bytes consumed (flow-control credit)
 };
 
 struct Frame {
@@ -52,9 +64,16 @@ class FrameDecoder {
   std::vector<uint8_t> buf_;
 };
 
+// The host opens every conversation with Hello. Besides the version it carries fresh host
+// entropy and the host's wall clock: guest-init mixes the entropy into the guest's RNG and steps
+// its clock when it is off, so a guest restored from a snapshot never serves a request with a
+// replayed RNG state or a stale time. time_ns = 0 means "no time given".
+constexpr size_t kEntropySize = 32;
 struct Hello {
   uint32_t version = kVersion;
   std::string client;  // e.g. "space 0.1.0"
+  std::array<uint8_t, kEntropySize> entropy{};  // from the host's getrandom()
+  uint64_t time_ns = 0;  // host CLOCK_REALTIME, ns since the epoch
   std::vector<uint8_t> encode() const;
   static Hello decode(std::span<const uint8_t> p);
 };

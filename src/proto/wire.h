@@ -31,6 +31,8 @@ class Writer {
   void str(const std::string& s) {
     bytes({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
   }
+  // The bytes alone, no length: for fixed-size fields.
+  void raw(std::span<const uint8_t> b) { put(b.data(), b.size()); }
   // u32 count, then each string.
   void strs(const std::vector<std::string>& v) {
     u32(static_cast<uint32_t>(v.size()));
@@ -56,6 +58,13 @@ class Reader {
   int32_t i32() { return get<int32_t>(); }
   std::span<const uint8_t> bytes() {
     uint32_t n = u32();
+    need(n);
+    auto s = in_.subspan(pos_, n);
+    pos_ += n;
+    return s;
+  }
+  // Exactly `n` bytes with no length prefix: a fixed-size field.
+  std::span<const uint8_t> raw(size_t n) {
     need(n);
     auto s = in_.subspan(pos_, n);
     pos_ += n;

@@ -34,9 +34,16 @@ const char* host_kind_name(HostKind k) {
 std::string pvm_boot_params() {
   // Measured on PVM (scripts/kernel/README.md): rodata=off saves 2.1 s of boot, percpu_alloc=page
   // 1.5 s, noreplace-smp 3.2 s (a 1-vCPU guest would rewrite ~5000 lock prefixes one by one).
+  // noxsave: the guest kernel then saves only the x87/SSE state when it switches tasks, yet
+  // guest user space still sees AVX, AVX2 and AVX-512 in CPUID (PVM does not trap it), so glibc
+  // picks AVX string functions and two processes clobber each other's upper vector registers
+  // (corrupt output, random SIGSEGVs under concurrency). The kernel hands this unknown
+  // parameter to init as an environment variable; guest-init (static glibc) and everything it
+  // starts inherit it and keep to SSE.
   return "pvm_quirks noxsave "
          "clearcpuid=popcnt,smap,erms,fsrm,pcid,invpcid,fsgsbase,rdtscp,rdpid,rdrand,rdseed "
-         "rodata=off percpu_alloc=page noreplace-smp";
+         "rodata=off percpu_alloc=page noreplace-smp "
+         "GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX,-AVX2,-AVX512F,-AVX512VL,-AVX_Fast_Unaligned_Load";
 }
 
 }  // namespace space

@@ -18,7 +18,12 @@
 
 #include "../../guest-init/channel.cpp"
 #include "../../guest-init/cmdline.h"
+#include "../../guest-init/passwd.h"
 #include "../../guest-init/console.cpp"
+#include "../../guest-init/exec_session.cpp"
+#include "../../guest-init/exec_spawn.cpp"
+#include "../../guest-init/host_sync.cpp"
+#include "../../guest-init/signals.cpp"
 #include "../../guest-init/reaper.cpp"
 #include "../../guest-init/session.cpp"
 #include "proto/agent.h"
@@ -90,6 +95,32 @@ TEST_CASE("Reaper dispatches a registered child's status, even for an instant ex
   CHECK(got == 7);
   CHECK(r.pending() == 0);
   CHECK(r.reap().no_children);
+}
+
+TEST_CASE("find_passwd_uid reads name, gid and home, and skips malformed lines") {
+  std::string f =
+      "root:x:0:0:root:/root:/bin/sh\n"
+      "broken line\n"
+      "short:x:7:7\n"
+      "bad:x:12a:5:b:/b:/bin/sh\n"
+      "huge:x:99999999999:1:h:/h:/bin/sh\n"
+      "user:x:1000:100:A User:/home/user:/bin/sh\n"
+      "dup:x:1000:1:d:/d:/bin/sh";
+  auto u = find_passwd_uid(f, 1000);
+  REQUIRE(u);
+  CHECK(u->name == "user");
+  CHECK(u->gid == 100);
+  CHECK(u->home == "/home/user");
+  CHECK(find_passwd_uid(f, 0)->home == "/root");
+  CHECK_FALSE(find_passwd_uid(f, 7));
+  CHECK_FALSE(find_passwd_uid(f, 12));
+  CHECK_FALSE(find_passwd_uid(f, 5));
+  CHECK_FALSE(find_passwd_uid("", 0));
+  CHECK(find_passwd_uid("n:x:5:6:g:/h:", 5)->gid == 6);  // empty shell, no newline
+  CHECK(parse_id("4294967295") == 4294967295u);
+  CHECK_FALSE(parse_id("4294967296"));
+  CHECK_FALSE(parse_id(""));
+  CHECK_FALSE(parse_id("-1"));
 }
 
 TEST_CASE("Reaper drops the statuses of unregistered and forgotten children") {

@@ -1,0 +1,264 @@
+// spawn_exec: preparation in the parent, then a vfork-style child that makes only syscalls.
+#include "exec_spawn.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "passwd.h"
+#include "signals.h"
+
+namespace space::guest {
+namespace {
+
+constexpr size_t kChildStack = 64 * 1024;
+
+enum Step : int { kNone, kSession, kCtty, kStdio, kChdir, kGroups, kGid, kUid, kExec };
+
+// Shared with the child (CLONE_VM): inputs, then the failing step and errno if it fails.
+struct ChildArgs {
+  char* const* argv;
+  char* const* envp;
+  const char* path;  // PATH to search, or nullptr when argv[0] contains '/'
+  const char* cwd;   // nullptr: stay in guest-init's cwd (/)
+  int fds[3];        // become 0, 1, 2
+  bool tty;
+  bool set_ids;
+  uid_t uid;
+  gid_t gid;
+  int step = kNone;
+  int err = 0;
+};
+
+[[noreturn]] void child_fail(ChildArgs* a, int step) noexcept {
+  a->step = step;
+  a->err = errno;
+  ::_exit(127);
+}
+
+// execve through `path` like execvp: EACCES anywhere wins over ENOENT; other errors stop.
+[[noreturn]] void child_exec(ChildArgs* a) noexcept {
+  const char* file = a->argv[0];
+  if (!a->path) {
+    ::execve(file, a->argv, a->envp);
+    child_fail(a, kExec);
+  }
+  const size_t flen = std::strlen(file);
+  bool eacces = false;
+  char buf[PATH_MAX];
+  for (const char* p = a->path;;) {
+    const char* end = ::strchrnul(p, ':');
+    size_t dlen = static_cast<size_t>(end - p);
+    if (dlen == 0) {  // an empty entry is the cwd
+      buf[0] = '.';
+      dlen = 1;
+    } else if (dlen < sizeof buf) {
+      std::memcpy(buf, p, dlen);
+    }
+    if (dlen + 1 + flen < sizeof buf) {
+      buf[dlen] = '/';
+      std::memcpy(buf + dlen + 1, file, flen + 1);
+      ::execve(buf, a->argv, a->envp);
+      switch (errno) {
+        case EACCES: eacces = true; break;
+        case ENOENT: case ENOTDIR: case ESTALE: case ENODEV: case ETIMEDOUT: break;
+        default: child_fail(a, kExec);
+      }
+    }
+    if (*end == '\0') break;
+    p = end + 1;
+  }
+  errno = eacces ? EACCES : ENOENT;
+  child_fail(a, kExec);
+}
+
+int child_main(void* arg) noexcept {
+  auto* a = static_cast<ChildArgs*>(arg);
+  reset_signals_in_child();
+  if (a->tty) {
+    if (::setsid() < 0) child_fail(a, kSession);
+    if (::ioctl(a->fds[0], TIOCSCTTY, 0) < 0) child_fail(a, kCtty);
+  } else if (::setpgid(0, 0) < 0) {
+    child_fail(a, kSession);
+  }
+  for (int i = 0; i < 3; i++) {
+    int r = a->fds[i] == i ? ::fcntl(i, F_SETFD, 0) : ::dup2(a->fds[i], i);
+    if (r < 0) child_fail(a, kStdio);
+  }
+  if (a->cwd && ::chdir(a->cwd) < 0) child_fail(a, kChdir);
+  if (a->set_ids) {
+    gid_t groups[1] = {a->gid};
+    if (::syscall(SYS_setgroups, 1, groups) < 0) child_fail(a, kGroups);
+    if (::syscall(SYS_setresgid, a->gid, a->gid, a->gid) < 0) child_fail(a, kGid);
+    if (::syscall(SYS_setresuid, a->uid, a->uid, a->uid) < 0) child_fail(a, kUid);
+  }
+  child_exec(a);
+}
+
+[[noreturn]] void spawn_fail(const std::string& what, int err) {
+  throw SpawnFailed{proto::ExitKind::CannotExecute, err, what + ": " + std::strerror(err)};
+}
+
+// An fd at 3 or above (the child dup2s onto 0-2, so ours must not sit there).
+Fd above_stdio(Fd fd) {
+  if (fd.get() > 2) return fd;
+  int moved = ::fcntl(fd.get(), F_DUPFD_CLOEXEC, 3);
+  if (moved < 0) spawn_fail("fcntl", errno);
+  return Fd(moved);
+}
+
+struct PipePair {
+  Fd read, write;
+};
+
+PipePair make_pipe() {
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0) spawn_fail("pipe", errno);
+  PipePair pp{Fd(p[0]), Fd(p[1])};
+  pp.read = above_stdio(std::move(pp.read));
+  pp.write = above_stdio(std::move(pp.write));
+  return pp;
+}
+
+std::string read_small_file(const char* path) {
+  std::string out;
+  Fd fd(::open(path, O_RDONLY | O_CLOEXEC));
+  if (!fd) return out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fd.get(), buf, sizeof buf)) > 0 && out.size() < (1u << 20))
+    out.append(buf, static_cast<size_t>(n));
+  return out;
+}
+
+// guest-init's environment, then the user's HOME/USER/LOGNAME, then the request's entries.
+std::vector<std::string> build_env(const proto::ExecRequest& req,
+                                   const std::optional<PasswdEntry>& pw) {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+  auto set = [&env](std::string kv) {
+    size_t klen = kv.find('=') + 1;
+    for (auto& e : env)
+      if (e.compare(0, klen, kv, 0, klen) == 0) {
+        e = std::move(kv);
+        return;
+      }
+    env.push_back(std::move(kv));
+  };
+  if (req.uid) {
+    set("HOME=" + (pw ? pw->home : std::string("/")));
+    if (pw) {
+      set("USER=" + pw->name);
+      set("LOGNAME=" + pw->name);
+    }
+  }
+  for (const auto& e : req.env) set(e);
+  return env;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& v) {
+  std::vector<char*> out;
+  out.reserve(v.size() + 1);
+  for (auto& s : v) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+std::string describe(const ChildArgs& a, const proto::ExecRequest& req) {
+  switch (a.step) {
+    case kSession: return "setsid";
+    case kCtty: return "set the controlling terminal";
+    case kStdio: return "dup2";
+    case kChdir: return "chdir " + req.cwd;
+    case kGroups: return "setgroups";
+    case kGid: return "setgid " + std::to_string(a.gid);
+    case kUid: return "setuid " + std::to_string(a.uid);
+    default: return "exec " + req.argv[0];
+  }
+}
+
+}  // namespace
+
+Spawned spawn_exec(const proto::ExecRequest& req, Reaper& reaper, Reaper::ExitFn on_exit) {
+  std::optional<PasswdEntry> pw;
+  if (req.uid) pw = find_passwd_uid(read_small_file("/etc/passwd"), *req.uid);
+  std::vector<std::string> env = build_env(req, pw);
+  std::vector<std::string> args = req.argv;
+  std::vector<char*> argv = c_strings(args), envp = c_strings(env);
+  std::string path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  for (const auto& e : env)
+    if (e.rfind("PATH=", 0) == 0) path = e.substr(5);
+
+  ChildArgs a{};
+  a.argv = argv.data();
+  a.envp = envp.data();
+  a.path = req.argv[0].find('/') == std::string::npos ? path.c_str() : nullptr;
+  a.cwd = req.cwd.empty() || req.cwd == "/" ? nullptr : req.cwd.c_str();
+  a.tty = req.tty;
+  a.set_ids = req.uid || req.gid;
+  a.uid = req.uid.value_or(0);
+  a.gid = req.gid ? *req.gid : pw ? pw->gid : a.uid;
+
+  Spawned s;
+  Fd slave;
+  PipePair in, out, err;
+  if (req.tty) {
+    s.master = Fd(::open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK));
+    if (!s.master) spawn_fail("open /dev/ptmx", errno);
+    int unlock = 0;
+    if (::ioctl(s.master.get(), TIOCSPTLCK, &unlock) != 0) spawn_fail("unlock the pty", errno);
+    winsize ws{req.rows, req.cols, 0, 0};
+    if (req.rows && req.cols) ::ioctl(s.master.get(), TIOCSWINSZ, &ws);
+    slave = Fd(::ioctl(s.master.get(), TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC));
+    if (!slave) spawn_fail("open the pty", errno);
+    slave = above_stdio(std::move(slave));
+    a.fds[0] = a.fds[1] = a.fds[2] = slave.get();
+  } else {
+    in = make_pipe();
+    out = make_pipe();
+    err = make_pipe();
+    if (req.with_stdin) {
+      if (::fcntl(in.write.get(), F_SETFL, O_WRONLY | O_NONBLOCK) != 0) spawn_fail("fcntl", errno);
+      s.in = std::move(in.write);
+    } else {
+      in.write.reset();  // stdin at EOF from the start
+    }
+    a.fds[0] = in.read.get();
+    a.fds[1] = out.write.get();
+    a.fds[2] = err.write.get();
+  }
+
+  // The child runs on this buffer while this thread is suspended (CLONE_VFORK).
+  auto stack = std::make_unique_for_overwrite<char[]>(kChildStack);
+  int pidfd = -1;
+  pid_t pid = reaper.spawn(
+      [&]() -> pid_t {
+        return ::clone(child_main, stack.get() + kChildStack,
+                       CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, &a, &pidfd);
+      },
+      std::move(on_exit));
+  if (pid < 0) spawn_fail("clone", errno);
+  s.pid = pid;
+  s.pidfd = Fd(pidfd);
+  if (a.step != kNone) {
+    auto kind = a.step == kExec && a.err == ENOENT ? proto::ExitKind::NotFound
+                                                    : proto::ExitKind::CannotExecute;
+    throw SpawnFailed{kind, a.err, describe(a, req) + ": " + std::strerror(a.err)};
+  }
+  s.out = std::move(out.read);
+  s.err = std::move(err.read);
+  return s;
+}
+
+}  // namespace space::guest

@@ -1,0 +1,32 @@
+// `space exec [-i] [-t] [-e K=V]... [-w DIR] [-u UID[:GID]] [--timeout S] ID -- CMD [ARG...]`:
+// runs a command in a running sandbox with our stdio and returns its exit code (128+N for
+// signal N, 124 timeout, 126 cannot execute, 127 not found; 125 is space's own error).
+#include "cli/app.h"
+#include "cli/exec_flags.h"
+#include "core/exec.h"
+
+namespace space::cli {
+
+namespace {
+struct ExecCmdFlags {
+  ExecFlags exec;
+  std::string id;
+};
+}  // namespace
+
+void register_exec(CLI::App& app, GlobalOptions& g) {
+  auto* cmd = app.add_subcommand("exec", "Run a command in a running sandbox");
+  cmd->fallthrough();
+  auto* f = new ExecCmdFlags;  // lives as long as the process, like the CLI11 tree
+  add_exec_flags(cmd, &f->exec);
+  cmd->add_option("id", f->id, "Sandbox id")->required();
+  cmd->add_option("command", f->exec.command, "The command and its arguments, after --")
+      ->required();
+  cmd->callback([&g, f] {
+    finish_exec_flags(&f->exec);
+    auto r = core::exec_in_sandbox({g.root, g.log_level, g.log_format}, f->id, f->exec.opts);
+    g.exit_code = report_exec(r, f->exec);
+  });
+}
+
+}  // namespace space::cli

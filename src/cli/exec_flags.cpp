@@ -1,0 +1,72 @@
+// Shared exec flags; see exec_flags.h.
+#include "cli/exec_flags.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "util/error.h"
+
+namespace space::cli {
+namespace {
+
+std::optional<uint32_t> parse_u32(const std::string& s) {
+  if (s.empty() || s.size() > 10 || s.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  unsigned long long v = std::strtoull(s.c_str(), nullptr, 10);
+  if (v > 0xffffffffull) return std::nullopt;
+  return static_cast<uint32_t>(v);
+}
+
+}  // namespace
+
+void add_exec_flags(CLI::App* cmd, ExecFlags* f) {
+  cmd->positionals_at_end();  // everything after the first positional belongs to the command
+  cmd->add_flag("-i,--interactive", f->opts.interactive, "Forward stdin (otherwise it is at EOF)");
+  cmd->add_flag("-t,--tty", f->opts.tty, "Run the command on a pseudo-terminal");
+  cmd->add_option("-e,--env", f->env, "Set K=V in its environment (K alone: our value of K)")
+      ->allow_extra_args(false);
+  cmd->add_option("-w,--workdir", f->opts.cwd, "Working directory (default /)");
+  cmd->add_option("-u,--user", f->user, "Run as UID[:GID] (numeric; default 0:0)");
+  cmd->add_option("--timeout", f->timeout_s, "Kill it after this many seconds and exit 124")
+      ->check(CLI::Range(0.001, 4294967.0));
+  cmd->add_flag("--stats", f->stats, "Print host and guest timings to stderr")->group("");
+}
+
+void finish_exec_flags(ExecFlags* f) {
+  auto& cmd = f->command;
+  if (!cmd.empty() && cmd.front() == "--") cmd.erase(cmd.begin());
+  if (cmd.empty()) fail("no command given", "put the command after --, e.g. -- ls -l");
+  f->opts.argv = cmd;
+  for (const auto& e : f->env) {
+    size_t eq = e.find('=');
+    if (eq == 0) fail("-e " + e + ": the variable name is empty");
+    if (eq != std::string::npos) {
+      f->opts.env.push_back(e);
+    } else if (const char* v = std::getenv(e.c_str())) {
+      f->opts.env.push_back(e + "=" + v);
+    }
+  }
+  if (!f->user.empty()) {
+    size_t colon = f->user.find(':');
+    auto uid = parse_u32(f->user.substr(0, colon));
+    std::optional<uint32_t> gid;
+    if (colon != std::string::npos) gid = parse_u32(f->user.substr(colon + 1));
+    if (!uid || (colon != std::string::npos && !gid))
+      fail("-u " + f->user + ": not UID or UID:GID", "use numeric ids, e.g. -u 1000:1000");
+    f->opts.uid = uid;
+    f->opts.gid = gid;
+  }
+  if (f->timeout_s > 0) f->opts.timeout_ms = static_cast<uint32_t>(std::ceil(f->timeout_s * 1000));
+  const char* env_stats = std::getenv("SPACE_EXEC_STATS");
+  if (env_stats && std::string(env_stats) == "1") f->stats = true;
+}
+
+int report_exec(const core::ExecResult& r, const ExecFlags& f) {
+  std::string why = core::describe_exit(r, f.opts);
+  if (!why.empty()) std::fprintf(stderr, "space: %s\n", why.c_str());
+  if (f.stats) std::fprintf(stderr, "space: %s\n", core::format_stats(r).c_str());
+  return r.exit_code;
+}
+
+}  // namespace space::cli

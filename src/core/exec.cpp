@@ -1,0 +1,167 @@
+// exec_in_sandbox: check the sandbox, dial guest-init, send Hello and Exec in one write, read
+// HelloReply, then hand the connection to bridge_exec. No lock is taken: execs run side by
+// side, and a sandbox destroyed meanwhile only ends the connection (an Error, exit 125).
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include "core/agent_client.h"
+#include "core/exec.h"
+#include "core/exec_bridge.h"
+#include "core/sandbox.h"
+#include "util/error.h"
+#include "util/process.h"
+#include "util/terminal.h"
+
+namespace space::core {
+namespace {
+
+constexpr int kConnectTimeoutMs = 30'000;
+
+int64_t us_since(std::chrono::steady_clock::time_point t0) {
+  auto d = std::chrono::steady_clock::now() - t0;
+  return std::chrono::duration_cast<std::chrono::microseconds>(d).count();
+}
+
+void require_running(const SandboxPaths& p, const std::string& id) {
+  require_sandbox(p, id);
+  SandboxState st = read_state(p.state);
+  std::string status = observed_status(st);
+  if (status == "running") return;
+  if (status == "paused" || status == "checkpointed")
+    fail("sandbox " + id + " is " + status + ", not running", "space resume " + id);
+  fail("sandbox " + id + " is " + status + ", not running",
+       "'space destroy " + id + "' removes it; 'space create' makes a new one");
+}
+
+// Dial + handshake errors, explained in terms of the sandbox.
+[[noreturn]] void explain_connect_error(const Error& e, const std::string& id,
+                                       const SandboxPaths& p) {
+  if (e.err() == ENOENT || e.err() == ECONNREFUSED)
+    throw Error("sandbox " + id + " is not running (its VMM does not answer): " + e.what(),
+                e.err(), "'space state " + id + "' shows its status");
+  if (e.err() == ECONNRESET || e.err() == ETIMEDOUT)
+    throw Error("guest-init in sandbox " + id + " does not answer: " + e.what(), e.err(),
+                "see " + p.console_log);
+  throw Error(e.what(), e.err(), e.hint());
+}
+
+}  // namespace
+
+proto::ExecRequest make_exec_request(const ExecOptions& opts, const StdioFds& io) {
+  proto::ExecRequest req;
+  req.argv = opts.argv;
+  req.env = opts.env;
+  req.cwd = opts.cwd;
+  req.uid = opts.uid;
+  req.gid = opts.gid;
+  req.tty = opts.tty;
+  req.with_stdin = opts.interactive;
+  req.timeout_ms = opts.timeout_ms;
+  if (opts.tty) {
+    auto size = term::window_size(io.in);
+    if (!size) size = term::window_size(io.out);
+    req.rows = size ? size->rows : 24;
+    req.cols = size ? size->cols : 80;
+    bool has_term = false;
+    for (const auto& e : req.env) has_term |= e.rfind("TERM=", 0) == 0;
+    const char* term = std::getenv("TERM");
+    if (!has_term) req.env.push_back(std::string("TERM=") + (term && *term ? term : "xterm"));
+  }
+  return req;
+}
+
+ExecResult exec_in_sandbox(const Context& ctx, const std::string& id, const ExecOptions& opts,
+                           const StdioFds& io) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (opts.argv.empty() || opts.argv[0].empty())
+    fail("no command given", "space exec ID -- CMD [ARG...]");
+  SandboxPaths p = sandbox_paths(ctx.root, id);
+  require_running(p, id);
+  proc::SignalGuard sig({SIGWINCH});
+  try {
+    Fd sock;
+    auto dl = net::Deadline::after_ms(kConnectTimeoutMs);
+    dl.cancel_on(sig.fd());
+    try {
+      sock = vsock_dial(p.vsock_sock, proto::kAgentPort, dl);
+    } catch (const net::Cancelled&) {
+      fail("interrupted by " + proc::signal_name(sig.take()) + " before the command started");
+    } catch (const Error& e) {
+      explain_connect_error(e, id, p);
+    }
+    const int64_t connect_us = us_since(t0);
+    ExecResult r = exec_on_connection(sock.get(), opts, io, sig);
+    r.stats.connect_us = connect_us;
+    r.stats.total_us = us_since(t0);
+    return r;
+  } catch (Error& e) {
+    e.add_context("exec in sandbox " + id);
+    throw;
+  }
+}
+
+ExecResult exec_on_connection(int sock, const ExecOptions& opts, const StdioFds& io,
+                              proc::SignalGuard& sig) {
+  const auto t0 = std::chrono::steady_clock::now();
+  ExecResult r;
+  auto dl = net::Deadline::after_ms(kConnectTimeoutMs);
+  dl.cancel_on(sig.fd());
+  try {
+    // Hello and Exec leave in one write: no round trip between them.
+    auto bytes = proto::encode_frame(proto::Type::Hello, make_hello().encode());
+    auto exec = proto::encode_frame(proto::Type::Exec, make_exec_request(opts, io).encode());
+    bytes.insert(bytes.end(), exec.begin(), exec.end());
+    net::send_all(sock, {reinterpret_cast<const char*>(bytes.data()), bytes.size()}, dl);
+    read_hello_reply(sock, dl);
+  } catch (const net::Cancelled&) {
+    fail("interrupted by " + proc::signal_name(sig.take()) + " before the command started");
+  } catch (const proto::ProtoError& e) {
+    fail(std::string("exec request: ") + e.what(), "the command line or environment is too long");
+  } catch (const Error& e) {
+    if (e.err() == ECONNRESET || e.err() == ETIMEDOUT || e.err() == EPIPE)
+      throw Error(std::string("guest-init does not answer: ") + e.what(), e.err());
+    throw;
+  }
+  r.stats.hello_us = us_since(t0);
+  {
+    std::optional<term::RawMode> raw;
+    if (opts.tty && opts.interactive) raw.emplace(io.in);
+    r.status = bridge_exec(sock, opts, io, sig);
+  }
+  r.stats.total_us = us_since(t0);
+  r.stats.guest_us = r.status.duration_us;
+  r.exit_code = proto::exit_code_of(r.status);
+  return r;
+}
+
+std::string describe_exit(const ExecResult& r, const ExecOptions& opts) {
+  switch (r.status.kind) {
+    case proto::ExitKind::NotFound:
+    case proto::ExitKind::CannotExecute:
+      return r.status.message;
+    case proto::ExitKind::TimedOut: {
+      char secs[32];
+      std::snprintf(secs, sizeof secs, "%g", opts.timeout_ms / 1000.0);
+      std::string m = std::string("timed out after ") + secs + " s; the command was killed";
+      return r.status.message.empty() ? m : m + " (" + r.status.message + ")";
+    }
+    default:
+      return r.status.message;  // "" unless we stopped waiting after a signal
+  }
+}
+
+std::string format_stats(const ExecResult& r) {
+  auto ms = [](int64_t us) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.3f", static_cast<double>(us) / 1000.0);
+    return std::string(b);
+  };
+  const int64_t guest = static_cast<int64_t>(r.stats.guest_us);
+  return "exec stats: total_ms=" + ms(r.stats.total_us) + " connect_ms=" + ms(r.stats.connect_us) +
+         " hello_ms=" + ms(r.stats.hello_us) + " guest_ms=" + ms(guest) +
+         " host_overhead_ms=" + ms(r.stats.total_us - guest);
+}
+
+}  // namespace space::core

@@ -1,0 +1,76 @@
+// Running commands in a sandbox: `space exec` (exec_in_sandbox) and `space run` (run_sandbox).
+// An exec is one vsock connection to guest-init: Hello and Exec are sent in one write, then the
+// caller's stdin, stdout and stderr are bridged to the process's (exec_bridge.h) until the Exit
+// frame, whose status becomes the exit code (proto::exit_code_of). SIGINT, SIGTERM and SIGHUP
+// received meanwhile are forwarded to the process group in the guest; with a tty the caller's
+// terminal is raw while attached and SIGWINCH becomes a Resize frame.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/context.h"
+#include "core/sandbox.h"
+#include "proto/exec.h"
+
+namespace space::core {
+
+struct ExecOptions {
+  std::vector<std::string> argv;   // the command; argv[0] is looked up in the guest's PATH
+  std::vector<std::string> env;    // "K=V" entries over the guest's defaults
+  std::string cwd;                 // "" = /
+  std::optional<uint32_t> uid, gid;
+  bool interactive = false;        // -i: forward stdin; otherwise the process's stdin is at EOF
+  bool tty = false;                // -t: a pty in the guest
+  uint32_t timeout_ms = 0;         // 0 = none
+  // After forwarding a signal, stop waiting for the process after this long (0 = wait for it).
+  // `run` sets it, so that a sandbox whose command ignores SIGINT is still destroyed.
+  int give_up_after_signal_ms = 0;
+};
+
+// The caller's side of the stdio bridge.
+struct StdioFds {
+  int in = 0, out = 1, err = 2;
+};
+
+// Where the time of one exec went, in microseconds.
+struct ExecStats {
+  int64_t connect_us = 0;  // dial vsock.sock and CONNECT to the guest's agent port
+  int64_t hello_us = 0;    // Hello + Exec sent, HelloReply received
+  int64_t total_us = 0;    // from the start of exec_in_sandbox to the Exit frame
+  uint64_t guest_us = 0;   // guest-reported: Exec frame taken to process exit
+};
+
+struct ExecResult {
+  proto::ExitStatus status;
+  int exit_code = 0;  // what `space exec` returns
+  ExecStats stats;
+};
+
+// Runs opts.argv in running sandbox `id` with `io` as its stdio. Throws Error (exit 125) if the
+// sandbox does not exist or is not running, or the guest cannot be reached or breaks the
+// protocol; a command that cannot start is a result (126/127), not an error.
+ExecResult exec_in_sandbox(const Context& ctx, const std::string& id, const ExecOptions& opts,
+                           const StdioFds& io = {});
+
+// The Exec request for `opts`, with the window size and TERM of the caller's terminal (`io`).
+proto::ExecRequest make_exec_request(const ExecOptions& opts, const StdioFds& io);
+
+struct RunOptions {
+  CreateOptions create;
+  ExecOptions exec;
+  bool keep = false;  // keep the sandbox afterwards (its id goes to stderr)
+};
+
+// Creates a sandbox, runs the command in it and destroys it, also when the exec fails or a
+// signal arrives (the signal is forwarded first). Returns the exec's result.
+ExecResult run_sandbox(const Context& ctx, const RunOptions& opts, const StdioFds& io = {});
+
+// What to tell the user about `r` on stderr ("" if the command ran and ended by itself), e.g.
+// "exec nosuch: No such file or directory" or "timed out after 5 s: killed".
+std::string describe_exit(const ExecResult& r, const ExecOptions& opts);
+// The --stats line: host and guest times of `r` in milliseconds.
+std::string format_stats(const ExecResult& r);
+
+}  // namespace space::core

@@ -1,0 +1,48 @@
+// `run`: create, exec, destroy. One SignalGuard spans all three, so SIGINT/SIGTERM/SIGHUP never
+// end the process between steps: during create they abort it (create cleans up after itself),
+// during the exec they are forwarded to the command (and we stop waiting for it after
+// kRunGiveUpMs), and then the sandbox is destroyed whatever happened.
+#include <cstdio>
+
+#include "core/exec.h"
+#include "core/sandbox.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/process.h"
+
+namespace space::core {
+namespace {
+constexpr int kRunGiveUpMs = 10'000;
+}  // namespace
+
+ExecResult run_sandbox(const Context& ctx, const RunOptions& opts, const StdioFds& io) {
+  proc::SignalGuard sig;
+  CreateOptions copts = opts.create;
+  if (copts.id.empty()) copts.id = generate_id();
+  SandboxState st = create_sandbox(ctx, copts);
+  ExecOptions eopts = opts.exec;
+  if (!eopts.give_up_after_signal_ms) eopts.give_up_after_signal_ms = kRunGiveUpMs;
+  ExecResult result;
+  std::optional<Error> failure;
+  try {
+    result = exec_in_sandbox(ctx, st.id, eopts, io);
+  } catch (const Error& e) {
+    failure = e;
+  }
+  if (opts.keep) {
+    std::fprintf(stderr, "space: kept sandbox %s\n", st.id.c_str());
+  } else {
+    try {
+      destroy_sandbox(ctx, st.id, /*force=*/true);
+    } catch (Error& e) {
+      if (!failure) failure = e;
+      else log::error(std::string("run: ") + e.what());
+    }
+  }
+  while (sig.take()) {
+  }  // signals that arrived during the cleanup were for it; they must not kill us now
+  if (failure) throw *failure;
+  return result;
+}
+
+}  // namespace space::core

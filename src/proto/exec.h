@@ -1,0 +1,84 @@
+// Exec messages of the agent protocol (frame types in agent.h). One exec per vsock connection:
+//   host:  Hello, Exec, then Stdin chunks (an empty one is EOF), Signal and Resize at any time;
+//   guest: HelloReply, then Stdout/Stderr chunks (an empty one is EOF), StdinAck, and Exit last.
+// Flow control: at most kStdinWindow stdin bytes may be unacknowledged; the guest returns credit
+// with StdinAck as the process consumes its input. So the guest always keeps reading the
+// connection, and a Signal is never stuck behind stdin that the process does not read.
+// Payload layouts, little-endian (str = u32 length + bytes; strs = u32 count + that many str):
+//   ExecRequest  u32 flags, strs argv, strs env ("K=V"), str cwd, u32 uid, u32 gid,
+//                u16 rows, u16 cols, u32 timeout_ms
+//   SignalMsg    u32 signo            WindowSize  u16 rows, u16 cols
+//   StdinAck     u32 bytes            ExitStatus  u8 kind, i32 value, u64 duration_us, str message
+// Decoders check every field (counts, NUL-free strings, known flags and kinds, ranges) and throw
+// ProtoError on anything else; they never read outside the payload.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "proto/wire.h"
+
+namespace space::proto {
+
+constexpr uint32_t kMaxArgs = 4096;             // argv entries, and env entries
+constexpr size_t kMaxStdinChunk = 64 * 1024;    // payload of one Stdin frame
+constexpr uint32_t kStdinWindow = 256 * 1024;   // unacknowledged stdin bytes in flight
+constexpr size_t kMaxExitMessage = 4096;
+constexpr uint32_t kMaxSignal = 64;
+
+struct ExecRequest {
+  static constexpr uint32_t kTty = 1, kStdin = 2, kUid = 4, kGid = 8;
+  std::vector<std::string> argv;  // argv[0] is looked up in PATH unless it contains '/'
+  std::vector<std::string> env;   // "K=V", applied over guest-init's environment
+  std::string cwd;                // "" = "/"
+  std::optional<uint32_t> uid, gid;  // unset = root
+  bool tty = false;               // a pty for stdin/stdout/stderr instead of pipes
+  bool with_stdin = false;        // the host sends stdin; otherwise it is at EOF from the start
+  uint16_t rows = 0, cols = 0;    // initial pty size (tty only; 0 = leave the default)
+  uint32_t timeout_ms = 0;        // 0 = none; else the process group is killed after it
+  std::vector<uint8_t> encode() const;
+  static ExecRequest decode(std::span<const uint8_t> p);
+};
+
+struct SignalMsg {
+  uint32_t signo = 0;  // 1..kMaxSignal
+  std::vector<uint8_t> encode() const;
+  static SignalMsg decode(std::span<const uint8_t> p);
+};
+
+struct WindowSize {
+  uint16_t rows = 0, cols = 0;
+  std::vector<uint8_t> encode() const;
+  static WindowSize decode(std::span<const uint8_t> p);
+};
+
+struct StdinAck {
+  uint32_t bytes = 0;  // 1..kStdinWindow
+  std::vector<uint8_t> encode() const;
+  static StdinAck decode(std::span<const uint8_t> p);
+};
+
+enum class ExitKind : uint8_t {
+  Exited = 0,         // value: exit code 0..255
+  Signaled = 1,       // value: the signal that killed it
+  TimedOut = 2,       // value: the signal the guest killed it with after timeout_ms
+  NotFound = 3,       // value: errno (ENOENT): the command does not exist
+  CannotExecute = 4,  // value: errno (EACCES, ENOEXEC, a bad cwd or user...): it could not start
+};
+
+struct ExitStatus {
+  ExitKind kind = ExitKind::Exited;
+  int32_t value = 0;
+  uint64_t duration_us = 0;  // guest-measured, from just before spawning to the exit
+  std::string message;       // why it could not start; "" otherwise
+  std::vector<uint8_t> encode() const;
+  static ExitStatus decode(std::span<const uint8_t> p);
+};
+
+// The exit code `space exec` returns for `s`: the code; 128+N for signal N; 124 on timeout;
+// 127 when not found; 126 when it cannot be executed.
+int exit_code_of(const ExitStatus& s);
+
+}  // namespace space::proto
