@@ -4,6 +4,8 @@
 
 #include <toml++/toml.h>
 
+#include "core/toml_fields.h"
+
 #include <cstdlib>
 
 #include "core/paths.h"
@@ -11,31 +13,6 @@
 #include "util/fs.h"
 
 namespace space::core {
-
-namespace {
-
-[[noreturn]] void bad(const std::string& source, const std::string& key, const std::string& why) {
-  fail(source + ": " + key + ": " + why, "see space(1), section FILES, for the config.toml keys");
-}
-
-uint32_t get_uint(const toml::node& n, const std::string& source, const std::string& key,
-                  uint32_t lo, uint32_t hi) {
-  auto v = n.value_exact<int64_t>();
-  if (!v) bad(source, key, "expected an integer");
-  if (*v < lo || *v > hi)
-    bad(source, key, std::to_string(*v) + " is out of range " + std::to_string(lo) + ".." +
-                         std::to_string(hi));
-  return static_cast<uint32_t>(*v);
-}
-
-std::string get_path(const toml::node& n, const std::string& source, const std::string& key) {
-  auto v = n.value_exact<std::string>();
-  if (!v) bad(source, key, "expected a string");
-  if (v->empty() || (*v)[0] != '/') bad(source, key, "expected an absolute path");
-  return *v;
-}
-
-}  // namespace
 
 std::string host_config_path(const std::string& root) { return fs::absolute(root) + "/config.toml"; }
 
@@ -48,36 +25,37 @@ HostConfig parse_host_config(std::string_view text, const std::string& source) {
     fail(source + ":" + std::to_string(at.line) + ":" + std::to_string(at.column) + ": " +
          std::string(e.description()));
   }
+  const TomlFields f{source, "see space(1), section FILES, for the config.toml keys"};
   HostConfig c;
   for (auto&& [tkey, tnode] : doc) {
     std::string table(tkey.str());
     const toml::table* t = tnode.as_table();
-    if (!t) bad(source, table, "expected a table ([defaults] or [store])");
-    if (table != "defaults" && table != "store") bad(source, "[" + table + "]", "unknown table");
+    if (!t) f.bad(table, "expected a table ([defaults] or [store])");
+    if (table != "defaults" && table != "store") f.bad("[" + table + "]", "unknown table");
     for (auto&& [k, n] : *t) {
       std::string key(k.str());
       std::string full = table + "." + key;
       if (table == "defaults" && key == "cpus") {
-        c.cpus = get_uint(n, source, full, 1, kMaxCpus);
+        c.cpus = f.uint(n, full, 1, kMaxCpus);
       } else if (table == "defaults" && key == "memory_mib") {
-        c.memory_mib = get_uint(n, source, full, kMinMemoryMib, kMaxMemoryMib);
+        c.memory_mib = f.uint(n, full, kMinMemoryMib, kMaxMemoryMib);
       } else if (table == "defaults" && key == "kernel") {
-        c.kernel = get_path(n, source, full);
+        c.kernel = f.path(n, full);
       } else if (table == "defaults" && key == "rootfs") {
-        c.rootfs = get_path(n, source, full);
+        c.rootfs = f.path(n, full);
       } else if (table == "defaults" && key == "template") {
         auto v = n.value_exact<std::string>();
-        if (!v) bad(source, full, "expected a string");
+        if (!v) f.bad(full, "expected a string");
         try {
           validate_id(*v, "template name");
         } catch (const Error& e) {
-          bad(source, full, e.what());
+          f.bad(full, e.what());
         }
         c.default_template = *v;
       } else if (table == "store" && key == "size_gib") {
-        c.store_size_gib = get_uint(n, source, full, 1, 1u << 16);
+        c.store_size_gib = f.uint(n, full, 1, 1u << 16);
       } else {
-        bad(source, full, "unknown key");
+        f.bad(full, "unknown key");
       }
     }
   }

@@ -8,6 +8,8 @@
 
 #include <toml++/toml.h>
 
+#include "core/toml_fields.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -41,25 +43,6 @@ std::string quoted(const std::string& s) {
   return out + "\"";
 }
 
-[[noreturn]] void bad(const std::string& source, const std::string& key, const std::string& why) {
-  fail(source + ": " + key + ": " + why, "rebuild the template with 'space template build --force NAME'");
-}
-
-uint32_t get_uint(const toml::node& n, const std::string& source, const std::string& key,
-                  uint32_t lo, uint32_t hi) {
-  auto v = n.value_exact<int64_t>();
-  if (!v) bad(source, key, "expected an integer");
-  if (*v < lo || *v > hi)
-    bad(source, key, std::to_string(*v) + " is out of range " + std::to_string(lo) + ".." +
-                         std::to_string(hi));
-  return static_cast<uint32_t>(*v);
-}
-
-std::string get_string(const toml::node& n, const std::string& source, const std::string& key) {
-  auto v = n.value_exact<std::string>();
-  if (!v || v->empty()) bad(source, key, "expected a non-empty string");
-  return *v;
-}
 
 uint64_t disk_usage(const std::string& dir) {
   uint64_t total = 0;
@@ -87,12 +70,13 @@ std::string template_meta_to_toml(const TemplateMeta& m) {
 }
 
 TemplateMeta parse_template_meta(std::string_view text, const std::string& source) {
+  const TomlFields f{source, "rebuild the template with 'space template build --force NAME'"};
   toml::table doc;
   try {
     doc = toml::parse(text, source);
   } catch (const toml::parse_error& e) {
     const auto& at = e.source().begin;
-    bad(source, std::to_string(at.line) + ":" + std::to_string(at.column), std::string(e.description()));
+    f.bad(std::to_string(at.line) + ":" + std::to_string(at.column), std::string(e.description()));
   }
   TemplateMeta m;
   unsigned seen = 0;
@@ -101,38 +85,38 @@ TemplateMeta parse_template_meta(std::string_view text, const std::string& sourc
   for (auto&& [k, n] : doc) {
     std::string key(k.str());
     auto it = std::find(std::begin(keys), std::end(keys), key);
-    if (it == std::end(keys)) bad(source, key, "unknown key");
+    if (it == std::end(keys)) f.bad(key, "unknown key");
     seen |= 1u << (it - std::begin(keys));
     if (key == "format") {
-      m.format = get_uint(n, source, key, 1, UINT32_MAX);
+      m.format = f.uint(n, key, 1, UINT32_MAX);
       if (m.format > kTemplateFormat)
-        bad(source, key, "format " + std::to_string(m.format) + " comes from a newer space (this one reads " +
+        f.bad(key, "format " + std::to_string(m.format) + " comes from a newer space (this one reads " +
                              std::to_string(kTemplateFormat) + ")");
     } else if (key == "name") {
-      m.name = get_string(n, source, key);
+      m.name = f.str(n, key);
       try {
         validate_id(m.name, "template name");
       } catch (const Error& e) {
-        bad(source, key, e.what());
+        f.bad(key, e.what());
       }
     } else if (key == "created") {
-      m.created = get_string(n, source, key);
+      m.created = f.str(n, key);
     } else if (key == "space_version") {
-      m.space_version = get_string(n, source, key);
+      m.space_version = f.str(n, key);
     } else if (key == "snapshot_format") {
-      m.snapshot_format = get_uint(n, source, key, 1, UINT32_MAX);
+      m.snapshot_format = f.uint(n, key, 1, UINT32_MAX);
     } else if (key == "vcpus") {
-      m.vcpus = get_uint(n, source, key, 1, kMaxCpus);
+      m.vcpus = f.uint(n, key, 1, kMaxCpus);
     } else if (key == "memory_mib") {
-      m.memory_mib = get_uint(n, source, key, kMinMemoryMib, kMaxMemoryMib);
+      m.memory_mib = f.uint(n, key, kMinMemoryMib, kMaxMemoryMib);
     } else if (key == "kernel" || key == "rootfs") {
-      std::string v = get_string(n, source, key);
-      if (v[0] != '/') bad(source, key, "expected an absolute path");
+      std::string v = f.str(n, key);
+      if (v[0] != '/') f.bad(key, "expected an absolute path");
       (key == "kernel" ? m.kernel : m.rootfs) = v;
     }
   }
   for (size_t i = 0; i < std::size(keys); i++)
-    if (!(seen & (1u << i))) bad(source, keys[i], "missing");
+    if (!(seen & (1u << i))) f.bad(keys[i], "missing");
   return m;
 }
 
