@@ -84,6 +84,28 @@ class VirtioBackend {
   VirtioTransport* transport_ = nullptr;
 };
 
+// Serves every available chain of queue `index`: `handle(chain)` does the work and returns the
+// bytes written to the guest; each chain goes to the used ring, and the guest is signalled once.
+// A malformed chain marks the device broken (DEVICE_NEEDS_RESET) and stops.
+template <class Handle>
+void serve_queue(VirtioTransport& t, size_t index, const char* device, Handle handle) {
+  Virtqueue& q = t.queue(index);
+  DescChain chain;
+  std::string why;
+  bool any = false;
+  for (;;) {
+    auto r = q.pop(chain, why);
+    if (r == Virtqueue::Pop::Empty) break;
+    if (r == Virtqueue::Pop::Bad) {
+      t.fail(std::string(device) + ": " + why);
+      break;
+    }
+    q.push_used(chain.head, handle(chain));
+    any = true;
+  }
+  if (any) t.signal_used(index);
+}
+
 // Copies the window [offset, offset+out.size()) of a config-space image into `out`, zero-filling
 // anything past its end.
 inline void copy_config(std::span<const uint8_t> image, uint64_t offset, std::span<uint8_t> out) {

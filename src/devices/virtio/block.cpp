@@ -91,21 +91,7 @@ void VirtioBlock::read_config(uint64_t offset, std::span<uint8_t> data) {
 
 void VirtioBlock::notify(size_t index) {
   if (index != 0 || !transport_->running()) return;
-  Virtqueue& q = transport_->queue(0);
-  DescChain chain;
-  std::string why;
-  bool any = false;
-  for (;;) {
-    auto r = q.pop(chain, why);
-    if (r == Virtqueue::Pop::Empty) break;
-    if (r == Virtqueue::Pop::Bad) {
-      transport_->fail("virtio-blk: " + why);
-      break;
-    }
-    q.push_used(chain.head, handle(chain));
-    any = true;
-  }
-  if (any) transport_->signal_used(0);
+  serve_queue(*transport_, 0, "virtio-blk", [this](const DescChain& c) { return handle(c); });
 }
 
 uint32_t VirtioBlock::handle(const DescChain& chain) {

@@ -26,17 +26,7 @@ bool fill_random(uint8_t* p, size_t n) {
 
 void VirtioRng::notify(size_t index) {
   if (index != 0 || !transport_->running()) return;
-  Virtqueue& q = transport_->queue(0);
-  DescChain chain;
-  std::string why;
-  bool any = false;
-  for (;;) {
-    auto r = q.pop(chain, why);
-    if (r == Virtqueue::Pop::Empty) break;
-    if (r == Virtqueue::Pop::Bad) {
-      transport_->fail("virtio-rng: " + why);
-      break;
-    }
+  serve_queue(*transport_, 0, "virtio-rng", [this](const DescChain& chain) {
     uint32_t filled = 0;
     for (const auto& iov : chain_iovecs(transport_->memory(), chain, true, 0, kMaxPerRequest)) {
       if (!fill_random(static_cast<uint8_t*>(iov.iov_base), iov.iov_len)) {
@@ -45,10 +35,8 @@ void VirtioRng::notify(size_t index) {
       }
       filled += static_cast<uint32_t>(iov.iov_len);
     }
-    q.push_used(chain.head, filled);
-    any = true;
-  }
-  if (any) transport_->signal_used(0);
+    return filled;
+  });
 }
 
 }  // namespace space
