@@ -1,11 +1,17 @@
 # Scenario: sandboxes created from one template are independent. Both start from the same
 # memory image, yet a file written to one's disk is absent from the other, a value kept in one's
 # memory (tmpfs) is absent from the other, and they read different bytes from /dev/urandom (the
-# host reseeds each guest's RNG on contact). One boot: the template build.
+# host reseeds each guest's RNG on contact), while both map the template's memory file. One boot: the template build.
 source "$(dirname "$0")/lib.sh"
 
 expect_status 0 space template build base
 for id in one two; do expect_status 0 space create --template base "$id"; done
+
+# Both VMMs map the template's own memory file, so they share its page cache.
+for id in one two; do
+  grep -q "/templates/base/memory" "/proc/$(pid_of $id)/maps" ||
+    fail "sandbox $id does not map the template's memory file"
+done
 
 x() { timeout "$SPACE_TEST_TIMEOUT" "$SPACE_BIN" exec "$@"; }
 x one -- sh -c 'echo disk-one > /root/marker && echo mem-one > /tmp/marker && sync'
