@@ -1,11 +1,12 @@
-// `branch`, the persisted path (see session.h). Under the source's lock: the source VMM snapshots
-// itself into <source>/branch.tmp and stays paused (its disk flushed); each branch is a btrfs
-// snapshot of the source's subvolume taken now, so its disk, memory and device state are one
-// instant; then branch.tmp is removed from the source and the source resumes (if it was
-// running). The source is paused only for the snapshot op plus N subvolume snapshots. Each
-// branch then turns its copy of branch.tmp into its own checkpoint/ (plus a reflink of the disk,
-// so that it can be resumed from its branch point if its VMM dies), gets a fresh config.json and
-// state.json, and is restored in a new VMM with new sockets; the VMM resets vsock on restore.
+// `branch`, the fast path (design.md). Under the source's lock: the source VMM parks its vCPUs
+// and flushes its disk ("pause" with sync); each branch is a btrfs snapshot of the source's
+// subvolume taken now, so its disk matches the paused memory; each gets its own config.json
+// (id, disk path) and a "creating" record, without the source's checkpoint or logs; then the
+// source VMM forks one branch VMM per branch ("branch" op, vmm/branch_fork.h), whose guest memory
+// is the source's, shared copy-on-write; the branches are recorded as running with their pids,
+// and the source resumes (if it was running). The source is paused for the N subvolume snapshots
+// plus the forks. All or nothing: a failure kills the branch VMMs started and removes every
+// branch's subvolume and run directory.
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,6 +15,7 @@
 #include <optional>
 
 #include "core/btrfs.h"
+#include "core/launcher.h"
 #include "core/sandbox.h"
 #include "core/session.h"
 #include "core/session_util.h"
@@ -28,7 +30,7 @@ namespace space::core {
 namespace {
 
 constexpr int kPauseTimeoutMs = 10000;
-constexpr int kSnapshotTimeoutMs = 300000;
+constexpr int kBranchTimeoutMs = 60000;
 constexpr uint32_t kMaxBranches = 64;
 
 std::vector<std::string> branch_ids(const Context& ctx, const BranchOptions& o) {
@@ -47,15 +49,11 @@ std::vector<std::string> branch_ids(const Context& ctx, const BranchOptions& o) 
   return ids;
 }
 
-// Turns a fresh snapshot of the source into sandbox `b` (paths bp): its own checkpoint, logs,
-// config and a "creating" record.
+// Turns a fresh snapshot of the source into sandbox `b` (paths bp): no checkpoint, logs or
+// sockets of the source's, its own config and a "creating" record.
 void prepare_branch(const SandboxPaths& bp, const SandboxState& src, SandboxState& b) {
   fs::remove_tree(bp.dir + "/checkpoint.tmp");
-  std::string ck = checkpoint_dir(bp);
-  fs::remove_tree(ck);  // the source's own checkpoint is not this branch's history
-  if (::rename((bp.dir + "/branch.tmp").c_str(), ck.c_str()) != 0)
-    throw_errno("rename " + bp.dir + "/branch.tmp to " + ck);
-  fs::copy_file(bp.rootfs, ck + "/rootfs.ext4", 0600);
+  fs::remove_tree(checkpoint_dir(bp));  // the source's history is not this branch's to resume
   ::unlink(bp.console_log.c_str());
   ::unlink(bp.vmm_log.c_str());
   VmConfig cfg = load_vm_config(bp.config);
@@ -70,6 +68,8 @@ void prepare_branch(const SandboxPaths& bp, const SandboxState& src, SandboxStat
   b.memory_mib = src.memory_mib;
   b.annotations = src.annotations;
   write_state(bp.state, b, fs::Sync::Volatile);
+  check_socket_paths(bp);
+  make_run_dir(bp);
 }
 
 }  // namespace
@@ -77,56 +77,74 @@ void prepare_branch(const SandboxPaths& bp, const SandboxState& src, SandboxStat
 std::vector<SandboxState> branch_sandbox(const Context& ctx, const std::string& id,
                                          const BranchOptions& opts) {
   std::vector<SandboxPaths> made;  // subvolumes created so far, removed on failure
-  std::vector<proc::Child> vmms;   // killed on failure
+  std::vector<proc::ProcessRef> vmms;  // branch VMMs (children of the source's), killed on failure
   try {
     proc::SignalGuard sig;
     std::vector<std::string> ids = branch_ids(ctx, opts);
     std::vector<SandboxState> out;
-    {
-      LockedSandbox s = lock_sandbox(ctx, id);
-      if (s.observed != "running" && s.observed != "paused") wrong_status(s, "branch");
-      if (!btrfs::is_subvolume(s.p.dir))
-        fail("sandbox " + id + " was made before the btrfs store and cannot be branched",
-             "checkpoint it and make a new sandbox, or recreate it");
-      const bool was_running = s.observed == "running";
-      std::string tmp = s.p.dir + "/branch.tmp";
-      fs::remove_tree(tmp);
-      try {
-        json::Value req = json::Value::object();
-        req.set("dir", tmp);
-        vmm_op(s.p, "snapshot", kSnapshotTimeoutMs, std::move(req));  // leaves it paused
-        for (const auto& bid : ids) {
-          SandboxPaths bp = sandbox_paths(ctx.root, bid);
-          btrfs::snapshot(s.p.dir, bp.dir);
-          made.push_back(bp);
-        }
-      } catch (...) {
-        try {
-          fs::remove_tree(tmp);
-          if (was_running) vmm_op(s.p, "resume", kPauseTimeoutMs);
-        } catch (const Error& cleanup) {
-          log::error("branch " + id + ": could not undo: " + cleanup.what());
-        }
-        throw;
-      }
-      fs::remove_tree(tmp);
-      if (was_running) vmm_op(s.p, "resume", kPauseTimeoutMs);
-      for (size_t i = 0; i < made.size(); i++) {
+    LockedSandbox s = lock_sandbox(ctx, id);
+    if (s.observed != "running" && s.observed != "paused") wrong_status(s, "branch");
+    if (!btrfs::is_subvolume(s.p.dir))
+      fail("sandbox " + id + " was made before the btrfs store and cannot be branched",
+           "checkpoint it and make a new sandbox, or recreate it");
+    const bool was_running = s.observed == "running";
+    std::vector<SandboxLock> locks;
+    try {
+      json::Value preq = json::Value::object();
+      preq.set("sync", true);
+      vmm_op(s.p, "pause", kPauseTimeoutMs, std::move(preq));  // parked, disk flushed
+      json::Value targets = json::Value::array();
+      for (const auto& bid : ids) {
+        SandboxPaths bp = sandbox_paths(ctx.root, bid);
+        btrfs::snapshot(s.p.dir, bp.dir);
+        made.push_back(bp);
+        locks.emplace_back(bp.lock);
         SandboxState b;
-        b.id = ids[i];
-        prepare_branch(made[i], s.st, b);
+        b.id = bid;
+        prepare_branch(bp, s.st, b);
         out.push_back(b);
+        json::Value t = json::Value::object();
+        t.set("id", bid);
+        t.set("dir", bp.dir);
+        t.set("run_dir", bp.run_dir);
+        targets.push_back(std::move(t));
       }
-    }
-    for (size_t i = 0; i < made.size(); i++) {
-      SandboxLock lock(made[i].lock);
-      vmms.push_back(start_restored(ctx, made[i], out[i], checkpoint_dir(made[i]), sig));
       sig.check();
+      json::Value req = json::Value::object();
+      req.set("targets", std::move(targets));
+      json::Value r = vmm_op(s.p, "branch", kBranchTimeoutMs, std::move(req));
+      const auto& got = r.at("branches").as_array();
+      if (got.size() != out.size()) fail("the VMM made " + std::to_string(got.size()) + " branches, not " + std::to_string(out.size()));
+      for (size_t i = 0; i < got.size(); i++) {
+        pid_t pid = static_cast<pid_t>(got[i].at("pid").as_int());
+        out[i].pid = pid;
+        out[i].pid_start_time = proc::start_time(pid).value_or(0);
+        if (auto ref = proc::ProcessRef::open(pid, out[i].pid_start_time))
+          vmms.push_back(std::move(*ref));
+        else
+          fail("the VMM of branch " + out[i].id + " exited at once", "see " + made[i].vmm_log);
+        out[i].status = "running";
+        write_state(made[i].state, out[i], fs::Sync::Volatile);
+      }
+    } catch (...) {
+      try {
+        if (was_running) vmm_op(s.p, "resume", kPauseTimeoutMs);
+      } catch (const Error& cleanup) {
+        log::error("branch " + id + ": could not resume the source: " + cleanup.what());
+      }
+      throw;
     }
-    for (auto& v : vmms) v.release();
+    if (was_running) vmm_op(s.p, "resume", kPauseTimeoutMs);
     return out;
   } catch (Error& e) {
-    vmms.clear();  // SIGKILL + reap
+    for (const auto& v : vmms) {  // the source VMM reaps them
+      try {
+        v.signal(SIGKILL);
+        v.wait_exit(2000);
+      } catch (const Error& cleanup) {
+        log::error("branch " + id + ": " + cleanup.what());
+      }
+    }
     for (const auto& bp : made) {
       try {
         fs::remove_tree(bp.run_dir);

@@ -4,9 +4,9 @@
 // subvolume as <dir>/checkpoint/{vmstate,memory,rootfs.ext4}; it is written to checkpoint.tmp
 // and only then swapped in with one rename, so a torn checkpoint is never used. Resuming a
 // checkpointed sandbox (or one whose VMM died after a checkpoint) puts the checkpoint's disk back
-// and restores a new VMM from it. A branch (persisted path) pauses the source, snapshots it into
-// its own subvolume, btrfs-snapshots that subvolume once per branch while the source is still
-// paused (so the disk matches memory), resumes the source and restores one VMM per branch.
+// and restores a new VMM from it. A branch (the fork fast path, branch.cpp) pauses the source,
+// btrfs-snapshots its subvolume once per branch while it is paused (so the disk matches memory)
+// and has the source VMM fork one VMM per branch over its copy-on-write memory.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -10,12 +10,15 @@
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "vmm/branch_fork.h"
 #include "vmm/phase_log.h"
 #include "vmm/snapshot.h"
 #include "vmm/snapshot_memory.h"
 
 namespace space::vmm {
 namespace {
+
+constexpr int kBranchTimeoutMs = 30000;
 
 const char* status_of(const Machine& m) { return m.paused() ? "paused" : "running"; }
 
@@ -55,6 +58,42 @@ json::Value snapshot_op(ControlContext& ctx, const json::Value& req) {
   return r;
 }
 
+json::Value branch_op(ControlContext& ctx, const json::Value& req) {
+  const json::Value& list = req.at("targets");
+  if (!list.is_array()) fail("branch: \"targets\" must be an array");
+  std::vector<BranchTarget> targets;
+  for (const auto& t : list.as_array()) {
+    BranchTarget b{json::string_field(t, "id"), json::string_field(t, "dir"),
+                   json::string_field(t, "run_dir")};
+    if (b.dir.empty() || b.dir[0] != '/' || b.run_dir.empty() || b.run_dir[0] != '/')
+      fail("branch: \"dir\" and \"run_dir\" must be absolute paths");
+    targets.push_back(std::move(b));
+  }
+  ForkTimings tm;
+  auto made = fork_branches(ctx.machine, ctx.memory_file, targets, ctx.branches,
+                            std::chrono::milliseconds(kBranchTimeoutMs), &tm);
+  log::info("branched into " + std::to_string(made.size()) + ": capture " +
+            std::to_string(tm.capture_ms) + " ms, fork " + std::to_string(tm.fork_ms) +
+            " ms, ready " + std::to_string(tm.ready_ms) + " ms");
+  json::Value r = json::Value::object();
+  r.set("ok", true);
+  r.set("status", status_of(ctx.machine));
+  json::Value arr = json::Value::array();
+  for (const auto& m : made) {
+    json::Value b = json::Value::object();
+    b.set("id", m.id);
+    b.set("pid", static_cast<int64_t>(m.pid));
+    arr.push_back(std::move(b));
+  }
+  r.set("branches", std::move(arr));
+  json::Value t = json::Value::object();
+  t.set("capture", tm.capture_ms);
+  t.set("fork", tm.fork_ms);
+  t.set("ready", tm.ready_ms);
+  r.set("ms", std::move(t));
+  return r;
+}
+
 }  // namespace
 
 json::Value handle_control(ControlContext& ctx, const json::Value& req) {
@@ -67,6 +106,7 @@ json::Value handle_control(ControlContext& ctx, const json::Value& req) {
   } else if (op == "pause") {
     auto us = ctx.machine.pause();
     log::info("paused in " + std::to_string(us.count()) + " us");
+    if (const json::Value* sync = req.find("sync"); sync && sync->as_bool()) ctx.machine.sync_disks();
     r.set("ok", true);
     r.set("status", status_of(ctx.machine));
     r.set("pause_us", static_cast<int64_t>(us.count()));
@@ -76,6 +116,8 @@ json::Value handle_control(ControlContext& ctx, const json::Value& req) {
     r.set("status", status_of(ctx.machine));
   } else if (op == "snapshot") {
     return snapshot_op(ctx, req);
+  } else if (op == "branch") {
+    return branch_op(ctx, req);
   } else if (op == "stop") {
     ctx.stop_requested = true;
     ctx.loop.stop();

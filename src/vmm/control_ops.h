@@ -1,15 +1,25 @@
 // The VMM's control operations, one JSON request per call (see control_server.h for framing):
 //   {"op":"ping"}                     -> {"ok":true,"status":"running"|"paused","pid":N}
-//   {"op":"pause"}                    -> {"ok":true,"status":"paused","pause_us":N}
+//   {"op":"pause"[,"sync":true]}      -> {"ok":true,"status":"paused","pause_us":N}
+//      with "sync", also fdatasyncs the disk images once parked (a branch then copies them)
 //   {"op":"resume"}                   -> {"ok":true,"status":"running"}
 //   {"op":"snapshot","dir":"/abs"}    -> {"ok":true,"status":"paused","vmstate_bytes":N,
 //        "memory_bytes":N,"memory_data_bytes":N,"pause_us":N,"ms":{"capture":..,"vmstate":..,
 //        "memory":..,"disk_sync":..,"total":..}}
 //      pauses, writes dir/vmstate and dir/memory, fdatasyncs the disk image and stays paused
 //      (also on failure): the caller then sends resume or stop.
+//   {"op":"branch","targets":[{"id":..,"dir":..,"run_dir":..},..]}
+//                                     -> {"ok":true,"branches":[{"id":..,"pid":N},..],
+//        "ms":{"capture":..,"fork":..,"ready":..}}; requires paused: forks one branch VMM per
+//        target (branch_fork.h) and stays paused.
 //   {"op":"stop"}                     -> {"ok":true}; the VMM exits.
 // Failures are thrown as space::Error; the server turns them into {"ok":false,"error":...}.
 #pragma once
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
 #include "util/json.h"
 #include "vmm/event_loop.h"
 #include "vmm/machine.h"
@@ -20,6 +30,8 @@ struct ControlContext {
   Machine& machine;
   EventLoop& loop;
   bool& stop_requested;  // set by "stop"
+  const std::string& memory_file;  // the file guest memory privately maps ("" if anonymous)
+  std::vector<pid_t>& branches;    // branch VMMs forked from this one, reaped on SIGCHLD
 };
 
 // Serves one request; runs on the event loop thread.

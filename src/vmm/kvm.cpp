@@ -120,6 +120,9 @@ VcpuFd Vm::create_vcpu(const Kvm& kvm, int index) {
   Fd vfd(fd);
   Mapping run = Mapping::map(kvm.vcpu_mmap_size(), PROT_READ | PROT_WRITE, MAP_SHARED, vfd.get(),
                              0, "kvm_run");
+  // A branch (fork) must not inherit it: the child builds its own VM, and an inherited kvm_run
+  // mapping would keep this VM alive for as long as the child lives.
+  if (::madvise(run.data(), run.size(), MADV_DONTFORK) != 0) throw_errno("madvise kvm_run");
   return VcpuFd(std::move(vfd), std::move(run), index);
 }
 

@@ -81,6 +81,8 @@ class Machine {
   std::optional<VmExit> exit_reason() const;
   // The full kernel command line (after boot()).
   const std::string& cmdline() const { return cmdline_; }
+  // The sandbox id this machine was built for.
+  const std::string& id() const { return spec_.id; }
   const GuestMemory& memory() const { return mem_; }
 
  private:

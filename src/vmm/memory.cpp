@@ -30,4 +30,9 @@ GuestMemory GuestMemory::from_file(int fd, uint64_t bytes) {
                    "guest memory file"));
 }
 
+GuestMemory GuestMemory::adopt(uint8_t* base, uint64_t bytes) {
+  check_size(bytes);
+  return GuestMemory(Mapping(base, bytes));
+}
+
 }  // namespace space

@@ -23,6 +23,9 @@ class GuestMemory {
   static GuestMemory anonymous(uint64_t bytes);
   // Private (copy-on-write) mapping of `bytes` from an open memory file. Throws on failure.
   static GuestMemory from_file(int fd, uint64_t bytes);
+  // Takes over an existing private mapping: a branch's VMM, forked from its source, adopts the
+  // guest memory it inherited (copy-on-write). `base` must be a live mapping of `bytes`.
+  static GuestMemory adopt(uint8_t* base, uint64_t bytes);
 
   uint8_t* host_base() const { return map_.data(); }
   uint64_t size() const { return map_.size(); }

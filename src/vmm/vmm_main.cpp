@@ -13,7 +13,11 @@
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <optional>
+#include <vector>
 
 #include "core/paths.h"
 #include "core/state.h"
@@ -48,6 +52,7 @@ Fd block_and_watch_signals() {
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGHUP);
+  sigaddset(&set, SIGCHLD);  // a branch VMM forked from this one exited: reap it
   if (::pthread_sigmask(SIG_BLOCK, &set, nullptr) != 0) throw_errno("pthread_sigmask");
   Fd fd(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
   if (!fd) throw_errno("signalfd");
@@ -86,10 +91,11 @@ std::string memory_dir(const std::string& dir, const std::string& shared) {
   return dir;
 }
 
-// Reads DIR/vmstate, maps the snapshot's memory (see memory_dir) and fits `spec` to it.
+// Reads DIR/vmstate and maps the snapshot's memory (see memory_dir), whose file it names in
+// `memory_file`.
 GuestMemory load_snapshot(const std::string& dir, const std::string& shared,
-                          const core::VmConfig& cfg, MachineSpec& spec, snapshot::Snapshot& snap,
-                          PhaseLog& phases) {
+                          const core::VmConfig& cfg, snapshot::Snapshot& snap,
+                          std::string& memory_file, PhaseLog& phases) {
   snap = snapshot::read_vmstate(dir + "/" + snapshot::kVmstateFile);
   phases.mark("read vmstate");
   const uint64_t cfg_bytes = uint64_t(cfg.memory_mib) << 20;
@@ -98,30 +104,27 @@ GuestMemory load_snapshot(const std::string& dir, const std::string& shared,
               std::to_string(cfg.memory_mib) + " MiB; the snapshot has " +
               std::to_string(snap.machine.vcpus) + " and " +
               std::to_string(snap.machine.memory_bytes >> 20) + " MiB, which win");
-  spec.vcpus = snap.machine.vcpus;
-  spec.memory_bytes = snap.machine.memory_bytes;
-  Fd mem = snapshot::open_memory_file(memory_dir(dir, shared) + "/" + snapshot::kMemoryFile,
-                                      spec.memory_bytes);
-  GuestMemory m = GuestMemory::from_file(mem.get(), spec.memory_bytes);
+  memory_file = memory_dir(dir, shared) + "/" + snapshot::kMemoryFile;
+  Fd mem = snapshot::open_memory_file(memory_file, snap.machine.memory_bytes);
+  GuestMemory m = GuestMemory::from_file(mem.get(), snap.machine.memory_bytes);
   phases.mark("map memory");
   return m;
 }
 
+// Reaps the branch VMMs this process forked (they run as its children) once they exit.
+void reap_branches(std::vector<pid_t>& children) {
+  std::erase_if(children, [](pid_t pid) {
+    int status;
+    return ::waitpid(pid, &status, WNOHANG) != 0;  // reaped, or not ours any more
+  });
+}
+
 }  // namespace
 
-int vmm_main(const VmmOptions& opts) {
-  // The pipe `create` waits on; owned from here. A number that is not an open fd is ignored, or
-  // the first fd we open would take its place and "ok" would be written to (and close) it.
-  Fd ready(opts.ready_fd >= 0 && ::fcntl(opts.ready_fd, F_GETFD) >= 0 ? opts.ready_fd : -1);
-  if (opts.ready_fd >= 0 && !ready)
-    log::warn("--ready-fd " + std::to_string(opts.ready_fd) + " is not open");
+int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
+  const core::SandboxPaths& paths = run.paths;
+  const core::VmConfig& cfg = run.cfg;
   try {
-    PhaseLog phases;
-    const bool restoring = !opts.restore_dir.empty();
-    core::SandboxPaths paths = opts.dir.empty() ? core::sandbox_paths(opts.root, opts.id)
-                                                : core::paths_in(opts.dir, opts.run_dir);
-    core::VmConfig cfg = core::load_vm_config(paths.config);
-    phases.mark("config");
     Fd sigfd = block_and_watch_signals();
     Vcpu::install_kick_handler();
 
@@ -130,7 +133,7 @@ int vmm_main(const VmmOptions& opts) {
 
     MachineSpec spec;
     spec.id = cfg.id;
-    spec.vcpus = cfg.vcpus;
+    spec.vcpus = run.snap ? run.snap->machine.vcpus : cfg.vcpus;
     spec.memory_bytes = uint64_t(cfg.memory_mib) << 20;
     spec.kernel = cfg.kernel;
     spec.rootfs = cfg.rootfs;
@@ -142,16 +145,14 @@ int vmm_main(const VmmOptions& opts) {
     phases.mark("setup");
 
     EventLoop loop;
-    snapshot::Snapshot snap;
-    GuestMemory mem = restoring
-                          ? load_snapshot(opts.restore_dir, opts.shared_memory_dir, cfg, spec, snap, phases)
-                          : GuestMemory::anonymous(spec.memory_bytes);
+    GuestMemory mem = run.memory ? std::move(*run.memory) : GuestMemory::anonymous(spec.memory_bytes);
+    run.memory.reset();
     Machine machine(spec, std::move(mem), loop, [&loop] { loop.stop(); });
-    if (restoring) {
+    if (run.snap) {
       try {
-        machine.restore(snap);
+        machine.restore(*run.snap);
       } catch (Error& e) {
-        e.add_context("restore from " + opts.restore_dir);
+        e.add_context("restore from " + run.restore_from);
         throw;
       }
     } else {
@@ -161,13 +162,18 @@ int vmm_main(const VmmOptions& opts) {
     log::info("kernel command line: " + machine.cmdline());
 
     bool stop_requested = false;
-    ControlContext ctl{machine, loop, stop_requested};
+    std::vector<pid_t> branches;
+    ControlContext ctl{machine, loop, stop_requested, run.memory_file, branches};
     ControlServer control(loop, paths.control_sock,
                           [&](const json::Value& req) { return handle_control(ctl, req); });
     phases.mark("control socket");
     loop.add(sigfd.get(), EPOLLIN, [&](uint32_t) {
       signalfd_siginfo si;
       while (::read(sigfd.get(), &si, sizeof si) == sizeof si) {
+        if (si.ssi_signo == SIGCHLD) {
+          reap_branches(branches);
+          continue;
+        }
         log::info("signal " + std::to_string(si.ssi_signo) + ": stopping");
         stop_requested = true;
         loop.stop();
@@ -178,7 +184,7 @@ int vmm_main(const VmmOptions& opts) {
     phases.mark("start vcpus");
     report(ready, "ok");
     ready.reset();
-    log::info(std::string(restoring ? "restored" : "booted") + " VM running: " + phases.summary());
+    log::info(std::string(run.snap ? "restored" : "booted") + " VM running: " + phases.summary());
 
     loop.run();
     machine.stop();
@@ -206,6 +212,37 @@ int vmm_main(const VmmOptions& opts) {
     report(ready, "error: " + msg);
     return 1;
   }
+}
+
+int vmm_main(const VmmOptions& opts) {
+  // The pipe `create` waits on; owned from here. A number that is not an open fd is ignored, or
+  // the first fd we open would take its place and "ok" would be written to (and close) it.
+  Fd ready(opts.ready_fd >= 0 && ::fcntl(opts.ready_fd, F_GETFD) >= 0 ? opts.ready_fd : -1);
+  if (opts.ready_fd >= 0 && !ready)
+    log::warn("--ready-fd " + std::to_string(opts.ready_fd) + " is not open");
+  PhaseLog phases;
+  snapshot::Snapshot snap;
+  std::optional<VmRun> run;
+  try {
+    core::SandboxPaths paths = opts.dir.empty() ? core::sandbox_paths(opts.root, opts.id)
+                                                : core::paths_in(opts.dir, opts.run_dir);
+    run.emplace(VmRun{paths, core::load_vm_config(paths.config)});
+    phases.mark("config");
+    if (!opts.restore_dir.empty()) {
+      run->memory = load_snapshot(opts.restore_dir, opts.shared_memory_dir, run->cfg, snap,
+                                  run->memory_file, phases);
+      run->snap = &snap;
+      run->restore_from = opts.restore_dir;
+    }
+  } catch (const std::exception& e) {
+    std::string msg = e.what();
+    if (auto* se = dynamic_cast<const Error*>(&e); se && !se->hint().empty())
+      msg += " (" + se->hint() + ")";
+    log::error(msg);
+    report(ready, "error: " + msg);
+    return 1;
+  }
+  return run_vm(*run, std::move(ready), phases);
 }
 
 }  // namespace space::vmm

@@ -1,6 +1,14 @@
 // Entry point of the per-sandbox VMM process (`space __vmm ID [--restore DIR]`).
 #pragma once
+#include <optional>
 #include <string>
+
+#include "core/paths.h"
+#include "core/vm_config.h"
+#include "util/fd.h"
+#include "vmm/memory.h"
+#include "vmm/phase_log.h"
+#include "vmm/snapshot.h"
 
 namespace space::vmm {
 
@@ -13,6 +21,21 @@ struct VmmOptions {
   std::string restore_dir;  // if set: resume the snapshot in this dir (vmstate + memory), no boot
   std::string shared_memory_dir;  // map its memory instead when its vmstate is the same snapshot
 };
+
+// One VMM run, however it started: a cold boot (no snap), a restore from files (vmm_main), or a
+// branch forked from a running VMM (branch_fork.h), which passes the memory it inherited.
+struct VmRun {
+  core::SandboxPaths paths;
+  core::VmConfig cfg;
+  std::optional<GuestMemory> memory;  // empty: fresh anonymous RAM of cfg.memory_mib
+  const snapshot::Snapshot* snap = nullptr;  // set: restore this state instead of booting
+  std::string restore_from;  // where snap came from, for error messages
+  std::string memory_file;   // the file `memory` privately maps ("" if anonymous)
+};
+
+// Builds the machine, serves its control socket and runs it until the guest stops or a stop
+// request or signal arrives; reports "ok" or "error: ..." on `ready`. Returns the exit code.
+int run_vm(VmRun& run, Fd ready, PhaseLog& phases);
 
 // Runs the VMM until the guest stops or a stop request arrives; returns the process exit code.
 int vmm_main(const VmmOptions& opts);
