@@ -5,6 +5,7 @@
 #include <linux/random.h>
 #include <sys/ioctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -28,8 +29,42 @@ void HostSync::add_entropy(const proto::Hello& hello, const Console& con) noexce
   warned_ = true;
 }
 
+namespace {
+// Sandbox ids are [a-z0-9][a-z0-9_.-]{0,63} (core/paths.h); anything else is ignored.
+bool valid_hostname(const std::string& n) {
+  if (n.empty() || n.size() > 64) return false;
+  for (size_t i = 0; i < n.size(); i++) {
+    char c = n[i];
+    bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+              (i > 0 && (c == '_' || c == '.' || c == '-'));
+    if (!ok) return false;
+  }
+  return true;
+}
+}  // namespace
+
+void HostSync::set_hostname(const std::string& name, const Console& con) noexcept {
+  std::lock_guard lock(mu_);
+  if (name == hostname_) return;
+  if (!valid_hostname(name)) {
+    con.log("ignoring an invalid sandbox id in Hello");
+    return;
+  }
+  if (::sethostname(name.data(), name.size()) != 0) {
+    con.log(std::string("cannot set the hostname: ") + std::strerror(errno));
+    return;
+  }
+  hostname_ = name;
+}
+
+std::string HostSync::hostname(const std::string& fallback) const {
+  std::lock_guard lock(mu_);
+  return hostname_.empty() ? fallback : hostname_;
+}
+
 void HostSync::apply(const proto::Hello& hello, const Console& con) noexcept {
   add_entropy(hello, con);
+  if (!hello.sandbox.empty()) set_hostname(hello.sandbox, con);
   if (hello.time_ns == 0) return;
   timespec now{};
   ::clock_gettime(CLOCK_REALTIME, &now);

@@ -8,10 +8,12 @@
 // when it arrives (the trip through the VMM takes tens of ms on a loaded PVM host), so a guest
 // that looks ahead is usually right: it is stepped back only beyond kMaxLeadNs. A restored
 // snapshot is always behind. PID 1 only: in the --serve-unix test mode guest-init must not
-// touch its host's RNG or clock.
+// touch its host's RNG or clock. Hostname: a restored or branched guest still has the hostname
+// of the snapshot it came from; Hello names its sandbox, and apply() sets that as the hostname.
 #pragma once
 #include <cstdint>
 #include <mutex>
+#include <string>
 
 #include "console.h"
 #include "proto/agent.h"
@@ -27,10 +29,14 @@ class HostSync {
   // Mixes in hello.entropy and steps the clock to hello.time_ns (unless 0). Thread-safe; never
   // throws; failures are logged to `con`.
   void apply(const proto::Hello& hello, const Console& con) noexcept;
+  // The hostname the last apply() set, or `fallback` if none has yet.
+  std::string hostname(const std::string& fallback) const;
 
  private:
   void add_entropy(const proto::Hello& hello, const Console& con) noexcept;
-  std::mutex mu_;
+  void set_hostname(const std::string& name, const Console& con) noexcept;
+  mutable std::mutex mu_;
+  std::string hostname_;
   Fd urandom_;
   bool warned_ = false;
 };

@@ -66,7 +66,7 @@ class Session {
     if (ctx_.pid1) ctx_.host_sync.apply(hello, ctx_.console);
     proto::HelloReply reply;
     reply.agent = ctx_.agent;
-    reply.hostname = ctx_.hostname;
+    reply.hostname = ctx_.pid1 ? ctx_.host_sync.hostname(ctx_.hostname) : ctx_.hostname;
     reply.uptime_ms = uptime_ms();
     greeted_ = true;
     return ch_.send(proto::Type::HelloReply, reply.encode());

@@ -51,9 +51,10 @@ std::optional<proto::Frame> read_frame(int fd, const net::Deadline& dl) {
   }
 }
 
-proto::Hello make_hello() {
+proto::Hello make_hello(const std::string& sandbox) {
   proto::Hello hello;
   hello.client = "space";
+  hello.sandbox = sandbox;
   size_t got = 0;
   while (got < hello.entropy.size()) {
     ssize_t n = ::getrandom(hello.entropy.data() + got, hello.entropy.size() - got, 0);

@@ -25,8 +25,9 @@ std::optional<proto::Frame> read_frame(int fd, const net::Deadline& dl);
 // frame, another protocol version, or anything else.
 proto::HelloReply agent_hello(int fd, const net::Deadline& dl);
 // A Hello carrying 32 bytes of fresh getrandom() entropy and the host's CLOCK_REALTIME, which
-// guest-init mixes into its RNG and uses to correct its clock (see proto/agent.h).
-proto::Hello make_hello();
+// guest-init mixes into its RNG and uses to correct its clock, and `sandbox`, the id it takes as
+// its hostname ("" = keep the hostname; see proto/agent.h).
+proto::Hello make_hello(const std::string& sandbox = "");
 // Reads and checks the HelloReply to a Hello already sent (for callers that pipeline a request
 // behind their Hello). Throws like agent_hello.
 proto::HelloReply read_hello_reply(int fd, const net::Deadline& dl);

@@ -92,7 +92,9 @@ ExecResult exec_in_sandbox(const Context& ctx, const std::string& id, const Exec
       explain_connect_error(e, id, p);
     }
     const int64_t connect_us = us_since(t0);
-    ExecResult r = exec_on_connection(sock.get(), opts, io, sig);
+    ExecOptions o = opts;
+    o.sandbox = id;
+    ExecResult r = exec_on_connection(sock.get(), o, io, sig);
     r.stats.connect_us = connect_us;
     r.stats.total_us = us_since(t0);
     return r;
@@ -110,7 +112,7 @@ ExecResult exec_on_connection(int sock, const ExecOptions& opts, const StdioFds&
   dl.cancel_on(sig.fd());
   try {
     // Hello and Exec leave in one write: no round trip between them.
-    auto bytes = proto::encode_frame(proto::Type::Hello, make_hello().encode());
+    auto bytes = proto::encode_frame(proto::Type::Hello, make_hello(opts.sandbox).encode());
     auto exec = proto::encode_frame(proto::Type::Exec, make_exec_request(opts, io).encode());
     bytes.insert(bytes.end(), exec.begin(), exec.end());
     net::send_all(sock, {reinterpret_cast<const char*>(bytes.data()), bytes.size()}, dl);

@@ -17,6 +17,7 @@
 namespace space::core {
 
 struct ExecOptions {
+  std::string sandbox;             // the sandbox's id, sent in Hello (the guest's hostname)
   std::vector<std::string> argv;   // the command; argv[0] is looked up in the guest's PATH
   std::vector<std::string> env;    // "K=V" entries over the guest's defaults
   std::string cwd;                 // "" = /

@@ -54,6 +54,7 @@ std::vector<uint8_t> Hello::encode() const {
   w.str(client);
   w.raw(entropy);
   w.u64(time_ns);
+  w.str(sandbox);
   return std::move(w.buffer());
 }
 
@@ -65,6 +66,7 @@ Hello Hello::decode(std::span<const uint8_t> p) {
   auto e = r.raw(kEntropySize);
   std::copy(e.begin(), e.end(), h.entropy.begin());
   h.time_ns = r.u64();
+  h.sandbox = r.str();
   r.finish();
   return h;
 }

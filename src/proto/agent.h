@@ -5,7 +5,8 @@
 // the host and HelloReply from the guest; a peer of another major version is refused with Error.
 // FrameDecoder is incremental (feed bytes, pull frames) and rejects malformed input with
 // ProtoError before allocating anything large, so it is safe on hostile bytes.
-// Hello payload: u32 version, str client, u8[32] entropy, u64 time_ns (str = u32 length + bytes).
+// Hello payload: u32 version, str client, u8[32] entropy, u64 time_ns, str sandbox
+// (str = u32 length + bytes).
 #pragma once
 #include <array>
 #include <cstdint>
@@ -20,7 +21,7 @@ namespace space::proto {
 
 constexpr uint32_t kAgentPort = 1024;       // guest-init listens here
 constexpr uint32_t kCredentialPort = 1025;  // guest dials the host here for secrets
-constexpr uint32_t kVersion = 1;            // bumped on any incompatible change
+constexpr uint32_t kVersion = 2;            // bumped on any incompatible change (2: Hello.sandbox)
 constexpr uint32_t kMaxPayload = 1u << 20;  // 1 MiB
 constexpr size_t kHeaderSize = 8;
 
@@ -74,6 +75,9 @@ struct Hello {
   std::string client;  // e.g. "space 0.1.0"
   std::array<uint8_t, kEntropySize> entropy{};  // from the host's getrandom()
   uint64_t time_ns = 0;  // host CLOCK_REALTIME, ns since the epoch
+  // The sandbox's id: a guest restored from a template or branched from another sandbox still
+  // has the hostname it was snapshotted with, so guest-init takes this one. "" = keep it.
+  std::string sandbox;
   std::vector<uint8_t> encode() const;
   static Hello decode(std::span<const uint8_t> p);
 };

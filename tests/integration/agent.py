@@ -49,8 +49,10 @@ def main():
     if not line.startswith(b"OK "):
         raise SystemExit("bad handshake reply: %r" % line)
     client = b"agent.py"
-    # Hello: version, client, 32 bytes of entropy for the guest's RNG, host time in ns.
-    hello = struct.pack("<II", 1, len(client)) + client + os.urandom(32) + struct.pack("<Q", time.time_ns())
+    # Hello: version, client, 32 bytes of entropy for the guest's RNG, host time in ns, and the
+    # sandbox id ("": keep the hostname).
+    hello = (struct.pack("<II", 2, len(client)) + client + os.urandom(32) +
+             struct.pack("<QI", time.time_ns(), 0))
     s.sendall(frame(HELLO, hello))
     kind, payload = read_frame(s)
     if kind != HELLO_REPLY:

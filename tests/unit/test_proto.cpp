@@ -181,9 +181,13 @@ TEST_CASE("Hello round-trips") {
   Hello h;
   h.version = 7;
   h.client = "space 0.1.0";
+  h.time_ns = 42;
+  h.sandbox = "b-1";
   auto back = Hello::decode(h.encode());
   CHECK(back.version == 7);
   CHECK(back.client == "space 0.1.0");
+  CHECK(back.time_ns == 42);
+  CHECK(back.sandbox == "b-1");
   CHECK(Hello::decode(Hello{}.encode()).version == kVersion);
 }
 
