@@ -21,6 +21,7 @@ void register_checkpoint(CLI::App& app, GlobalOptions& g) {
       v.set("id", st.id);
       v.set("status", st.status);
       v.set("memory_data_bytes", cs.memory_data_bytes);
+      v.set("memory_diff", cs.memory_diff);
       json::Value ms = json::Value::object();
       ms.set("snapshot", cs.snapshot_ms);
       ms.set("disk", cs.disk_ms);

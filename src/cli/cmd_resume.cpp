@@ -14,12 +14,14 @@ void register_resume(CLI::App& app, GlobalOptions& g) {
   auto* id = new std::string;  // lives as long as the process, like the CLI11 tree
   cmd->add_option("id", *id, "Sandbox id")->required();
   cmd->callback([&g, id] {
-    auto st = core::resume_sandbox({g.root, g.log_level, g.log_format}, *id);
+    int64_t resume_us = -1;
+    auto st = core::resume_sandbox({g.root, g.log_level, g.log_format}, *id, &resume_us);
     if (g.format == "json") {
       json::Value v = json::Value::object();
       v.set("id", st.id);
       v.set("status", st.status);
       v.set("pid", static_cast<int64_t>(st.pid));
+      if (resume_us >= 0) v.set("resume_us", resume_us);  // in-memory resume, inside the VMM
       std::printf("%s\n", json::serialize(v).c_str());
     }
   });

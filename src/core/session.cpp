@@ -69,12 +69,13 @@ SandboxState pause_sandbox(const Context& ctx, const std::string& id, int64_t* p
   }
 }
 
-SandboxState resume_sandbox(const Context& ctx, const std::string& id) {
+SandboxState resume_sandbox(const Context& ctx, const std::string& id, int64_t* resume_us) {
   try {
     proc::SignalGuard sig;  // a restore is undone (VMM killed) rather than left half-made
     LockedSandbox s = lock_sandbox(ctx, id);
     if (s.observed == "paused") {
-      vmm_op(s.p, "resume", kPauseTimeoutMs);
+      json::Value r = vmm_op(s.p, "resume", kPauseTimeoutMs);
+      if (const json::Value* us = r.find("resume_us"); us && resume_us) *resume_us = us->as_int();
       s.st.status = "running";
       write_state(s.p.state, s.st, fs::Sync::Volatile);
       return s.st;
@@ -115,6 +116,7 @@ SandboxState checkpoint_sandbox(const Context& ctx, const std::string& id,
       json::Value r = vmm_op(s.p, "snapshot", kSnapshotTimeoutMs, std::move(req));
       cs.snapshot_ms = ms_since(t0);
       cs.memory_data_bytes = static_cast<uint64_t>(r.at("memory_data_bytes").as_int());
+      if (const json::Value* d = r.find("memory_diff")) cs.memory_diff = d->as_bool();
       // The VMM has flushed the disk and stays paused: the image now matches memory.
       auto t1 = std::chrono::steady_clock::now();
       fs::copy_file(s.p.rootfs, tmp + "/rootfs.ext4", 0600);

@@ -25,8 +25,9 @@ SandboxState pause_sandbox(const Context& ctx, const std::string& id, int64_t* p
 
 // Continues a paused sandbox in its VMM, or restores a checkpointed one (or one whose VMM is
 // gone but which has a checkpoint) in a new VMM; status becomes "running". Throws if it is
-// already running or there is nothing to resume from.
-SandboxState resume_sandbox(const Context& ctx, const std::string& id);
+// already running or there is nothing to resume from. `resume_us`, when non-null, gets the VMM's
+// time to resume a paused VM (left alone for a restore).
+SandboxState resume_sandbox(const Context& ctx, const std::string& id, int64_t* resume_us = nullptr);
 
 // Timings of a checkpoint, in milliseconds.
 struct CheckpointStats {
@@ -34,6 +35,7 @@ struct CheckpointStats {
   double disk_ms = 0;       // copy (reflink) of the disk into the checkpoint
   double total_ms = 0;
   uint64_t memory_data_bytes = 0;  // bytes of guest memory actually written
+  bool memory_diff = false;        // written as a diff against the memory file RAM maps
 };
 
 // Writes a consistent checkpoint of a running or paused sandbox into <dir>/checkpoint, then stops

@@ -50,7 +50,7 @@ void detach(int report_fd, const core::SandboxPaths& p) {
 }
 
 [[noreturn]] void become_branch(const BranchTarget& t, const GuestMemory& inherited,
-                                const snapshot::Snapshot& snap, const std::string& memory_file,
+                                const snapshot::Snapshot& snap, const snapshot::MemoryBase& base,
                                 const std::string& source, int report_fd) {
   int code = 1;
   try {
@@ -64,7 +64,7 @@ void detach(int report_fd, const core::SandboxPaths& p) {
     run.memory = GuestMemory::adopt(inherited.host_base(), inherited.size());
     run.snap = &snap;
     run.restore_from = "the state of " + source;
-    run.memory_file = memory_file;
+    run.memory_base = base;
     phases.mark("config");
     code = run_vm(run, Fd(kReportFd), phases);
   } catch (const std::exception& e) {
@@ -130,7 +130,7 @@ std::string collect(std::vector<Fd>& pipes, const std::vector<BranchTarget>& tar
 
 }  // namespace
 
-std::vector<ForkedBranch> fork_branches(Machine& machine, const std::string& memory_file,
+std::vector<ForkedBranch> fork_branches(Machine& machine, const snapshot::MemoryBase& base,
                                         const std::vector<BranchTarget>& targets,
                                         std::vector<pid_t>& children,
                                         std::chrono::milliseconds timeout, ForkTimings* timings) {
@@ -153,7 +153,7 @@ std::vector<ForkedBranch> fork_branches(Machine& machine, const std::string& mem
       Fd rd(pfd[0]), wr(pfd[1]);
       pid_t pid = ::fork();
       if (pid < 0) throw_errno("fork for branch " + t.id);
-      if (pid == 0) become_branch(t, machine.memory(), snap, memory_file, source, wr.get());
+      if (pid == 0) become_branch(t, machine.memory(), snap, base, source, wr.get());
       started.push_back(pid);
       pipes.push_back(std::move(rd));
     }

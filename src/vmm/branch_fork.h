@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "vmm/machine.h"
+#include "vmm/snapshot_memory.h"
 
 namespace space::vmm {
 
@@ -35,7 +36,7 @@ struct ForkTimings {
 
 // Requires `machine` paused. Returns once every child reported "ok". If one fails, or `timeout`
 // passes first, kills every child started and throws with the first failure's message.
-std::vector<ForkedBranch> fork_branches(Machine& machine, const std::string& memory_file,
+std::vector<ForkedBranch> fork_branches(Machine& machine, const snapshot::MemoryBase& base,
                                         const std::vector<BranchTarget>& targets,
                                         std::vector<pid_t>& children,
                                         std::chrono::milliseconds timeout,

@@ -34,15 +34,16 @@ json::Value snapshot_op(ControlContext& ctx, const json::Value& req) {
   size_t vmstate_bytes = snapshot::write_vmstate(dir + "/" + snapshot::kVmstateFile, snap);
   phases.mark("vmstate");
   const GuestMemory& mem = ctx.machine.memory();
-  auto ms =
-      snapshot::write_memory_file(dir + "/" + snapshot::kMemoryFile, {mem.host_base(), mem.size()});
+  bool diff = false;
+  auto ms = snapshot::write_memory_diff(dir + "/" + snapshot::kMemoryFile,
+                                        {mem.host_base(), mem.size()}, ctx.memory_base, &diff);
   phases.mark("memory");
   ctx.machine.sync_disks();
   phases.mark("disk_sync");
   log::info("snapshot to " + dir + ": " + phases.summary() + "; vmstate " +
             std::to_string(vmstate_bytes) + " bytes, memory " +
             std::to_string(ms.data_bytes >> 10) + " KiB of " + std::to_string(ms.size >> 20) +
-            " MiB");
+            " MiB" + (diff ? " (diff against " + ctx.memory_base.path + ")" : ""));
 
   json::Value r = json::Value::object();
   r.set("ok", true);
@@ -50,6 +51,7 @@ json::Value snapshot_op(ControlContext& ctx, const json::Value& req) {
   r.set("vmstate_bytes", static_cast<uint64_t>(vmstate_bytes));
   r.set("memory_bytes", ms.size);
   r.set("memory_data_bytes", ms.data_bytes);
+  r.set("memory_diff", diff);
   r.set("pause_us", static_cast<int64_t>(pause_us.count()));
   json::Value t = json::Value::object();
   for (const auto& [name, v] : phases.phases()) t.set(name, v);
@@ -70,7 +72,7 @@ json::Value branch_op(ControlContext& ctx, const json::Value& req) {
     targets.push_back(std::move(b));
   }
   ForkTimings tm;
-  auto made = fork_branches(ctx.machine, ctx.memory_file, targets, ctx.branches,
+  auto made = fork_branches(ctx.machine, ctx.memory_base, targets, ctx.branches,
                             std::chrono::milliseconds(kBranchTimeoutMs), &tm);
   log::info("branched into " + std::to_string(made.size()) + ": capture " +
             std::to_string(tm.capture_ms) + " ms, fork " + std::to_string(tm.fork_ms) +
@@ -111,8 +113,12 @@ json::Value handle_control(ControlContext& ctx, const json::Value& req) {
     r.set("status", status_of(ctx.machine));
     r.set("pause_us", static_cast<int64_t>(us.count()));
   } else if (op == "resume") {
+    auto t0 = std::chrono::steady_clock::now();
     ctx.machine.resume();
+    auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::steady_clock::now() - t0);
     r.set("ok", true);
+    r.set("resume_us", static_cast<int64_t>(us.count()));
     r.set("status", status_of(ctx.machine));
   } else if (op == "snapshot") {
     return snapshot_op(ctx, req);

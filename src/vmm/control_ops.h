@@ -2,11 +2,12 @@
 //   {"op":"ping"}                     -> {"ok":true,"status":"running"|"paused","pid":N}
 //   {"op":"pause"[,"sync":true]}      -> {"ok":true,"status":"paused","pause_us":N}
 //      with "sync", also fdatasyncs the disk images once parked (a branch then copies them)
-//   {"op":"resume"}                   -> {"ok":true,"status":"running"}
+//   {"op":"resume"}                   -> {"ok":true,"status":"running","resume_us":N}
 //   {"op":"snapshot","dir":"/abs"}    -> {"ok":true,"status":"paused","vmstate_bytes":N,
 //        "memory_bytes":N,"memory_data_bytes":N,"pause_us":N,"ms":{"capture":..,"vmstate":..,
 //        "memory":..,"disk_sync":..,"total":..}}
-//      pauses, writes dir/vmstate and dir/memory, fdatasyncs the disk image and stays paused
+//      pauses, writes dir/vmstate and dir/memory (a diff against the mapped memory file, when
+//      there is one: snapshot_memory.h), fdatasyncs the disk image and stays paused
 //      (also on failure): the caller then sends resume or stop.
 //   {"op":"branch","targets":[{"id":..,"dir":..,"run_dir":..},..]}
 //                                     -> {"ok":true,"branches":[{"id":..,"pid":N},..],
@@ -23,6 +24,7 @@
 #include "util/json.h"
 #include "vmm/event_loop.h"
 #include "vmm/machine.h"
+#include "vmm/snapshot_memory.h"
 
 namespace space::vmm {
 
@@ -30,7 +32,7 @@ struct ControlContext {
   Machine& machine;
   EventLoop& loop;
   bool& stop_requested;  // set by "stop"
-  const std::string& memory_file;  // the file guest memory privately maps ("" if anonymous)
+  const snapshot::MemoryBase& memory_base;  // the file guest RAM privately maps, if any
   std::vector<pid_t>& branches;    // branch VMMs forked from this one, reaped on SIGCHLD
 };
 

@@ -3,10 +3,17 @@
 // pwrite()s, and commits atomically (temp file, fsync, rename, fsync of the directory). A restore
 // maps the file MAP_PRIVATE (GuestMemory::from_file): lazily faulted, shared copy-on-write with
 // the page cache and every other sandbox restored from it.
+// A guest whose RAM privately maps a memory file (a sandbox made from a template, restored from a
+// checkpoint, or branched) is written as a diff instead: the new file starts as a reflink of that
+// base file (no data written) and only the pages the guest has written since, which the kernel
+// reports as anonymous in /proc/self/pagemap, are written over it (all-zero ones as holes).
 #pragma once
+#include <sys/types.h>
+
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "util/fd.h"
 
@@ -19,6 +26,29 @@ struct MemoryFileStats {
 
 // Writes `ram` (a multiple of 4 KiB) to `path` atomically and durably, as a sparse file.
 MemoryFileStats write_memory_file(const std::string& path, std::span<const uint8_t> ram);
+
+// The file a guest's RAM privately maps, identified by inode so that a file replaced since
+// (a newer checkpoint renamed over it) is not taken for it.
+struct MemoryBase {
+  std::string path;  // "" = anonymous RAM: no base
+  dev_t dev = 0;
+  ino_t ino = 0;
+};
+// The base of RAM mapped from the open memory file `fd` at `path`.
+MemoryBase memory_base_of(int fd, const std::string& path);
+
+// This process's /proc/self/pagemap entries for the pages of `ram`; empty if unreadable.
+std::vector<uint64_t> read_pagemap(std::span<const uint8_t> ram);
+// True for the entry of a page of a private file mapping that no longer shows the file: written
+// (present and anonymous) or swapped out (only anonymous pages are).
+bool page_written(uint64_t pagemap_entry);
+
+// Like write_memory_file, but as a diff against `base`, which `ram` (this process's mapping)
+// privately maps: a reflink of the base plus the pages this process has written. Falls back to
+// write_memory_file when there is no base, it was replaced, it cannot be reflinked (another
+// filesystem) or pagemap cannot be read. `diff` in the result says which way it went.
+MemoryFileStats write_memory_diff(const std::string& path, std::span<const uint8_t> ram,
+                                  const MemoryBase& base, bool* diff = nullptr);
 // True when the 4 KiB page at `p` is all zero.
 bool page_is_zero(const uint8_t* p);
 // Opens a memory file for mapping and checks it holds exactly `expected_bytes`; throws

@@ -91,11 +91,11 @@ std::string memory_dir(const std::string& dir, const std::string& shared) {
   return dir;
 }
 
-// Reads DIR/vmstate and maps the snapshot's memory (see memory_dir), whose file it names in
-// `memory_file`.
+// Reads DIR/vmstate and maps the snapshot's memory (see memory_dir), whose file it records in
+// `base`.
 GuestMemory load_snapshot(const std::string& dir, const std::string& shared,
                           const core::VmConfig& cfg, snapshot::Snapshot& snap,
-                          std::string& memory_file, PhaseLog& phases) {
+                          snapshot::MemoryBase& base, PhaseLog& phases) {
   snap = snapshot::read_vmstate(dir + "/" + snapshot::kVmstateFile);
   phases.mark("read vmstate");
   const uint64_t cfg_bytes = uint64_t(cfg.memory_mib) << 20;
@@ -104,8 +104,9 @@ GuestMemory load_snapshot(const std::string& dir, const std::string& shared,
               std::to_string(cfg.memory_mib) + " MiB; the snapshot has " +
               std::to_string(snap.machine.vcpus) + " and " +
               std::to_string(snap.machine.memory_bytes >> 20) + " MiB, which win");
-  memory_file = memory_dir(dir, shared) + "/" + snapshot::kMemoryFile;
+  const std::string memory_file = memory_dir(dir, shared) + "/" + snapshot::kMemoryFile;
   Fd mem = snapshot::open_memory_file(memory_file, snap.machine.memory_bytes);
+  base = snapshot::memory_base_of(mem.get(), memory_file);
   GuestMemory m = GuestMemory::from_file(mem.get(), snap.machine.memory_bytes);
   phases.mark("map memory");
   return m;
@@ -163,7 +164,7 @@ int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
 
     bool stop_requested = false;
     std::vector<pid_t> branches;
-    ControlContext ctl{machine, loop, stop_requested, run.memory_file, branches};
+    ControlContext ctl{machine, loop, stop_requested, run.memory_base, branches};
     ControlServer control(loop, paths.control_sock,
                           [&](const json::Value& req) { return handle_control(ctl, req); });
     phases.mark("control socket");
@@ -230,7 +231,7 @@ int vmm_main(const VmmOptions& opts) {
     phases.mark("config");
     if (!opts.restore_dir.empty()) {
       run->memory = load_snapshot(opts.restore_dir, opts.shared_memory_dir, run->cfg, snap,
-                                  run->memory_file, phases);
+                                  run->memory_base, phases);
       run->snap = &snap;
       run->restore_from = opts.restore_dir;
     }

@@ -9,6 +9,7 @@
 #include "vmm/memory.h"
 #include "vmm/phase_log.h"
 #include "vmm/snapshot.h"
+#include "vmm/snapshot_memory.h"
 
 namespace space::vmm {
 
@@ -30,7 +31,7 @@ struct VmRun {
   std::optional<GuestMemory> memory;  // empty: fresh anonymous RAM of cfg.memory_mib
   const snapshot::Snapshot* snap = nullptr;  // set: restore this state instead of booting
   std::string restore_from;  // where snap came from, for error messages
-  std::string memory_file;   // the file `memory` privately maps ("" if anonymous)
+  snapshot::MemoryBase memory_base;  // the file `memory` privately maps (path "" if anonymous)
 };
 
 // Builds the machine, serves its control socket and runs it until the guest stops or a stop

@@ -3,7 +3,8 @@
 # file stays across pause/resume, across checkpoint/resume (the VMM is stopped in between), and
 # across a kill -9 of the VMM followed by a resume from the last checkpoint. Then branch --count 3:
 # every branch answers exec, has the history up to the branch point, then diverges (files and
-# memory) and reads different bytes from /dev/urandom; the source keeps running; destroying the
+# memory), reads different bytes from /dev/urandom and has its own hostname; each branch's VMM
+# was forked from the source's (the fast path); the source keeps running; destroying the
 # source leaves the branches working, and a branch of a branch works. Wrong-status and unknown-id
 # requests exit 125 with a clear message.
 source "$(dirname "$0")/lib.sh"
@@ -30,6 +31,7 @@ advancing() {
   echo "$b"
 }
 c0=$(advancing s1)
+[ "$(x s1 -- hostname)" = s1 ] || fail "a sandbox restored from a template kept the template's hostname"
 
 # pause / resume
 expect_status 0 space pause s1
@@ -47,7 +49,10 @@ c1=$(advancing s1)
 
 # checkpoint / resume
 pid=$(pid_of s1)
-expect_status 0 space checkpoint s1
+expect_status 0 space checkpoint s1 --format json
+# s1's RAM maps the template's memory file: only the pages written since go to the checkpoint.
+python3 -c 'import json,sys; v=json.loads(sys.argv[1]); assert v["memory_diff"] is True and 0 < v["memory_data_bytes"] < 64 << 20, v' "$OUT" \
+  || fail "checkpoint did not write memory as a small diff against the template: $OUT"
 [ "$(status_of s1)" = checkpointed ] || fail "status after checkpoint: $(status_of s1)"
 wait_until 10 gone "$pid"
 [ -f "$SPACE_ROOT/store/sandboxes/s1/checkpoint/vmstate" ] || fail "no checkpoint/vmstate"
@@ -84,6 +89,10 @@ python3 -c 'import json,sys; v=json.loads(sys.argv[1]); assert [b["id"] for b in
 [ "$(status_of s1)" = running ] || fail "source not running after branch"
 for b in b-1 b-2 b-3; do
   [ "$(status_of $b)" = running ] || fail "$b is $(status_of $b)"
+  # The fast path: the branch's VMM was forked by the source's, and the guest took its new id.
+  [ "$(ps -o ppid= -p "$(pid_of $b)" | tr -d ' ')" = "$(pid_of s1)" ] \
+    || fail "$b's VMM was not forked from the source's VMM"
+  [ "$(x $b -- hostname)" = $b ] || fail "$b's hostname is $(x $b -- hostname)"
   [ "$(x $b -- cat /root/history)" = shared ] || fail "$b lacks the source's history"
   advancing $b >/dev/null
   expect_status 0 x $b -- sh -c "echo $b >/root/mine; sync"
