@@ -55,6 +55,7 @@ void HostSync::set_hostname(const std::string& name, const Console& con) noexcep
     return;
   }
   hostname_ = name;
+  con.log("hostname " + name + " (from the host)");
 }
 
 std::string HostSync::hostname(const std::string& fallback) const {

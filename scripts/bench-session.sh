@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# Benchmarks of long-running sessions, as the CLI user sees them (wall time of each `space`
-# command): pause and resume latency; checkpoint and restore (resume) time after the guest wrote
-# 64 MiB to memory; branch latency for each N in $BENCH_BRANCH_COUNTS; host memory added per
-# branch (RSS and PSS of the branch's VMM: PSS splits pages shared with other processes).
+# Benchmarks of long-running sessions: pause and resume latency (the CLI command's wall time,
+# and the VMM's own time to park or release the vCPUs); checkpoint and restore (resume) time of
+# sandboxes whose guest wrote $BENCH_WRITE_MIB MiB of non-zero data to memory since the
+# template (the writer's memory is branched, so each checkpointed sandbox has the whole write
+# as its own; the checkpoint writes only pages that differ from the memory file the guest maps);
+# branch latency for each N in $BENCH_BRANCH_COUNTS (CLI wall time, and inside the source VMM:
+# capture, fork and children ready); host memory added per branch (the PSS of all VMMs of the
+# run before and after `branch --count N`, divided by N; PSS splits shared pages, so the sum is
+# the real total; plus one branch VMM's RSS and PSS). The peer, measured in the same run: the
+# persisted path a branch replaces (checkpoint the source to disk, restore from it).
 # Prints median and p90 of each. Uses the integration tests' set-up (a private root under /tmp,
 # the cached kernel and rootfs, cleanup of everything on exit) and one template build.
 # Environment: SPACE_BIN, SPACE_GUEST_INIT (default build/), BENCH_RUNS (default 20; the
 # checkpoint and branch rows use a quarter of it, at least 3), BENCH_BRANCH_COUNTS (default
-# "1 10"; N=10 runs 11 VMs at once), BENCH_WRITE_MIB (default 64; non-zero data, since the
-# memory file skips zero pages; on a PVM host the guest kernel is interpreted and writes about
-# 0.25 MiB/s, so 64 MiB takes minutes there).
+# "1 10"; N=10 runs 11 VMs at once), BENCH_WRITE_MIB (default 64; on a PVM host the guest
+# kernel is interpreted and the guest writes about 1 MiB/s, so 64 MiB takes about a minute).
 source "$(dirname "$0")/../tests/integration/lib.sh"
 
 RUNS=${BENCH_RUNS:-20}
@@ -17,15 +22,18 @@ SLOW_RUNS=$(( RUNS / 4 > 3 ? RUNS / 4 : 3 ))
 COUNTS=${BENCH_BRANCH_COUNTS:-"1 10"}
 WRITE_MIB=${BENCH_WRITE_MIB:-64}
 
-# timed FILE CMD...: runs CMD (quietly, failing the bench if it fails) and appends its ms to FILE.
+# timed FILE CMD...: runs CMD (failing the bench if it fails), appends its ms to FILE; its stdout
+# is left in $TEST_ROOT/bench.out.
 timed() {
   local file=$1 t0 t1
   shift
   t0=$(date +%s%N)
-  "$@" >/dev/null 2>"$TEST_ROOT/bench.err" || fail "'$*' failed: $(cat "$TEST_ROOT/bench.err")"
+  "$@" >"$TEST_ROOT/bench.out" 2>"$TEST_ROOT/bench.err" || fail "'$*' failed: $(cat "$TEST_ROOT/bench.err")"
   t1=$(date +%s%N)
   echo "scale=3; ($t1 - $t0) / 1000000" | bc >>"$file"
 }
+# field KEY: the JSON field KEY of $TEST_ROOT/bench.out.
+field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$TEST_ROOT/bench.out" "$1"; }
 # stats NAME UNIT FILE: prints "NAME  median X  p90 Y UNIT  (n=K)".
 stats() {
   python3 - "$1" "$2" "$3" <<'PY'
@@ -33,61 +41,98 @@ import sys
 name, unit, path = sys.argv[1:]
 v = sorted(float(x) for x in open(path) if x.strip())
 if not v:
-    print(f"{name:<34} no samples"); sys.exit()
+    print(f"{name:<44} no samples"); sys.exit()
 med = v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
 p90 = v[min(len(v) - 1, int(round(0.9 * (len(v) - 1))))]
-print(f"{name:<34} median {med:9.1f}  p90 {p90:9.1f} {unit}  (n={len(v)})")
+print(f"{name:<44} median {med:9.2f}  p90 {p90:9.2f} {unit}  (n={len(v)})")
 PY
 }
+median() { sort -n "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 mem_kib() {  # mem_kib PID FIELD(Rss|Pss)
   awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/smaps_rollup"
+}
+total_pss_kib() {  # PSS of every VMM of this run, summed
+  local sum=0 p
+  for p in $(vmm_pids); do sum=$((sum + $(mem_kib "$p" Pss))); done
+  echo "$sum"
 }
 
 B=$TEST_ROOT/bench
 mkdir -p "$B"
 echo "bench: building the template (one boot)" >&2
 space template build base >/dev/null
-space create --template base s >/dev/null
+space --log-level info create --template base s >/dev/null
 
 echo "bench: pause/resume x$RUNS" >&2
 for _ in $(seq "$RUNS"); do
-  timed "$B/pause" space pause s
-  timed "$B/resume" space resume s
+  timed "$B/pause" space pause s --format json
+  echo "scale=3; $(field pause_us) / 1000" | bc >>"$B/pause_vmm"
+  timed "$B/resume" space resume s --format json
+  echo "scale=3; $(field resume_us) / 1000" | bc >>"$B/resume_vmm"
 done
 
-echo "bench: checkpoint/restore with $WRITE_MIB MiB written x$SLOW_RUNS" >&2
-space exec s -- sh -c "yes 0123456789abcdef | head -c $((WRITE_MIB << 20)) >/tmp/blob" \
+echo "bench: the guest writes $WRITE_MIB MiB (non-zero) to its memory (tmpfs)" >&2
+t0=$(date +%s%N)
+space exec s -- sh -c "yes 0123456789abcdef | head -c 1048576 >/tmp/mib; set --; \
+  for i in \$(seq $WRITE_MIB); do set -- \"\$@\" /tmp/mib; done; cat \"\$@\" >/tmp/blob; rm /tmp/mib" \
   || fail "could not write $WRITE_MIB MiB in the guest"
-for _ in $(seq "$SLOW_RUNS"); do
-  timed "$B/checkpoint" space checkpoint s
-  timed "$B/restore" space resume s
-  space exec s -- true || fail "no exec after restore"
+write_s=$(echo "scale=1; ($(date +%s%N) - $t0) / 1000000000" | bc)
+
+echo "bench: branch, then checkpoint/restore x$SLOW_RUNS (each has the $WRITE_MIB MiB as its own)" >&2
+space branch s --count "$SLOW_RUNS" --name ck >/dev/null
+for r in $(seq "$SLOW_RUNS"); do
+  timed "$B/checkpoint" space checkpoint "ck-$r" --format json
+  echo "scale=3; $(field memory_data_bytes) / 1048576" | bc >>"$B/ck_mib"
+  timed "$B/restore" space resume "ck-$r"
+  space exec "ck-$r" -- test -s /tmp/blob || fail "the written data is gone after restore"
 done
-echo "bench: checkpoint memory file: $(du -h "$SPACE_ROOT/store/sandboxes/s/checkpoint/memory" | cut -f1) on disk" >&2
+ck_disk=$(du -h "$SPACE_ROOT/store/sandboxes/ck-1/checkpoint/memory" | cut -f1)
+# shellcheck disable=SC2046
+space destroy $(for r in $(seq "$SLOW_RUNS"); do echo "ck-$r"; done) >/dev/null
 
 for n in $COUNTS; do
   echo "bench: branch --count $n x$SLOW_RUNS" >&2
   for r in $(seq "$SLOW_RUNS"); do
+    before=$(total_pss_kib)
     timed "$B/branch$n" space branch s --count "$n" --name "br$r"
+    grep "branched into $n:" "$SPACE_ROOT/store/sandboxes/s/vmm.log" | tail -1 |
+      sed -E 's/.*capture ([0-9.]+) ms, fork ([0-9.]+) ms, ready ([0-9.]+) ms/\1 \2 \3/' >>"$B/vmm_branch$n"
+    ids=$(if [ "$n" = 1 ]; then echo "br$r"; else for i in $(seq "$n"); do echo "br$r-$i"; done; fi)
+    for id in $ids; do space exec "$id" -- true || fail "branch $id does not answer exec"; done
+    after=$(total_pss_kib)
+    echo "scale=2; ($after - $before) / 1024 / $n" | bc >>"$B/pss_added"
     if [ "$n" = 1 ]; then
       pid=$(pid_of "br$r")
-      space exec "br$r" -- true || fail "branch does not answer exec"
-      mem_kib "$pid" Rss | awk '{ print $1 / 1024 }' >>"$B/rss"
-      mem_kib "$pid" Pss | awk '{ print $1 / 1024 }' >>"$B/pss"
-      space destroy "br$r" >/dev/null
-    else
-      # shellcheck disable=SC2046
-      space destroy $(for i in $(seq "$n"); do echo "br$r-$i"; done) >/dev/null
+      echo "scale=2; $(mem_kib "$pid" Rss) / 1024" | bc >>"$B/rss"
+      echo "scale=2; $(mem_kib "$pid" Pss) / 1024" | bc >>"$B/pss"
     fi
+    # shellcheck disable=SC2086
+    space destroy $ids >/dev/null
   done
 done
 
 echo
-echo "space session benchmarks ($(nproc) CPUs, guest 256 MiB, wall time of the CLI command)"
-stats "pause" ms "$B/pause"
-stats "resume (paused VMM)" ms "$B/resume"
+echo "space session benchmarks ($(nproc) CPUs, guest 256 MiB; load average $(cut -d' ' -f1-3 /proc/loadavg))"
+stats "pause (CLI)" ms "$B/pause"
+stats "pause (VMM: park the vCPUs)" ms "$B/pause_vmm"
+stats "resume (CLI, paused VMM)" ms "$B/resume"
+stats "resume (VMM: release the vCPUs)" ms "$B/resume_vmm"
+echo "guest write of $WRITE_MIB MiB: $write_s s"
 stats "checkpoint ($WRITE_MIB MiB written)" ms "$B/checkpoint"
+stats "  memory written by the checkpoint" MiB "$B/ck_mib"
+echo "  checkpoint memory file on disk: $ck_disk (a reflink of the template's plus the diff)"
 stats "restore (resume from checkpoint)" ms "$B/restore"
-for n in $COUNTS; do stats "branch --count $n" ms "$B/branch$n"; done
-stats "RSS added per branch" MiB "$B/rss"
-stats "PSS added per branch" MiB "$B/pss"
+for n in $COUNTS; do
+  stats "branch --count $n (CLI)" ms "$B/branch$n"
+  for col in 1 2 3; do
+    name=$(echo "capture fork ready" | cut -d' ' -f$col)
+    cut -d' ' -f$col "$B/vmm_branch$n" >"$B/vmm_branch$n.$name"
+    stats "  in the source VMM: $name" ms "$B/vmm_branch$n.$name"
+  done
+done
+stats "host PSS added per branch (all VMMs)" MiB "$B/pss_added"
+stats "RSS of one branch VMM" MiB "$B/rss"
+stats "PSS of one branch VMM" MiB "$B/pss"
+peer=$(python3 -c 'import sys; print(sum(float(sys.argv[1+i]) for i in range(2)))' "$(median "$B/checkpoint")" "$(median "$B/restore")")
+b1=$(median "$B/branch1" 2>/dev/null || echo 0)
+echo "peer (persisted path: checkpoint + restore, medians): $peer ms; branch --count 1 is $(echo "scale=1; $peer / $b1" | bc)x faster"

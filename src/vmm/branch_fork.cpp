@@ -24,6 +24,7 @@ namespace space::vmm {
 namespace {
 
 constexpr int kReportFd = 3;
+constexpr int kGoFd = 4;  // read end of the "go" pipe: EOF once the parent has forked them all
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -35,11 +36,13 @@ void say(int fd, const std::string& line) {
   (void)n;
 }
 
-// Sets up the child's process state: report pipe at fd 3, nothing else inherited, stdio to the
-// branch's log, a session of its own.
-void detach(int report_fd, const core::SandboxPaths& p) {
-  if (report_fd != kReportFd && ::dup2(report_fd, kReportFd) < 0) _exit(1);
-  if (::close_range(kReportFd + 1, ~0U, 0) != 0) throw_errno("close_range");
+// Sets up the child's process state: report pipe at fd 3, the go pipe at fd 4, nothing else
+// inherited, stdio to the branch's log, a session of its own.
+void detach(int report_fd, int go_fd, const core::SandboxPaths& p) {
+  // Move both out of the way first: either may sit on the other's target number.
+  int r = ::fcntl(report_fd, F_DUPFD, 10), g = ::fcntl(go_fd, F_DUPFD, 10);
+  if (r < 0 || g < 0 || ::dup2(r, kReportFd) < 0 || ::dup2(g, kGoFd) < 0) _exit(1);
+  if (::close_range(kGoFd + 1, ~0U, 0) != 0) throw_errno("close_range");
   Fd null(::open("/dev/null", O_RDONLY));
   Fd log(::open(p.vmm_log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0640));
   if (!null) throw_errno("open /dev/null");
@@ -51,13 +54,20 @@ void detach(int report_fd, const core::SandboxPaths& p) {
 
 [[noreturn]] void become_branch(const BranchTarget& t, const GuestMemory& inherited,
                                 const snapshot::Snapshot& snap, const snapshot::MemoryBase& base,
-                                const std::string& source, int report_fd) {
+                                const std::string& source, int report_fd, int go_fd) {
   int code = 1;
   try {
     PhaseLog phases;
     core::SandboxPaths p = core::paths_in(t.dir, t.run_dir);
-    detach(report_fd, p);
+    detach(report_fd, go_fd, p);
     phases.mark("detach");
+    // Wait until the parent has forked every sibling: a child that ran now would slow the
+    // remaining forks down (they copy the page tables this one is faulting on).
+    char c;
+    while (::read(kGoFd, &c, 1) < 0 && errno == EINTR) {
+    }
+    ::close(kGoFd);
+    phases.mark("go");
     log::info("branch " + t.id + " of " + source + ": forked VMM " + std::to_string(::getpid()));
     VmRun run{p, core::load_vm_config(p.config)};
     if (run.cfg.id != t.id) fail(p.config + " is for sandbox " + run.cfg.id + ", not " + t.id);
@@ -145,6 +155,9 @@ std::vector<ForkedBranch> fork_branches(Machine& machine, const snapshot::Memory
 
   std::vector<pid_t> started;
   std::vector<Fd> pipes;
+  int go[2];
+  if (::pipe2(go, O_CLOEXEC) != 0) throw_errno("pipe2");
+  Fd go_rd(go[0]), go_wr(go[1]);
   try {
     auto t1 = std::chrono::steady_clock::now();
     for (const auto& t : targets) {
@@ -153,10 +166,11 @@ std::vector<ForkedBranch> fork_branches(Machine& machine, const snapshot::Memory
       Fd rd(pfd[0]), wr(pfd[1]);
       pid_t pid = ::fork();
       if (pid < 0) throw_errno("fork for branch " + t.id);
-      if (pid == 0) become_branch(t, machine.memory(), snap, base, source, wr.get());
+      if (pid == 0) become_branch(t, machine.memory(), snap, base, source, wr.get(), go_rd.get());
       started.push_back(pid);
       pipes.push_back(std::move(rd));
     }
+    go_wr.reset();  // go: every child sees EOF
     tm.fork_ms = ms_since(t1);
     auto t2 = std::chrono::steady_clock::now();
     std::string err = collect(pipes, targets, deadline);

@@ -117,6 +117,7 @@ json::Value handle_control(ControlContext& ctx, const json::Value& req) {
     ctx.machine.resume();
     auto us = std::chrono::duration_cast<std::chrono::microseconds>(
         std::chrono::steady_clock::now() - t0);
+    ctx.sync.kick();
     r.set("ok", true);
     r.set("resume_us", static_cast<int64_t>(us.count()));
     r.set("status", status_of(ctx.machine));

@@ -3,6 +3,7 @@
 //   {"op":"pause"[,"sync":true]}      -> {"ok":true,"status":"paused","pause_us":N}
 //      with "sync", also fdatasyncs the disk images once parked (a branch then copies them)
 //   {"op":"resume"}                   -> {"ok":true,"status":"running","resume_us":N}
+//      then says Hello to guest-init (guest_sync.h), without waiting for it
 //   {"op":"snapshot","dir":"/abs"}    -> {"ok":true,"status":"paused","vmstate_bytes":N,
 //        "memory_bytes":N,"memory_data_bytes":N,"pause_us":N,"ms":{"capture":..,"vmstate":..,
 //        "memory":..,"disk_sync":..,"total":..}}
@@ -23,6 +24,7 @@
 
 #include "util/json.h"
 #include "vmm/event_loop.h"
+#include "vmm/guest_sync.h"
 #include "vmm/machine.h"
 #include "vmm/snapshot_memory.h"
 
@@ -34,6 +36,7 @@ struct ControlContext {
   bool& stop_requested;  // set by "stop"
   const snapshot::MemoryBase& memory_base;  // the file guest RAM privately maps, if any
   std::vector<pid_t>& branches;    // branch VMMs forked from this one, reaped on SIGCHLD
+  GuestSync& sync;                 // kicked after a resume: the guest's clock and entropy
 };
 
 // Serves one request; runs on the event loop thread.

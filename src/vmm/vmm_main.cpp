@@ -27,6 +27,7 @@
 #include "util/log.h"
 #include "vmm/control_ops.h"
 #include "vmm/control_server.h"
+#include "vmm/guest_sync.h"
 #include "vmm/host.h"
 #include "vmm/machine.h"
 #include "vmm/phase_log.h"
@@ -164,7 +165,8 @@ int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
 
     bool stop_requested = false;
     std::vector<pid_t> branches;
-    ControlContext ctl{machine, loop, stop_requested, run.memory_base, branches};
+    GuestSync sync(loop, paths.vsock_sock, cfg.id);
+    ControlContext ctl{machine, loop, stop_requested, run.memory_base, branches, sync};
     ControlServer control(loop, paths.control_sock,
                           [&](const json::Value& req) { return handle_control(ctl, req); });
     phases.mark("control socket");
@@ -183,6 +185,7 @@ int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
 
     machine.start();
     phases.mark("start vcpus");
+    if (run.snap) sync.kick();  // fresh entropy, clock and hostname for the restored guest
     report(ready, "ok");
     ready.reset();
     log::info(std::string(run.snap ? "restored" : "booted") + " VM running: " + phases.summary());

@@ -17,6 +17,7 @@ done
 
 expect_status 0 space template build base
 expect_status 0 space create --template base s1
+[ "$(vmm_pids)" = "$(pid_of s1)" ] || fail "vmm_pids sees '$(vmm_pids)', not s1's VMM $(pid_of s1)"
 x() { space exec "$@"; }  # exec in a sandbox, output on stdout
 counter='i=0; while :; do i=$((i+1)); echo $i >/tmp/count; sleep 0.05; done'
 expect_status 0 x s1 -- sh -c "setsid sh -c '$counter' </dev/null >/dev/null 2>&1 & echo before >/root/file; sync"
@@ -87,6 +88,10 @@ expect_status 0 space branch s1 --count 3 --name b --format json
 python3 -c 'import json,sys; v=json.loads(sys.argv[1]); assert [b["id"] for b in v]==["b-1","b-2","b-3"], v' "$OUT" \
   || fail "branch printed: $OUT"
 [ "$(status_of s1)" = running ] || fail "source not running after branch"
+# Before any exec: each branch VMM said Hello to its guest by itself (fresh entropy, clock, id).
+for b in b-1 b-2 b-3; do
+  wait_until 60 grep -q "hostname $b (from the host)" "$SPACE_ROOT/store/sandboxes/$b/console.log"
+done
 for b in b-1 b-2 b-3; do
   [ "$(status_of $b)" = running ] || fail "$b is $(status_of $b)"
   # The fast path: the branch's VMM was forked by the source's, and the guest took its new id.

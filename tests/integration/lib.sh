@@ -41,8 +41,9 @@ fail() {
   exit 1
 }
 
-# vmm_pids: pids of VMM processes serving this test's root.
-vmm_pids() { pgrep -f -- "--root $SPACE_ROOT __vmm" || true; }
+# vmm_pids: pids of VMM processes serving this test's root (their command line is
+# "space --root ROOT [--log-level L --log-format F] __vmm ID ...").
+vmm_pids() { pgrep -f -- "--root $SPACE_ROOT( .* | )__vmm " || true; }
 
 # store_leftovers: mounts under the test's directory and loop devices on its store image.
 store_leftovers() {
