@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <chrono>
 #include <cstring>
 #include <optional>
 
@@ -89,10 +90,17 @@ std::vector<SandboxState> branch_sandbox(const Context& ctx, const std::string& 
            "checkpoint it and make a new sandbox, or recreate it");
     const bool was_running = s.observed == "running";
     std::vector<SandboxLock> locks;
+    using Clock = std::chrono::steady_clock;
+    auto t0 = Clock::now();
+    auto ms = [](Clock::time_point a, Clock::time_point b) {
+      return std::to_string(std::chrono::duration<double, std::milli>(b - a).count());
+    };
+    Clock::time_point t_paused, t_snapped, t_forked;
     try {
       json::Value preq = json::Value::object();
       preq.set("sync", true);
       vmm_op(s.p, "pause", kPauseTimeoutMs, std::move(preq));  // parked, disk flushed
+      t_paused = Clock::now();
       json::Value targets = json::Value::array();
       for (const auto& bid : ids) {
         SandboxPaths bp = sandbox_paths(ctx.root, bid);
@@ -110,9 +118,11 @@ std::vector<SandboxState> branch_sandbox(const Context& ctx, const std::string& 
         targets.push_back(std::move(t));
       }
       sig.check();
+      t_snapped = Clock::now();
       json::Value req = json::Value::object();
       req.set("targets", std::move(targets));
       json::Value r = vmm_op(s.p, "branch", kBranchTimeoutMs, std::move(req));
+      t_forked = Clock::now();
       const auto& got = r.at("branches").as_array();
       if (got.size() != out.size()) fail("the VMM made " + std::to_string(got.size()) + " branches, not " + std::to_string(out.size()));
       for (size_t i = 0; i < got.size(); i++) {
@@ -135,6 +145,11 @@ std::vector<SandboxState> branch_sandbox(const Context& ctx, const std::string& 
       throw;
     }
     if (was_running) vmm_op(s.p, "resume", kPauseTimeoutMs);
+    auto t_end = Clock::now();
+    log::info("branch " + id + " into " + std::to_string(out.size()) + ": pause " +
+              ms(t0, t_paused) + " ms, snapshots and records " + ms(t_paused, t_snapped) +
+              " ms, fork " + ms(t_snapped, t_forked) + " ms, records and resume " +
+              ms(t_forked, t_end) + " ms");
     return out;
   } catch (Error& e) {
     for (const auto& v : vmms) {  // the source VMM reaps them

@@ -76,6 +76,10 @@ expect_status 0 x s1 -- sh -c 'echo after >/root/file3; sync'
 kill -9 "$(pid_of s1)"
 wait_until 10 sh -c "[ \"\$('$SPACE_BIN' state s1 | grep -c '\"stopped\"')\" = 1 ]"
 assert_contains "$(space list)" stopped "space list after kill -9"
+for cmd in pause checkpoint branch; do
+  expect_status 125 space $cmd s1
+  assert_contains "$ERR" "stopped" "$cmd of a sandbox whose VMM died"
+done
 expect_status 0 space resume s1
 assert_contains "$ERR" "resuming from its last checkpoint" "resume after kill -9"
 [ "$(x s1 -- cat /root/file2)" = ck2 ] || fail "checkpointed file lost after kill -9 + resume"
