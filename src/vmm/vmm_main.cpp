@@ -113,6 +113,17 @@ GuestMemory load_snapshot(const std::string& dir, const std::string& shared,
   return m;
 }
 
+// Logs a failed start and reports it on the ready pipe; returns the exit code. The ready line
+// carries one message, so a hint travels inside it, in parentheses.
+int fail_start(const Fd& ready, const std::exception& e) {
+  std::string msg = e.what();
+  if (auto* se = dynamic_cast<const Error*>(&e); se && !se->hint().empty())
+    msg += " (" + se->hint() + ")";
+  log::error(msg);
+  report(ready, "error: " + msg);
+  return 1;
+}
+
 // Reaps the branch VMMs this process forked (they run as its children) once they exit.
 void reap_branches(std::vector<pid_t>& children) {
   std::erase_if(children, [](pid_t pid) {
@@ -208,13 +219,7 @@ int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
     }
     return code;
   } catch (const std::exception& e) {
-    // The ready line carries one message, so a hint travels inside it, in parentheses.
-    std::string msg = e.what();
-    if (auto* se = dynamic_cast<const Error*>(&e); se && !se->hint().empty())
-      msg += " (" + se->hint() + ")";
-    log::error(msg);
-    report(ready, "error: " + msg);
-    return 1;
+    return fail_start(ready, e);
   }
 }
 
@@ -239,12 +244,7 @@ int vmm_main(const VmmOptions& opts) {
       run->restore_from = opts.restore_dir;
     }
   } catch (const std::exception& e) {
-    std::string msg = e.what();
-    if (auto* se = dynamic_cast<const Error*>(&e); se && !se->hint().empty())
-      msg += " (" + se->hint() + ")";
-    log::error(msg);
-    report(ready, "error: " + msg);
-    return 1;
+    return fail_start(ready, e);
   }
   return run_vm(*run, std::move(ready), phases);
 }
