@@ -21,7 +21,16 @@ expect_status 0 space create --template base s1
 x() { space exec "$@"; }  # exec in a sandbox, output on stdout
 counter='i=0; while :; do i=$((i+1)); echo $i >/tmp/count; sleep 0.05; done'
 expect_status 0 x s1 -- sh -c "setsid sh -c '$counter' </dev/null >/dev/null 2>&1 & echo before >/root/file; sync"
-count() { x "$1" -- cat /tmp/count; }
+# count ID: the counter's value. The loop rewrites the file in place (truncate, then write), so a
+# read can land in between and see it empty: read again then.
+count() {
+  local v=""
+  for _ in 1 2 3 4 5; do
+    v=$(x "$1" -- cat /tmp/count)
+    [ -z "$v" ] || break
+  done
+  echo "$v"
+}
 # advancing ID: the counter of ID moves forward; prints its value.
 advancing() {
   local a b
@@ -40,6 +49,12 @@ expect_status 0 space pause s1
 expect_status 125 space pause s1
 assert_contains "$ERR" "already paused" "second pause"
 expect_status 125 space branch s1 --count 0
+# A paused source stays paused; its branch runs.
+expect_status 0 space branch s1 --name bp
+[ "$(status_of s1)" = paused ] || fail "a paused source is $(status_of s1) after branch"
+[ "$(status_of bp)" = running ] || fail "the branch of a paused source is $(status_of bp)"
+advancing bp >/dev/null
+expect_status 0 space destroy bp
 expect_status 0 space resume s1
 [ "$(status_of s1)" = running ] || fail "status after resume: $(status_of s1)"
 expect_status 125 space resume s1

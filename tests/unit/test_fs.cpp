@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <string>
 
+#include "temp_dir.h"
 #include "util/error.h"
 #include "util/fd.h"
 #include "util/fs.h"
@@ -16,21 +17,6 @@
 using namespace space;
 
 namespace {
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/space-test-fs-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() {
-    try {
-      fs::remove_tree(path);
-    } catch (...) {
-    }
-  }
-};
-
 mode_t mode_of(const std::string& p) {
   struct stat st {};
   REQUIRE(::stat(p.c_str(), &st) == 0);
@@ -39,7 +25,7 @@ mode_t mode_of(const std::string& p) {
 }  // namespace
 
 TEST_CASE("write_file_atomic replaces content and leaves no temp file") {
-  TempDir d;
+  test::TempDir d("fs");
   std::string f = d.path + "/state.json";
   fs::write_file_atomic(f, "one", 0600);
   CHECK(fs::read_file(f) == "one");
@@ -53,14 +39,14 @@ TEST_CASE("write_file_atomic replaces content and leaves no temp file") {
 }
 
 TEST_CASE("read_file errors") {
-  TempDir d;
+  test::TempDir d("fs");
   CHECK_THROWS_WITH_AS(fs::read_file(d.path + "/missing"), doctest::Contains("No such file"), Error);
   fs::write_file_atomic(d.path + "/big", std::string(2000, 'a'));
   CHECK_THROWS_WITH_AS(fs::read_file(d.path + "/big", 1000), doctest::Contains("larger than"), Error);
 }
 
 TEST_CASE("mkdir_p") {
-  TempDir d;
+  test::TempDir d("fs");
   fs::mkdir_p(d.path + "/a/b/c/", 0700);
   CHECK(fs::is_dir(d.path + "/a/b/c"));
   CHECK(mode_of(d.path + "/a/b/c") == 0700);
@@ -70,7 +56,7 @@ TEST_CASE("mkdir_p") {
 }
 
 TEST_CASE("remove_tree removes everything but does not follow symlinks") {
-  TempDir d, outside;
+  test::TempDir d("fs"), outside("fs");
   fs::write_file_atomic(outside.path + "/precious", "keep");
   fs::mkdir_p(d.path + "/t/a/b");
   fs::write_file_atomic(d.path + "/t/a/b/f", "x");
@@ -89,7 +75,7 @@ TEST_CASE("remove_tree removes everything but does not follow symlinks") {
 }
 
 TEST_CASE("remove_tree refuses to cross a mount point") {
-  TempDir d;
+  test::TempDir d("fs");
   std::string mnt = d.path + "/t/mnt";
   fs::mkdir_p(mnt);
   if (::mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=1m") != 0) {
@@ -103,7 +89,7 @@ TEST_CASE("remove_tree refuses to cross a mount point") {
 }
 
 TEST_CASE("copy_file keeps holes and content") {
-  TempDir d;
+  test::TempDir d("fs");
   std::string src = d.path + "/src.img", dst = d.path + "/dst.img";
   {
     Fd fd(::open(src.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
@@ -131,7 +117,7 @@ TEST_CASE("copy_file keeps holes and content") {
 }
 
 TEST_CASE("tail_lines") {
-  TempDir d;
+  test::TempDir d("fs");
   std::string f = d.path + "/log";
   fs::write_file_atomic(f, "1\n2\n3\n4\n");
   CHECK(fs::tail_lines(f, 2) == "3\n4");
@@ -142,7 +128,7 @@ TEST_CASE("tail_lines") {
 }
 
 TEST_CASE("list_dir and absolute") {
-  TempDir d;
+  test::TempDir d("fs");
   CHECK(fs::list_dir(d.path + "/missing").empty());
   fs::mkdir_p(d.path + "/x");
   fs::write_file_atomic(d.path + "/y", "");

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "temp_dir.h"
 #include "proto/wire.h"
 #include "util/crc32.h"
 #include "util/error.h"
@@ -22,21 +23,6 @@ using namespace space;
 using namespace space::snapshot;
 
 namespace {
-
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/space-test-snap-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() {
-    try {
-      fs::remove_tree(path);
-    } catch (...) {
-    }
-  }
-};
 
 kvm_cpuid_entry2 leaf(uint32_t fn, uint32_t idx, uint32_t ebx, uint32_t ecx, uint32_t edx) {
   kvm_cpuid_entry2 e{};
@@ -257,7 +243,7 @@ TEST_CASE("vmstate: sections") {
 }
 
 TEST_CASE("vmstate: files") {
-  TempDir d;
+  test::TempDir d("snap");
   std::string p = d.path + "/vmstate";
   size_t n = write_vmstate(p, sample());
   struct stat st {};
@@ -269,7 +255,7 @@ TEST_CASE("vmstate: files") {
 }
 
 TEST_CASE("memory file: sparse, exact, size-checked") {
-  TempDir d;
+  test::TempDir d("snap");
   const uint64_t size = 64 * 4096;
   GuestMemory mem = GuestMemory::anonymous(size);
   uint8_t one = 1;
@@ -297,7 +283,7 @@ TEST_CASE("memory file: sparse, exact, size-checked") {
 }
 
 TEST_CASE("memory diff: pagemap tells written pages of a private file mapping") {
-  TempDir d;
+  test::TempDir d("snap");
   const uint64_t size = 16 * 4096;
   std::string base = d.path + "/base";
   {

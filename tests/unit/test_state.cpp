@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "temp_dir.h"
 #include "core/sandbox.h"
 #include "core/state.h"
 #include "util/error.h"
@@ -17,16 +18,6 @@
 using namespace space;
 
 namespace {
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/space-test-state-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() { fs::remove_tree(path); }
-};
-
 core::SandboxState sample() {
   core::SandboxState s;
   s.id = "sb-1";
@@ -56,7 +47,7 @@ void check_same(const core::SandboxState& a, const core::SandboxState& b) {
 }  // namespace
 
 TEST_CASE("state.json round trip") {
-  TempDir d;
+  test::TempDir d("state");
   std::string path = d.path + "/state.json";
   core::write_state(path, sample());
   check_same(core::read_state(path), sample());
@@ -89,7 +80,7 @@ TEST_CASE("state.json reading is checked") {
   CHECK(s.pid == 0);
   CHECK(s.vcpus == 1);
   CHECK(s.memory_mib == 256);
-  TempDir d;
+  test::TempDir d("state");
   fs::write_file_atomic(d.path + "/bad.json", "{\"id\":");
   try {
     core::read_state(d.path + "/bad.json");
@@ -120,7 +111,7 @@ TEST_CASE("observed status derives liveness from pid and start time") {
 }
 
 TEST_CASE("SandboxLock is exclusive") {
-  TempDir d;
+  test::TempDir d("state");
   std::string lock = d.path + "/lock";
   {
     core::SandboxLock a(lock);
@@ -147,7 +138,7 @@ TEST_CASE("rfc3339_now looks right") {
 // The lifecycle read/remove paths against a stand-in VMM (a sleep process), no KVM needed.
 namespace {
 struct FakeSandbox {
-  TempDir root;
+  test::TempDir root{"state"};
   core::Context ctx;
   proc::Child vmm;
   core::SandboxPaths p;

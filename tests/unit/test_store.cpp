@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "temp_dir.h"
 #include "core/btrfs.h"
 #include "core/store.h"
 #include "util/error.h"
@@ -17,21 +18,6 @@ using core::StoreAction;
 using core::StoreUse;
 
 namespace {
-struct TempRoot {
-  std::string path;
-  TempRoot() {
-    char tmpl[] = "/tmp/space-test-store-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~TempRoot() {
-    try {
-      fs::remove_tree(path);
-    } catch (...) {
-    }
-  }
-};
-
 core::StoreProbe probe(bool store_btrfs, bool root_btrfs, bool image, bool plain) {
   core::StoreProbe p;
   p.store_btrfs = store_btrfs;
@@ -87,7 +73,7 @@ TEST_CASE("store_kind: btrfs root or loopback") {
 TEST_CASE("btrfs magic and probes off btrfs") {
   CHECK(btrfs::is_btrfs_magic(0x9123683E));
   CHECK_FALSE(btrfs::is_btrfs_magic(0xEF53));  // ext4
-  TempRoot t;
+  test::TempDir t("store");
   if (btrfs::on_btrfs(t.path)) return;  // the checks below assume /tmp is not btrfs
   CHECK_FALSE(btrfs::is_subvolume(t.path));
   CHECK_FALSE(btrfs::on_btrfs(t.path + "/missing"));
@@ -102,7 +88,7 @@ TEST_CASE("human sizes") {
 }
 
 TEST_CASE("ensure_store on a plain root: Existing makes nothing, Create refuses to hide old sandboxes") {
-  TempRoot t;
+  test::TempDir t("store");
   if (btrfs::on_btrfs(t.path)) return;
   core::Context ctx{t.path + "/root"};
   auto sp = core::ensure_store(ctx, StoreUse::Existing);  // root missing: fine, nothing made
@@ -117,7 +103,7 @@ TEST_CASE("ensure_store on a plain root: Existing makes nothing, Create refuses 
 }
 
 TEST_CASE("status of a store not made yet") {
-  TempRoot t;
+  test::TempDir t("store");
   if (btrfs::on_btrfs(t.path)) return;
   auto s = core::store_status(core::Context{t.path}, 7);
   CHECK(s.kind == "loopback");
@@ -131,7 +117,7 @@ TEST_CASE("status of a store not made yet") {
 }
 
 TEST_CASE("remove_store_tree removes plain directories (sandboxes made before the store)") {
-  TempRoot t;
+  test::TempDir t("store");
   fs::mkdir_p(t.path + "/sb/x/y");
   fs::write_file_atomic(t.path + "/sb/x/y/f", "data");
   core::remove_store_tree(t.path + "/sb");

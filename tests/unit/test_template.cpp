@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "temp_dir.h"
 #include "core/sandbox.h"
 #include "core/template.h"
 #include "util/error.h"
@@ -16,21 +17,6 @@
 using namespace space;
 
 namespace {
-struct TempRoot {
-  std::string path;
-  TempRoot() {
-    char tmpl[] = "/tmp/space-test-template-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~TempRoot() {
-    try {
-      fs::remove_tree(path);
-    } catch (...) {
-    }
-  }
-};
-
 core::TemplateMeta sample() {
   core::TemplateMeta m;
   m.name = "py3";
@@ -120,7 +106,7 @@ TEST_CASE("template names and build directories") {
 }
 
 TEST_CASE("list and remove templates (plain directories)") {
-  TempRoot t;
+  test::TempDir t("template");
   core::Context ctx{t.path};
   std::string tdir = core::template_dir(t.path, "py3");
   fs::mkdir_p(tdir);
@@ -152,7 +138,7 @@ TEST_CASE("list and remove templates (plain directories)") {
 }
 
 TEST_CASE("create: option conflicts and a missing named template fail before anything is made") {
-  TempRoot t;
+  test::TempDir t("template");
   ::setenv("SPACE_RUN_DIR", (t.path + "/run").c_str(), 1);
   core::Context ctx{t.path + "/root"};
   core::CreateOptions o;
