@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -54,9 +55,14 @@ void detach(int report_fd, int go_fd, const core::SandboxPaths& p) {
 
 [[noreturn]] void become_branch(const BranchTarget& t, const GuestMemory& inherited,
                                 const snapshot::Snapshot& snap, const snapshot::MemoryBase& base,
-                                const std::string& source, int report_fd, int go_fd) {
+                                const std::string& source, int report_fd, int go_fd,
+                                pid_t parent) {
   int code = 1;
   try {
+    // Until it runs, a branch dies with the source VMM (a failed branch op is cleaned up by the
+    // CLI, which would not know this process). run_vm's "ok" clears it: from then on a branch
+    // outlives its source.
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) _exit(1);
     PhaseLog phases;
     core::SandboxPaths p = core::paths_in(t.dir, t.run_dir);
     detach(report_fd, go_fd, p);
@@ -76,8 +82,10 @@ void detach(int report_fd, int go_fd, const core::SandboxPaths& p) {
     run.restore_from = "the state of " + source;
     run.memory_base = base;
     phases.mark("config");
+    run.on_running = [] { ::prctl(PR_SET_PDEATHSIG, 0); };
     code = run_vm(run, Fd(kReportFd), phases);
   } catch (const std::exception& e) {
+    log::error(std::string("branch ") + t.id + ": " + e.what());
     say(kReportFd, std::string("error: ") + e.what());
   }
   _exit(code);
@@ -155,6 +163,7 @@ std::vector<ForkedBranch> fork_branches(Machine& machine, const snapshot::Memory
 
   std::vector<pid_t> started;
   std::vector<Fd> pipes;
+  const pid_t self = ::getpid();
   int go[2];
   if (::pipe2(go, O_CLOEXEC) != 0) throw_errno("pipe2");
   Fd go_rd(go[0]), go_wr(go[1]);
@@ -166,7 +175,7 @@ std::vector<ForkedBranch> fork_branches(Machine& machine, const snapshot::Memory
       Fd rd(pfd[0]), wr(pfd[1]);
       pid_t pid = ::fork();
       if (pid < 0) throw_errno("fork for branch " + t.id);
-      if (pid == 0) become_branch(t, machine.memory(), snap, base, source, wr.get(), go_rd.get());
+      if (pid == 0) become_branch(t, machine.memory(), snap, base, source, wr.get(), go_rd.get(), self);
       started.push_back(pid);
       pipes.push_back(std::move(rd));
     }

@@ -197,6 +197,7 @@ int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
     machine.start();
     phases.mark("start vcpus");
     if (run.snap) sync.kick();  // fresh entropy, clock and hostname for the restored guest
+    if (run.on_running) run.on_running();
     report(ready, "ok");
     ready.reset();
     log::info(std::string(run.snap ? "restored" : "booted") + " VM running: " + phases.summary());

@@ -1,5 +1,6 @@
 // Entry point of the per-sandbox VMM process (`space __vmm ID [--restore DIR]`).
 #pragma once
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -32,6 +33,7 @@ struct VmRun {
   const snapshot::Snapshot* snap = nullptr;  // set: restore this state instead of booting
   std::string restore_from;  // where snap came from, for error messages
   snapshot::MemoryBase memory_base;  // the file `memory` privately maps (path "" if anonymous)
+  std::function<void()> on_running;  // called once the vCPUs run, just before "ok" is reported
 };
 
 // Builds the machine, serves its control socket and runs it until the guest stops or a stop
