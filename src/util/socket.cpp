@@ -141,7 +141,37 @@ bool recv_exact(int fd, void* buf, size_t len, const Deadline& dl) {
 
 std::optional<std::string> read_line(int fd, const Deadline& dl, size_t max_len) {
   std::string line;
+  bool peekable = true;
   for (;;) {
+    if (peekable) {
+      // Peek at what has arrived, then take it up to and including the first newline.
+      char buf[4096];
+      ssize_t n = ::recv(fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
+      if (n > 0) {
+        const char* nl = static_cast<const char*>(std::memchr(buf, '\n', static_cast<size_t>(n)));
+        size_t take = nl ? static_cast<size_t>(nl - buf) + 1 : static_cast<size_t>(n);
+        ssize_t got = ::recv(fd, buf, take, 0);
+        if (got < 0) throw_errno("receive");
+        size_t data = static_cast<size_t>(got) - (nl && static_cast<size_t>(got) == take ? 1 : 0);
+        if (line.size() + data > max_len)
+          fail("receive: line longer than " + std::to_string(max_len) + " bytes");
+        line.append(buf, data);
+        if (nl && static_cast<size_t>(got) == take) return line;
+        continue;
+      }
+      if (n < 0 && errno == ENOTSOCK) {
+        peekable = false;
+        continue;
+      }
+      if (n == 0) {
+        if (line.empty()) return std::nullopt;
+        fail("receive: connection closed in the middle of a line");
+      }
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) throw_errno("receive");
+      wait_ready(fd, POLLIN, dl, "receive");
+      continue;
+    }
     char c;
     ssize_t n = ::read(fd, &c, 1);
     if (n == 1) {

@@ -93,6 +93,29 @@ TEST_CASE("deadlines time out and cancel fds cancel") {
   CHECK(net::Deadline::after_ms(1000).capped_ms(10).remaining_ms() <= 10);
 }
 
+TEST_CASE("read_line on a socket takes one line and leaves what follows") {
+  int sv[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+  Fd a(sv[0]), b(sv[1]);
+  auto dl = [] { return net::Deadline::after_ms(1000); };
+  write_str(a.get(), "OK 1024\nfirst\nsec");
+  CHECK(net::read_line(b.get(), dl(), 64) == "OK 1024");
+  CHECK(net::read_line(b.get(), dl(), 64) == "first");
+  std::thread later([&] {
+    ::usleep(20000);
+    write_str(a.get(), "ond\nrest");
+  });
+  CHECK(net::read_line(b.get(), dl(), 64) == "second");  // a line split across two writes
+  later.join();
+  char rest[8] = {};
+  CHECK(::read(b.get(), rest, sizeof rest) == 4);  // nothing after the newline was consumed
+  CHECK(std::string(rest) == "rest");
+  write_str(a.get(), std::string(100, 'x') + "\n");
+  CHECK_THROWS_WITH_AS(net::read_line(b.get(), dl(), 64), doctest::Contains("longer than 64"), Error);
+  a.reset();
+  CHECK_FALSE(net::read_line(b.get(), dl(), 1000).has_value());  // EOF at a line boundary
+}
+
 TEST_CASE("unix_connect errors carry errno") {
   try {
     net::unix_connect("/tmp/space-test-definitely-missing.sock", net::Deadline::after_ms(100));
