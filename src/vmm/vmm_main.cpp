@@ -18,6 +18,7 @@
 #include "core/paths.h"
 #include "core/state.h"
 #include "core/vm_config.h"
+#include "cred/vmm_route.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -136,6 +137,7 @@ int vmm_main(const VmmOptions& opts) {
     spec.rootfs = cfg.rootfs;
     spec.cmdline_extra = cfg.cmdline_extra;
     spec.vsock_uds = paths.vsock_sock;
+    spec.vsock_routes = cred::vmm_routes(opts.root, cfg.cred_dir, cfg.id);  // port 1025 -> helper
     spec.console_fd = console.get();
     spec.host = detect_host();
     spec.phases = &phases;

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "../../guest-init/channel.cpp"
+#include "../../guest-init/cred_fetch.cpp"
 #include "../../guest-init/cmdline.h"
 #include "../../guest-init/passwd.h"
 #include "../../guest-init/console.cpp"
