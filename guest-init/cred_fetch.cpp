@@ -138,6 +138,9 @@ CredFetch fetch_secrets(const std::vector<std::string>& names, const std::string
     Fd fd = connect_helper(unix_path, timeout_ms, why);
     if (!fd) {
       out.message = first + ": cannot reach the credential helper: " + why;
+      if (why == std::strerror(ECONNRESET) || why == std::strerror(ECONNREFUSED))
+        out.message = first + ": the credential helper refused the connection (" + why +
+                      "): no secret is granted to this sandbox, or the helper cannot be started";
       return out;
     }
     for (const auto& name : names) {
