@@ -145,6 +145,7 @@ std::string Machine::build_cmdline() const {
   std::string c =
       "console=ttyS0 reboot=k panic=-1 root=/dev/vda rw rootfstype=ext4 io_delay=none quiet "
       "tsc=reliable";
+  c += " init_on_free=1";  // freed guest pages and slab objects are zeroed: no secret outlives its use
   c += " space.id=" + spec_.id;
   for (auto& v : virtio_cmdline_) c += " " + v;
   if (spec_.host == HostKind::Pvm) c += " " + pvm_boot_params();
