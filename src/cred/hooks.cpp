@@ -50,7 +50,8 @@ std::vector<std::string> copy_grants(const core::Context& ctx, const std::string
   req.set("from", from);
   req.set("to", to);
   std::vector<std::string> out;
-  for (const auto& n : cred_call(ctx, req).at("copied").as_array()) out.push_back(n.as_string());
+  json::Value reply = cred_call(ctx, req);
+  for (const auto& n : reply.at("copied").as_array()) out.push_back(n.as_string());
   return out;
 }
 

@@ -4,7 +4,9 @@
 # process that is not B's VMM, connecting to B's helper socket, is refused. Every refusal is in
 # the audit log. A stopped (SIGSTOP) helper gives the guest a clear timeout error naming the
 # credential helper; once it is killed (SIGKILL), the next request starts a new helper and
-# succeeds, and so does the next operator command.
+# succeeds, and so does the next operator command. Branches: without --keep-secrets a branch of
+# B can fetch nothing; with it, it has B's grants (and counts its own uses). `space run
+# --secret --secret-env` hands a value to its one command.
 source "$(dirname "$0")/lib.sh"
 export SPACE_CREDD_IDLE_SECONDS=120
 CRED=$SPACE_ROOT.cred
@@ -89,5 +91,23 @@ wait_until 10 gone "$hp2"
 expect_status 0 space secret list  # the operator side restarts it as well
 assert_contains "$OUT" "SB" "secret list after a helper kill"
 
-expect_status 0 space destroy a b
+# Branches (A goes first: at most two VMs at a time).
+expect_status 0 space destroy a
+expect_status 0 space branch b --name b-plain
+expect_status 2 space exec b-plain -- space-secret SB
+assert_contains "$ERR" "credential helper refused the connection" "a branch without --keep-secrets"
+expect_status 0 space destroy b-plain
+expect_status 0 space grant b SA:uses=1
+expect_status 0 space branch b --keep-secrets --name b-keep
+expect_status 0 space exec b-keep -- space-secret SB
+[ "$OUT" = value-of-b ] || fail "branch --keep-secrets: '$OUT'"
+expect_status 0 space exec b-keep -- sh -c 'space-secret SA >/dev/null'
+expect_status 0 space exec b -- sh -c 'space-secret SA >/dev/null'  # its own use, still there
+expect_status 1 space exec b-keep -- space-secret SA
+assert_contains "$ERR" "used up" "a branch's copied uses"
+expect_status 0 space destroy b-keep b
+
+expect_status 0 space run --template base --secret SA:uses=1 --secret-env V=SA -- sh -c 'test "$V" = value-of-a'
+expect_status 125 space run --template base --secret-env V=SA -- true
+assert_contains "$ERR" "SA:" "run --secret-env without a grant"
 echo "PASS"
