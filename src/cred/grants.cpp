@@ -76,9 +76,11 @@ GrantSpec parse_grant_spec(const std::string& spec) {
   return g;
 }
 
-void GrantTable::grant(const std::string& sandbox, const GrantSpec& spec, uint64_t now_ms) {
+void GrantTable::grant(const std::string& sandbox, const GrantSpec& spec, uint64_t now_ms,
+                       const std::string& created) {
   Grant g;
   g.name = spec.name;
+  g.sandbox_created = created;
   g.granted_ms = now_ms;
   if (spec.ttl_ms) g.expires_ms = now_ms + *spec.ttl_ms;
   g.uses_left = spec.uses;
@@ -182,6 +184,7 @@ json::Value GrantTable::to_json() const {
       o.set("expires_ms", g.expires_ms ? json::Value(*g.expires_ms) : json::Value());
       o.set("uses_left", g.uses_left ? json::Value(*g.uses_left) : json::Value());
       o.set("expiry_logged", g.expiry_logged);
+      if (!g.sandbox_created.empty()) o.set("sandbox_created", g.sandbox_created);
       a.push_back(std::move(o));
     }
     sbs.set(sb, std::move(a));
@@ -204,7 +207,7 @@ GrantTable GrantTable::from_json(const json::Value& v) {
     for (const auto& o : list.as_array()) {
       for (auto& [k, _] : o.as_object())
         if (k != "name" && k != "granted_ms" && k != "expires_ms" && k != "uses_left" &&
-            k != "expiry_logged")
+            k != "expiry_logged" && k != "sandbox_created")
           fail("unknown field \"" + k + "\"");
       Grant g;
       g.name = json::string_field(o, "name");
@@ -213,6 +216,7 @@ GrantTable GrantTable::from_json(const json::Value& v) {
       if (const auto* e = o.find("expires_ms"); e && !e->is_null()) g.expires_ms = json::uint_field(o, "expires_ms");
       if (const auto* u = o.find("uses_left"); u && !u->is_null()) g.uses_left = json::uint_field(o, "uses_left");
       if (const auto* l = o.find("expiry_logged")) g.expiry_logged = l->as_bool();
+      g.sandbox_created = json::string_field_or(o, "sandbox_created", "");
       for (const auto& x : out)
         if (x.name == g.name) fail("sandbox " + sb + ": grant " + g.name + " appears twice");
       out.push_back(g);

@@ -4,7 +4,9 @@
 // grants.json (0600, atomic) after every change: {"sandboxes":{"<id>":[{"name","granted_ms",
 // "expires_ms"|null,"uses_left"|null,"expiry_logged"}]}}. A sandbox listed with no grants keeps
 // its helper socket (a fetch then gets a clear "not granted"); destroy removes the entry. Times
-// are milliseconds since the epoch and are passed in, so tests control the clock.
+// are milliseconds since the epoch and are passed in, so tests control the clock. Each grant
+// also records the grantee's creation time ("sandbox_created"), so that a new sandbox that
+// reuses a destroyed one's id never inherits a grant that destroy failed to revoke.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -31,6 +33,8 @@ std::string format_duration_ms(uint64_t ms);
 
 struct Grant {
   std::string name;
+  std::string sandbox_created;  // the grantee's state.json "created" when granted: a later
+                                // sandbox that reuses the id does not inherit the grant
   uint64_t granted_ms = 0;
   std::optional<uint64_t> expires_ms;  // none = until revoked
   std::optional<uint64_t> uses_left;   // none = unlimited
@@ -49,8 +53,11 @@ class GrantTable {
   json::Value to_json() const;
   static GrantTable from_json(const json::Value& v);
 
-  // Adds or replaces the grant of spec.name to `sandbox`.
-  void grant(const std::string& sandbox, const GrantSpec& spec, uint64_t now_ms);
+  // Adds or replaces the grant of spec.name to `sandbox`, made when it was `created`.
+  void grant(const std::string& sandbox, const GrantSpec& spec, uint64_t now_ms,
+             const std::string& created = "");
+  // The grant of `name` to `sandbox`, or nullptr.
+  const Grant* find(const std::string& sandbox, const std::string& name) const;
   // Removes the grant of `name`; false if there was none. The sandbox stays listed.
   bool revoke(const std::string& sandbox, const std::string& name);
   // Removes every grant of `sandbox` and returns their names; it stays listed unless `forget`.
@@ -73,7 +80,6 @@ class GrantTable {
 
  private:
   Grant* find(const std::string& sandbox, const std::string& name);
-  const Grant* find(const std::string& sandbox, const std::string& name) const;
   std::map<std::string, std::vector<Grant>> table_;
 };
 

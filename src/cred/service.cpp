@@ -68,6 +68,14 @@ bool CredService::sandbox_exists(const std::string& id) const {
   return fs::exists(core::sandbox_paths(root_, id).state);
 }
 
+std::string CredService::created_of(const std::string& sandbox) const {
+  try {
+    return core::read_state(core::sandbox_paths(root_, sandbox).state).created;
+  } catch (const Error&) {
+    return "";
+  }
+}
+
 std::string CredService::check_peer(const std::string& sandbox, int pid) const {
   core::SandboxState st;
   try {
@@ -148,7 +156,7 @@ json::Value CredService::dispatch(const std::string& op, const json::Value& req)
     if (!SecretStore(paths_.secrets).contains(spec.name))
       throw Error("no secret named " + spec.name, ENOENT,
                   "store it first: space secret set " + spec.name + " < value-file");
-    grants_.grant(sb, spec, now);
+    grants_.grant(sb, spec, now, created_of(sb));
     save_grants();
     const Grant* g = nullptr;
     for (const auto& x : grants_.grants_of(sb))
@@ -191,7 +199,7 @@ json::Value CredService::dispatch(const std::string& op, const json::Value& req)
       if (grants_.check(from, g.name, now) != Verdict::Allow) continue;  // spent ones stay behind
       GrantSpec s{g.name, g.expires_ms ? std::optional<uint64_t>(*g.expires_ms - now) : std::nullopt,
                   g.uses_left};
-      grants_.grant(to, s, now);
+      grants_.grant(to, s, now, created_of(to));
       audit(to, g.name, "granted", "copied from " + from + (limits_of(g, now).empty() ? "" : ", " + limits_of(g, now)));
       a.push_back(g.name);
     }
@@ -235,6 +243,11 @@ CredService::Fetch CredService::fetch(const std::string& sandbox, const std::str
       return deny(proto::DenyCode::UsedUp, "the grant is used up", "denied", "used up");
     case Verdict::Allow: break;
   }
+  const GrantTable& table = grants_;
+  if (const Grant* g = table.find(sandbox, name);
+      g && !g->sandbox_created.empty() && g->sandbox_created != created_of(sandbox))
+    return deny(proto::DenyCode::NotGranted, "not granted to this sandbox", "denied",
+                "the grant was made to an earlier sandbox with this id");
   std::optional<SecretString> value;
   try {
     value = SecretStore(paths_.secrets).get(name);

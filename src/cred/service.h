@@ -59,6 +59,8 @@ class CredService {
   bool sandbox_exists(const std::string& id) const;
   // Why the process `pid` is not the VMM of `sandbox` ("" if it is).
   std::string check_peer(const std::string& sandbox, int pid) const;
+  // The "created" of `sandbox`'s state.json ("" if unreadable).
+  std::string created_of(const std::string& sandbox) const;
 
  private:
   json::Value dispatch(const std::string& op, const json::Value& req);

@@ -252,6 +252,16 @@ TEST_CASE("CredService: grants, fetches and denials, all audited, no value outsi
   CHECK_FALSE(op(req({{"op", "revoke"}, {"sandbox", "a"}, {"name", "T"}})).at("ok").as_bool());
   CHECK(op(req({{"op", "revoke"}, {"sandbox", "b"}, {"all", true}, {"forget", true}})).at("ok").as_bool());
   CHECK(svc.socket_sandboxes() == std::vector<std::string>{"a"});
+  // A new sandbox reusing the id of one whose grants were never revoked inherits nothing.
+  CHECK(op(req({{"op", "grant"}, {"sandbox", "a"}, {"name", "T"}})).at("ok").as_bool());
+  CHECK(svc.fetch("a", "T", "").ok);
+  {
+    auto sp = core::sandbox_paths(root, "a");
+    auto st = core::read_state(sp.state);
+    st.created = "2099-01-01T00:00:00Z";  // recreated with the same id
+    core::write_state(sp.state, st);
+  }
+  CHECK(svc.fetch("a", "T", "").code == proto::DenyCode::NotGranted);
   // A sandbox that vanished loses its grants when the helper starts.
   CHECK(op(req({{"op", "grant"}, {"sandbox", "a"}, {"name", "T"}})).at("ok").as_bool());
   fs::remove_tree(core::sandbox_paths(root, "a").dir);
@@ -260,7 +270,8 @@ TEST_CASE("CredService: grants, fetches and denials, all audited, no value outsi
 
   std::string audit = fs::read_file(p.audit);
   for (const char* o : {"\"set\"", "\"granted\"", "\"fetched\"", "\"denied\"", "\"expired\"",
-                        "\"revoked\"", "\"removed\"", "not granted", "used up", "is not the VMM"})
+                        "\"revoked\"", "\"removed\"", "not granted", "used up", "is not the VMM",
+                        "an earlier sandbox with this id"})
     CHECK(audit.find(o) != std::string::npos);
   CHECK(audit.find(value) == std::string::npos);
   CHECK(fs::read_file(p.grants).find(value) == std::string::npos);
