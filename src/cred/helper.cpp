@@ -17,6 +17,7 @@
 #include <cstring>
 #include <map>
 #include <thread>
+#include <vector>
 
 #include "core/context.h"
 #include "core/state.h"
@@ -39,6 +40,7 @@ namespace {
 constexpr size_t kMaxConns = 256;
 constexpr size_t kMaxConnsPerSandbox = 16;
 constexpr size_t kMaxOperatorLine = 1u << 20;  // a 64 KiB secret in base64 fits easily
+constexpr size_t kMaxQueued = 256 * 1024;      // replies waiting for a slow reader
 constexpr int kLockWaitMs = 3000;
 
 int64_t mono_ms() {
@@ -117,6 +119,9 @@ class Helper {
     std::string peer_problem;
     std::string in;                 // operator: partial line
     proto::FrameDecoder dec;        // guest: frames
+    std::vector<uint8_t> out;       // replies not yet taken by the socket (wiped once sent)
+    bool closing = false;           // close once `out` is empty
+    uint32_t mask = EPOLLIN;        // the events watched
   };
 
   static Fd watch_signals() {
@@ -196,7 +201,7 @@ class Helper {
       int fd = c.get();
       conn.fd = std::move(c);
       conns_.emplace(fd, std::move(conn));
-      loop_.add(fd, EPOLLIN, [this, fd](uint32_t) { on_readable(fd); });
+      loop_.add(fd, EPOLLIN, [this, fd](uint32_t ev) { on_event(fd, ev); });
     }
   }
 
@@ -206,44 +211,77 @@ class Helper {
     last_activity_ = mono_ms();
   }
 
-  void on_readable(int fd) {
+  // One handler per connection. Replies wait in c.out (wiped as they leave); while any are
+  // waiting the connection is not read and no further request is handled, so a peer that does
+  // not read its replies holds at most kMaxQueued bytes here and never blocks the loop.
+  void on_event(int fd, uint32_t events) {
     auto it = conns_.find(fd);
     if (it == conns_.end()) return;
     Conn& c = it->second;
-    uint8_t buf[16384];
-    ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
-    if (n <= 0) return close_conn(fd);
-    last_activity_ = mono_ms();
-    bool keep = c.sandbox.empty() ? on_operator_bytes(c, buf, size_t(n)) : on_guest_bytes(c, buf, size_t(n));
-    wipe(buf, sizeof buf);
-    if (!keep) close_conn(fd);
+    if (events & EPOLLERR) return close_conn(fd);
+    if (!flush(c)) return close_conn(fd);
+    if (c.out.empty() && !c.closing && (events & (EPOLLIN | EPOLLHUP))) {
+      uint8_t buf[16384];
+      ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+      if (n < 0 && errno != EAGAIN && errno != EINTR) return close_conn(fd);
+      if (n == 0) c.closing = true;  // the peer sent all it will; answer what came, then close
+      if (n > 0) {
+        last_activity_ = mono_ms();
+        if (c.sandbox.empty()) {
+          c.in.append(reinterpret_cast<const char*>(buf), size_t(n));
+        } else {
+          try {
+            c.dec.feed({buf, size_t(n)});
+          } catch (const proto::ProtoError& e) {
+            refuse_malformed(c, e.what());
+          }
+        }
+        wipe(buf, sizeof buf);
+      }
+    }
+    // Requests already received are answered even after the peer's EOF (space-secret --raw
+    // shuts its write side down, then reads); each serve stops at kMaxQueued bytes of replies.
+    if (!(c.sandbox.empty() ? serve_operator(c) : serve_guest(c))) c.closing = true;
+    if (!flush(c) || (c.closing && c.out.empty())) return close_conn(fd);
+    uint32_t mask = c.out.empty() ? EPOLLIN : EPOLLOUT;
+    if (mask != c.mask) {
+      loop_.modify(fd, mask);
+      c.mask = mask;
+    }
   }
 
-  // Sends all of `data` or gives up (replies are small next to a socket buffer).
-  static bool send_reply(int fd, const void* data, size_t len) {
-    auto* p = static_cast<const uint8_t*>(data);
-    size_t off = 0;
-    int64_t deadline = mono_ms() + 2000;
-    while (off < len) {
-      ssize_t n = ::send(fd, p + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+  // Sends what c.out holds, as far as the socket takes it; false if the peer is gone.
+  static bool flush(Conn& c) {
+    size_t sent = 0;
+    while (sent < c.out.size()) {
+      ssize_t n = ::send(c.fd.get(), c.out.data() + sent, c.out.size() - sent,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
       if (n > 0) {
-        off += size_t(n);
+        sent += size_t(n);
         continue;
       }
-      if (n < 0 && (errno == EAGAIN || errno == EINTR) && mono_ms() < deadline) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        continue;
-      }
+      if (n < 0 && (errno == EAGAIN || errno == EINTR)) break;
+      wipe(c.out);
       return false;
+    }
+    if (sent == c.out.size()) {
+      wipe(c.out);
+    } else if (sent > 0) {
+      std::memmove(c.out.data(), c.out.data() + sent, c.out.size() - sent);
+      wipe(c.out.data() + c.out.size() - sent, sent);  // no copy left behind the live bytes
+      c.out.resize(c.out.size() - sent);
     }
     return true;
   }
 
-  bool on_operator_bytes(Conn& c, const uint8_t* data, size_t n) {
-    c.in.append(reinterpret_cast<const char*>(data), n);
+  static void queue(Conn& c, const std::vector<uint8_t>& bytes) {
+    c.out.insert(c.out.end(), bytes.begin(), bytes.end());
+  }
+
+  // Handles the complete request lines received; false to close the connection.
+  bool serve_operator(Conn& c) {
     size_t nl;
-    while ((nl = c.in.find('\n')) != std::string::npos) {
+    while (c.out.size() < kMaxQueued && (nl = c.in.find('\n')) != std::string::npos) {
       json::Value reply;
       {
         SecretString line(c.in.substr(0, nl));
@@ -260,7 +298,7 @@ class Helper {
       }
       std::string out = json::serialize(reply) + "\n";
       sync_listeners();
-      if (!send_reply(c.fd.get(), out.data(), out.size())) return false;
+      c.out.insert(c.out.end(), out.begin(), out.end());
     }
     if (c.in.size() > kMaxOperatorLine) {
       log::warn("operator request too long; closing");
@@ -269,37 +307,47 @@ class Helper {
     return true;
   }
 
-  bool deny(Conn& c, proto::DenyCode code, const std::string& msg) {
-    auto f = proto::encode_frame(proto::Type::CredDenied, proto::CredDenied{code, msg}.encode());
-    return send_reply(c.fd.get(), f.data(), f.size());
+  void deny(Conn& c, proto::DenyCode code, const std::string& msg) {
+    queue(c, proto::encode_frame(proto::Type::CredDenied, proto::CredDenied{code, msg}.encode()));
   }
 
-  bool on_guest_bytes(Conn& c, const uint8_t* data, size_t n) {
+  void refuse_malformed(Conn& c, const std::string& why) {
+    svc_.audit_bad_request(c.sandbox, why);
+    deny(c, proto::DenyCode::BadRequest, "malformed request: " + why);
+    c.closing = true;
+    c.dec = proto::FrameDecoder();
+  }
+
+  // Handles the complete frames received; false to close the connection once replies are out.
+  bool serve_guest(Conn& c) {
     try {
-      c.dec.feed({data, n});
-      while (auto f = c.dec.next()) {
+      while (c.out.size() < kMaxQueued) {
+        auto f = c.dec.next();
+        if (!f) break;
         if (f->type != proto::Type::CredGet) {
-          svc_.audit_bad_request(c.sandbox, "frame type " + std::to_string(int(f->type)));
-          deny(c, proto::DenyCode::BadRequest, "unexpected frame type " + std::to_string(int(f->type)));
+          std::string t = std::to_string(int(f->type));
+          svc_.audit_bad_request(c.sandbox, "frame type " + t);
+          deny(c, proto::DenyCode::BadRequest, "unexpected frame type " + t);
+          c.dec = proto::FrameDecoder();
           return false;
         }
         auto get = proto::CredGet::decode(f->payload);
         auto r = svc_.fetch(c.sandbox, get.name, c.peer_problem);
         if (!r.ok) {
-          if (!deny(c, r.code, r.message)) return false;
+          deny(c, r.code, r.message);
           continue;
         }
         proto::CredValue v;
         v.value.assign(r.value.bytes.begin(), r.value.bytes.end());
-        std::vector<uint8_t> frame = proto::encode_frame(proto::Type::CredValue, v.encode());
+        std::vector<uint8_t> payload = v.encode();
         wipe(v.value);
-        bool sent = send_reply(c.fd.get(), frame.data(), frame.size());
+        std::vector<uint8_t> frame = proto::encode_frame(proto::Type::CredValue, payload);
+        wipe(payload);
+        queue(c, frame);
         wipe(frame);
-        if (!sent) return false;
       }
     } catch (const proto::ProtoError& e) {
-      svc_.audit_bad_request(c.sandbox, e.what());
-      deny(c, proto::DenyCode::BadRequest, std::string("malformed request: ") + e.what());
+      refuse_malformed(c, e.what());
       return false;
     }
     return true;
