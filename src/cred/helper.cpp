@@ -241,8 +241,14 @@ class Helper {
     }
     // Requests already received are answered even after the peer's EOF (space-secret --raw
     // shuts its write side down, then reads); each serve stops at kMaxQueued bytes of replies.
-    if (!(c.sandbox.empty() ? serve_operator(c) : serve_guest(c))) c.closing = true;
-    if (!flush(c) || (c.closing && c.out.empty())) return close_conn(fd);
+    Served r;
+    for (;;) {
+      r = c.sandbox.empty() ? serve_operator(c) : serve_guest(c);
+      if (r == Served::Close) c.closing = true;
+      if (!flush(c)) return close_conn(fd);
+      if (r != Served::Full || !c.out.empty()) break;  // else the socket took it all: go on
+    }
+    if (c.closing && c.out.empty() && r != Served::Full) return close_conn(fd);
     uint32_t mask = c.out.empty() ? EPOLLIN : EPOLLOUT;
     if (mask != c.mask) {
       loop_.modify(fd, mask);
@@ -278,8 +284,14 @@ class Helper {
     c.out.insert(c.out.end(), bytes.begin(), bytes.end());
   }
 
-  // Handles the complete request lines received; false to close the connection.
-  bool serve_operator(Conn& c) {
+  enum class Served {
+    Done,   // every complete request is answered
+    Full,   // stopped at kMaxQueued bytes of replies; more requests wait
+    Close,  // the peer broke the protocol: close once the replies are out
+  };
+
+  // Handles the complete request lines received.
+  Served serve_operator(Conn& c) {
     size_t nl;
     while (c.out.size() < kMaxQueued && (nl = c.in.find('\n')) != std::string::npos) {
       json::Value reply;
@@ -302,9 +314,11 @@ class Helper {
     }
     if (c.in.size() > kMaxOperatorLine) {
       log::warn("operator request too long; closing");
-      return false;
+      c.in.clear();
+      return Served::Close;
     }
-    return true;
+    return c.out.size() >= kMaxQueued && c.in.find('\n') != std::string::npos ? Served::Full
+                                                                              : Served::Done;
   }
 
   void deny(Conn& c, proto::DenyCode code, const std::string& msg) {
@@ -318,10 +332,11 @@ class Helper {
     c.dec = proto::FrameDecoder();
   }
 
-  // Handles the complete frames received; false to close the connection once replies are out.
-  bool serve_guest(Conn& c) {
+  // Handles the complete frames received.
+  Served serve_guest(Conn& c) {
     try {
-      while (c.out.size() < kMaxQueued) {
+      for (;;) {
+        if (c.out.size() >= kMaxQueued) return c.dec.buffered() ? Served::Full : Served::Done;
         auto f = c.dec.next();
         if (!f) break;
         if (f->type != proto::Type::CredGet) {
@@ -329,7 +344,7 @@ class Helper {
           svc_.audit_bad_request(c.sandbox, "frame type " + t);
           deny(c, proto::DenyCode::BadRequest, "unexpected frame type " + t);
           c.dec = proto::FrameDecoder();
-          return false;
+          return Served::Close;
         }
         auto get = proto::CredGet::decode(f->payload);
         auto r = svc_.fetch(c.sandbox, get.name, c.peer_problem);
@@ -348,9 +363,9 @@ class Helper {
       }
     } catch (const proto::ProtoError& e) {
       refuse_malformed(c, e.what());
-      return false;
+      return Served::Close;
     }
-    return true;
+    return Served::Done;
   }
 
   std::string root_;

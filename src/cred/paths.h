@@ -37,7 +37,8 @@ CredPaths cred_paths(const std::string& root);
 // <dir>/s/<id>.sock, the socket the helper accepts sandbox `id`'s requests on. Validates id.
 // Throws with a hint if the path does not fit in sun_path.
 std::string sandbox_socket(const std::string& dir, const std::string& id);
-// Throws with a hint unless every socket path under `dir` fits in sun_path (108 bytes).
+// Throws with a hint unless credd.sock under `dir` fits in sun_path (108 bytes); the sockets of
+// sandboxes are checked one by one by sandbox_socket().
 void check_socket_paths(const std::string& dir);
 // Creates `dir` (and its parents) and `dir`/s with mode 0700; tightens an existing `dir` to 0700.
 void make_cred_dir(const CredPaths& p);

@@ -153,6 +153,7 @@ json::Value CredService::dispatch(const std::string& op, const json::Value& req)
       fail("ttl and uses must be at least 1");
     if (!sandbox_exists(sb))
       throw Error("sandbox " + sb + " does not exist", ENOENT, "'space list' shows the sandboxes");
+    sandbox_socket(paths_.dir, sb);  // throws (with a hint) if its socket path cannot exist
     if (!SecretStore(paths_.secrets).contains(spec.name))
       throw Error("no secret named " + spec.name, ENOENT,
                   "store it first: space secret set " + spec.name + " < value-file");
@@ -193,6 +194,7 @@ json::Value CredService::dispatch(const std::string& op, const json::Value& req)
     core::validate_id(to);
     if (!sandbox_exists(to))
       throw Error("sandbox " + to + " does not exist", ENOENT, "'space list' shows the sandboxes");
+    sandbox_socket(paths_.dir, to);
     json::Value a = json::Value::array();
     std::vector<Grant> src = grants_.grants_of(from);
     for (const auto& g : src) {
