@@ -43,6 +43,10 @@ TEST_CASE("credd serves the operator and one sandbox's socket, and exits when id
   char tmpl[] = "/tmp/space-test-credd-XXXXXX";
   REQUIRE(::mkdtemp(tmpl) != nullptr);
   std::string base = tmpl, root = base + "/root";
+  struct Cleanup {  // also when a REQUIRE fails
+    std::string base;
+    ~Cleanup() { fs::remove_tree(base); }
+  } cleanup{base};
   ::unsetenv("SPACE_CRED_DIR");
   ::setenv("SPACE_CREDD_IDLE_SECONDS", "1", 1);
   auto sp = core::sandbox_paths(root, "q1");
@@ -137,6 +141,4 @@ TEST_CASE("credd serves the operator and one sandbox's socket, and exits when id
   CHECK_FALSE(fs::exists(p.sock));
   CHECK_FALSE(fs::exists(p.sandbox_socks + "/q1.sock"));
   ::unsetenv("SPACE_CREDD_IDLE_SECONDS");
-  fs::remove_tree(p.dir);
-  fs::remove_tree(base);
 }
