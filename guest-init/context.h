@@ -28,6 +28,7 @@ struct Context {
   std::function<void()> request_poweroff;
   std::atomic<int> sessions{0};  // connections being served
   int max_sessions = 64;         // more are refused with an Error frame
+  std::string cred_unix;         // test mode: the credential helper's Unix socket ("" = vsock)
 };
 
 // Milliseconds since the guest kernel booted (CLOCK_BOOTTIME).

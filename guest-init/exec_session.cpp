@@ -50,8 +50,8 @@ struct ExitBox {
 class ExecRun {
  public:
   ExecRun(Context& ctx, int sock, proto::FrameDecoder& dec, const proto::ExecRequest& req,
-          int64_t start_us)
-      : ctx_(ctx), sock_(sock), dec_(dec), req_(req), start_us_(start_us) {}
+          int64_t start_us, std::vector<std::string>* secret_env)
+      : ctx_(ctx), sock_(sock), dec_(dec), req_(req), start_us_(start_us), secret_env_(secret_env) {}
 
   void run() {
     auto box = std::make_shared<ExitBox>();
@@ -61,7 +61,7 @@ class ExecRun {
         box->status = status;
         box->done = true;
         box->cv.notify_all();
-      });
+      }, secret_env_);
     } catch (const SpawnFailed& f) {
       auto took = static_cast<uint64_t>(elapsed_us(monotonic_us()));
       proto::ExitStatus st{f.kind, f.err, took, f.message};
@@ -349,6 +349,7 @@ class ExecRun {
   proto::FrameDecoder& dec_;
   const proto::ExecRequest& req_;
   const int64_t start_us_;
+  std::vector<std::string>* secret_env_;
   int64_t end_us_ = 0, deadline_us_ = 0;
   Spawned sp_;
   Output out_[2];
@@ -364,9 +365,9 @@ class ExecRun {
 }  // namespace
 
 void run_exec(Context& ctx, int sock, proto::FrameDecoder& dec, const proto::ExecRequest& req,
-              int64_t start_us) noexcept {
+              int64_t start_us, std::vector<std::string>* secret_env) noexcept {
   try {
-    ExecRun(ctx, sock, dec, req, start_us).run();
+    ExecRun(ctx, sock, dec, req, start_us, secret_env).run();
   } catch (const std::exception& e) {
     ctx.console.log(std::string("exec failed: ") + e.what());
   }

@@ -18,6 +18,8 @@
 //    last output, the EOFs and Exit leave together in one sendmsg.
 #pragma once
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "context.h"
 #include "proto/agent.h"
@@ -29,8 +31,10 @@ constexpr size_t kOutLimit = 2u << 20;
 
 // Serves the exec `req` on connection `sock` (blocking fd; `dec` holds bytes already read from
 // it). `start_us` is when the Exec frame was taken (CLOCK_MONOTONIC). Never throws.
+// `secret_env` ("VAR=value" entries from the credential helper, or nullptr) is added to the
+// process's environment and wiped as soon as the process has been started (or failed to start).
 void run_exec(Context& ctx, int sock, proto::FrameDecoder& dec, const proto::ExecRequest& req,
-              int64_t start_us) noexcept;
+              int64_t start_us, std::vector<std::string>* secret_env = nullptr) noexcept;
 
 // CLOCK_MONOTONIC in microseconds.
 int64_t monotonic_us() noexcept;

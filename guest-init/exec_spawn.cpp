@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "passwd.h"
+#include "util/wipe.h"
 #include "signals.h"
 
 namespace space::guest {
@@ -142,9 +143,22 @@ std::string read_small_file(const char* path) {
   return out;
 }
 
-// guest-init's environment, then the user's HOME/USER/LOGNAME, then the request's entries.
+// Wipes every string it watches when it goes out of scope, on every path out of spawn_exec.
+struct WipeOnExit {
+  std::vector<std::string>* a = nullptr;
+  std::vector<std::string>* b = nullptr;
+  ~WipeOnExit() {
+    for (auto* v : {a, b})
+      if (v)
+        for (auto& s : *v) space::wipe(s);
+  }
+};
+
+// guest-init's environment, then the user's HOME/USER/LOGNAME, then the request's entries, then
+// the secrets'.
 std::vector<std::string> build_env(const proto::ExecRequest& req,
-                                   const std::optional<PasswdEntry>& pw) {
+                                   const std::optional<PasswdEntry>& pw,
+                                   const std::vector<std::string>* secret_env) {
   std::vector<std::string> env;
   for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
   auto set = [&env](std::string kv) {
@@ -164,6 +178,10 @@ std::vector<std::string> build_env(const proto::ExecRequest& req,
     }
   }
   for (const auto& e : req.env) set(e);
+  if (secret_env) {
+    env.reserve(env.size() + secret_env->size());  // no reallocation that would leave copies
+    for (const auto& e : *secret_env) set(e);
+  }
   return env;
 }
 
@@ -190,10 +208,13 @@ std::string describe(const ChildArgs& a, const proto::ExecRequest& req) {
 
 }  // namespace
 
-Spawned spawn_exec(const proto::ExecRequest& req, Reaper& reaper, Reaper::ExitFn on_exit) {
+Spawned spawn_exec(const proto::ExecRequest& req, Reaper& reaper, Reaper::ExitFn on_exit,
+                   std::vector<std::string>* secret_env) {
+  WipeOnExit wipe_secrets{secret_env, nullptr};
   std::optional<PasswdEntry> pw;
   if (req.uid) pw = find_passwd_uid(read_small_file("/etc/passwd"), *req.uid);
-  std::vector<std::string> env = build_env(req, pw);
+  std::vector<std::string> env = build_env(req, pw, secret_env);
+  WipeOnExit wipe_env{secret_env ? &env : nullptr, nullptr};
   std::vector<std::string> args = req.argv;
   std::vector<char*> argv = c_strings(args), envp = c_strings(env);
   std::string path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";

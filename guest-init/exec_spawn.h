@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "proto/exec.h"
 #include "reaper.h"
@@ -38,7 +39,10 @@ struct SpawnFailed {
 };
 
 // Starts req's command, registering `on_exit` with `reaper` for its status. Throws SpawnFailed
-// if it cannot be started (the failed child is reaped through the same callback).
-Spawned spawn_exec(const proto::ExecRequest& req, Reaper& reaper, Reaper::ExitFn on_exit);
+// if it cannot be started (the failed child is reaped through the same callback). Entries of
+// `secret_env` ("VAR=value", may be nullptr) go last into the environment; they and every copy
+// made here are wiped before this returns or throws.
+Spawned spawn_exec(const proto::ExecRequest& req, Reaper& reaper, Reaper::ExitFn on_exit,
+                   std::vector<std::string>* secret_env = nullptr);
 
 }  // namespace space::guest

@@ -17,8 +17,9 @@
 // PID 1 must never exit (the kernel would panic): every error is logged to the console and
 // guest-init carries on, and an unexpected exception or std::terminate ends in reap_forever().
 // As PID 1 argv is ignored (the kernel passes unknown boot parameters there). When not PID 1,
-// `guest-init --serve-unix PATH [--id ID]` serves the same protocol on a Unix socket with no
-// mounts and no reboot (Poweroff makes it exit 0), so the host side can be tested without a VM.
+// `guest-init --serve-unix PATH [--id ID] [--cred-unix PATH]` serves the same protocol on a Unix
+// socket with no mounts and no reboot (Poweroff makes it exit 0), and fetches secrets from the
+// Unix socket --cred-unix instead of vsock, so the host side can be tested without a VM.
 #include <malloc.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -75,18 +76,20 @@ namespace {
 }
 
 int usage() {
-  Console(2).log("usage: guest-init --serve-unix PATH [--id ID]  (PID 1 takes no arguments)");
+  Console(2).log("usage: guest-init --serve-unix PATH [--id ID] [--cred-unix PATH]  (PID 1 takes no arguments)");
   return 2;
 }
 
 int test_main(int argc, char** argv) {
-  std::string path, id(kDefaultHostname);
+  std::string path, id(kDefaultHostname), cred_unix;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
     if (a == "--serve-unix" && i + 1 < argc)
       path = argv[++i];
     else if (a == "--id" && i + 1 < argc)
       id = argv[++i];
+    else if (a == "--cred-unix" && i + 1 < argc)
+      cred_unix = argv[++i];
     else if (a == "--version") {
       Console(1).log(kAgentVersion);
       return 0;
@@ -100,6 +103,7 @@ int test_main(int argc, char** argv) {
   }
   Context ctx;
   ctx.hostname = id;
+  ctx.cred_unix = cred_unix;
   try {
     space::Fd sigfd = block_signals();
     space::Fd listener = listen_unix(path);

@@ -11,9 +11,11 @@
 #include <memory>
 
 #include "channel.h"
+#include "cred_fetch.h"
 #include "exec_session.h"
 #include "proto/agent.h"
 #include "proto/exec.h"
+#include "util/wipe.h"
 
 namespace space::guest {
 namespace {
@@ -83,12 +85,43 @@ class Session {
       case proto::Type::Exec: {
         int64_t start = monotonic_us();
         auto req = proto::ExecRequest::decode(f.payload);  // ProtoError: refused by run()
-        run_exec(ctx_, ch_.fd(), dec_, req, start);
-        return false;  // an exec ends its connection
+        if (req.secret_env.empty()) {
+          run_exec(ctx_, ch_.fd(), dec_, req, start);
+          return false;  // an exec ends its connection
+        }
+        std::vector<std::string> secret_env;
+        if (!fetch_secret_env(req, secret_env)) return false;
+        run_exec(ctx_, ch_.fd(), dec_, req, start, &secret_env);  // wipes them once spawned
+        for (auto& e : secret_env) wipe(e);
+        return false;
       }
       default:
         return refuse("unsupported frame type " + std::to_string(static_cast<int>(f.type)));
     }
+  }
+
+  // Fetches the secrets of req.secret_env ("VAR=NAME") into `out` ("VAR=value"); on a denial or
+  // an unreachable helper refuses the exec with an Error naming the secret and the reason.
+  bool fetch_secret_env(const proto::ExecRequest& req, std::vector<std::string>& out) {
+    std::vector<std::string> names;
+    for (const auto& e : req.secret_env) names.push_back(e.substr(e.find('=') + 1));
+    CredFetch got = fetch_secrets(names, ctx_.cred_unix);
+    if (got.status != CredStatus::Ok) return refuse("--secret-env " + got.message);
+    out.reserve(names.size());
+    for (size_t i = 0; i < names.size(); i++) {
+      const std::string& e = req.secret_env[i];
+      const std::string& v = got.values[i].bytes;
+      size_t var = e.find('=');
+      if (v.find('\0') != std::string::npos) {
+        for (auto& x : out) wipe(x);
+        return refuse("--secret-env " + names[i] + ": the value contains a NUL byte and cannot be an environment variable");
+      }
+      std::string kv;
+      kv.reserve(var + 1 + v.size());
+      kv.append(e, 0, var + 1).append(v);
+      out.push_back(std::move(kv));
+    }
+    return true;  // `got` wipes its values as it goes
   }
 
   // Sends Error, logs why, and returns false (close).

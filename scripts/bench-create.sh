@@ -49,7 +49,8 @@ done
 command -v qemu-system-x86_64 >/dev/null || { echo "bench-create: qemu-system-x86_64 is not installed" >&2; exit 1; }
 
 KERNEL=$("$SRC/scripts/build-kernel.sh")
-ROOTFS=$("$SRC/scripts/build-rootfs.sh" --guest-init "$SPACE_GUEST_INIT")
+SPACE_SECRET_BIN=${SPACE_SECRET_BIN:-$(dirname "$SPACE_GUEST_INIT")/space-secret}
+ROOTFS=$("$SRC/scripts/build-rootfs.sh" --guest-init "$SPACE_GUEST_INIT" --space-secret "$SPACE_SECRET_BIN")
 
 WORK=$(mktemp -d /tmp/space-bench.XXXXXX)  # run dir, QEMU files, the harness
 [ -n "$ROOT" ] || ROOT=$WORK/root  # a private root goes with $WORK

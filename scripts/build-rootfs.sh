@@ -5,11 +5,12 @@
 #
 # It owns ${SPACE_CACHE:-/var/cache/space}/rootfs/: one <hash>/rootfs.ext4 per build, the
 # `current` symlink to the latest build, the .lock file that serialises builds, and short-lived
-# .build.* temp trees. The hash covers the guest-init binary, the busybox-static package version
+# .build.* temp trees. The hash covers the guest-init and space-secret binaries, the busybox-static package version
 # and binary, every file under scripts/rootfs/, the image size, the timestamp and this script, so
 # an unchanged input is a cache hit that prints its path at once.
 #
-# Image layout: /sbin/init = guest-init (debug info stripped); /bin/busybox from busybox-static
+# Image layout: /sbin/init = guest-init (debug info stripped); /usr/bin/space-secret (the guest's
+# tool to fetch a granted secret, stripped likewise); /bin/busybox from busybox-static
 # with a symlink per applet in /bin (from `busybox --list`; not init/linuxrc: guest-init is init);
 # /usr/bin/env -> busybox; scripts/rootfs/ copied over / (etc/passwd, group, shadow, hosts,
 # profile, nsswitch.conf); /dev/console and /dev/null nodes for the moment before devtmpfs is up;
@@ -18,8 +19,9 @@
 # inputs give the same bytes. Inode tables and journal are written here, not lazily by the guest
 # kernel (which is interpreted on PVM hosts).
 #
-# Usage: build-rootfs.sh [--guest-init PATH] [--size MIB] [--print-path]
+# Usage: build-rootfs.sh [--guest-init PATH] [--space-secret PATH] [--size MIB] [--print-path]
 #   --guest-init PATH  the static guest-init to install (default: <repo>/build/guest-init)
+#   --space-secret PATH  the static space-secret to install (default: next to guest-init)
 #   --size MIB         image size, sparse (default: $SPACE_ROOTFS_MIB or 64)
 #   --print-path       print the path the image has (or would have) and exit 0 if it is built,
 #                      1 if not; never builds.
@@ -38,6 +40,7 @@ repo=$(dirname "$(dirname "$script_path")")
 static_dir=$(dirname "$script_path")/rootfs
 cache=${SPACE_CACHE:-/var/cache/space}/rootfs
 guest_init=$repo/build/guest-init
+space_secret=
 size_mib=${SPACE_ROOTFS_MIB:-64}
 epoch=${SOURCE_DATE_EPOCH:-1704067200}
 print_only=0
@@ -50,11 +53,13 @@ while (($#)); do
     case "$1" in
         --guest-init) (($# >= 2)) || die "--guest-init needs a path"; guest_init=$2; shift 2 ;;
         --guest-init=*) guest_init=${1#*=}; shift ;;
+        --space-secret) (($# >= 2)) || die "--space-secret needs a path"; space_secret=$2; shift 2 ;;
+        --space-secret=*) space_secret=${1#*=}; shift ;;
         --size) (($# >= 2)) || die "--size needs a size in MiB"; size_mib=$2; shift 2 ;;
         --size=*) size_mib=${1#*=}; shift ;;
         --print-path) print_only=1; shift ;;
         -h|--help) usage; exit 0 ;;
-        *) die "unknown argument '$1' (usage: build-rootfs.sh [--guest-init PATH] [--size MIB] [--print-path])" ;;
+        *) die "unknown argument '$1' (usage: build-rootfs.sh [--guest-init PATH] [--space-secret PATH] [--size MIB] [--print-path])" ;;
     esac
 done
 
@@ -64,6 +69,10 @@ done
 [[ -f $guest_init ]] ||
     die "guest-init not found at $guest_init: build it first (cmake -S . -B build -G Ninja && ninja -C build guest-init) or pass --guest-init PATH"
 guest_init=$(readlink -f "$guest_init")
+[[ -n $space_secret ]] || space_secret=$(dirname "$guest_init")/space-secret
+[[ -f $space_secret ]] ||
+    die "space-secret not found at $space_secret: build it first (ninja -C build space-secret) or pass --space-secret PATH"
+space_secret=$(readlink -f "$space_secret")
 [[ -d $static_dir ]] || die "missing $static_dir"
 bb_version=$(dpkg-query -W -f='${Version}' "$BUSYBOX_PKG" 2>/dev/null) || bb_version=
 [[ -n $bb_version && -x $BUSYBOX ]] ||
@@ -78,6 +87,7 @@ hash=$(
         printf 'package %s %s\n' "$BUSYBOX_PKG" "$bb_version"
         printf 'size %s\nepoch %s\n' "$size_mib" "$epoch"
         printf 'file guest-init %s\n' "$(sha256sum <"$guest_init")"
+        printf 'file space-secret %s\n' "$(sha256sum <"$space_secret")"
         printf 'file busybox %s\n' "$(sha256sum <"$BUSYBOX")"
         printf 'file build-rootfs.sh %s\n' "$(sha256sum <"$script_path")"
         (cd "$static_dir" && find . -type f -print0 | LC_ALL=C sort -z |
@@ -129,6 +139,12 @@ else
     cp "$guest_init" "$stage/sbin/init"
 fi
 chmod 0755 "$stage/sbin/init"
+if command -v strip >/dev/null; then
+    strip --strip-debug -o "$stage/usr/bin/space-secret" "$space_secret"
+else
+    cp "$space_secret" "$stage/usr/bin/space-secret"
+fi
+chmod 0755 "$stage/usr/bin/space-secret"
 
 # busybox and its applets.
 cp "$BUSYBOX" "$stage/bin/busybox"

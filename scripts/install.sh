@@ -19,7 +19,7 @@ step "guest kernel"
 kernel=$(scripts/build-kernel.sh)
 step "kernel: $kernel"
 step "guest rootfs"
-rootfs=$(scripts/build-rootfs.sh --guest-init build/guest-init)
+rootfs=$(scripts/build-rootfs.sh --guest-init build/guest-init --space-secret build/space-secret)
 step "rootfs: $rootfs"
 
 space template list >/dev/null  # mounts the store if it exists but is not mounted

@@ -12,6 +12,6 @@ ensure_debian_packages
 build_space build
 if [ -e /dev/kvm ]; then
   echo "test: guest kernel $(scripts/build-kernel.sh)" >&2
-  echo "test: guest rootfs $(scripts/build-rootfs.sh --guest-init build/guest-init)" >&2
+  echo "test: guest rootfs $(scripts/build-rootfs.sh --guest-init build/guest-init --space-secret build/space-secret)" >&2
 fi
 ctest --test-dir build --output-on-failure -j2 "$@"

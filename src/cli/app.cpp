@@ -29,7 +29,11 @@ void build_app(CLI::App& app, GlobalOptions& g) {
   register_resume(app, g);
   register_checkpoint(app, g);
   register_branch(app, g);
+  register_secret(app, g);
+  register_grant(app, g);
+  register_revoke(app, g);
   register_vmm(app, g);
+  register_credd(app, g);
 }
 
 }  // namespace space::cli

@@ -32,5 +32,9 @@ void register_pause(CLI::App& app, GlobalOptions& g);
 void register_resume(CLI::App& app, GlobalOptions& g);
 void register_checkpoint(CLI::App& app, GlobalOptions& g);
 void register_branch(CLI::App& app, GlobalOptions& g);
+void register_secret(CLI::App& app, GlobalOptions& g);
+void register_grant(CLI::App& app, GlobalOptions& g);
+void register_revoke(CLI::App& app, GlobalOptions& g);
+void register_credd(CLI::App& app, GlobalOptions& g);
 
 }  // namespace space::cli

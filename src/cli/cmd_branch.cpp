@@ -1,10 +1,12 @@
 // `space branch ID [--count N] [--name PREFIX]`: N new running sandboxes with the source's exact
 // memory, CPU, device and disk state; the source keeps running. Prints the new ids, one a line
-// (a JSON array of {"id","parent"} objects with --format json).
+// (a JSON array of {"id","parent"} objects with --format json). Branches get no grants of
+// secrets unless --keep-secrets copies the source's live grants to each of them.
 #include <cstdio>
 
 #include "cli/app.h"
 #include "core/session.h"
+#include "cred/hooks.h"
 #include "util/json.h"
 
 namespace space::cli {
@@ -13,6 +15,7 @@ namespace {
 struct BranchFlags {
   std::string id;
   core::BranchOptions opts;
+  bool keep_secrets = false;
 };
 }  // namespace
 
@@ -23,9 +26,14 @@ void register_branch(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--count,-n", f->opts.count, "How many branches (default 1)");
   cmd->add_option("--name", f->opts.name,
                   "Id of the branch, or prefix PREFIX-1..PREFIX-N with --count (default: random)");
+  cmd->add_flag("--keep-secrets", f->keep_secrets,
+                "Give each branch the source's grants of secrets (default: none)");
   cmd->add_option("id", f->id, "Sandbox id")->required();
   cmd->callback([&g, f] {
-    auto out = core::branch_sandbox({g.root, g.log_level, g.log_format}, f->id, f->opts);
+    core::Context ctx{g.root, g.log_level, g.log_format};
+    auto out = core::branch_sandbox(ctx, f->id, f->opts);
+    if (f->keep_secrets)
+      for (const auto& st : out) cred::copy_grants(ctx, f->id, st.id);
     if (g.format == "json") {
       json::Value a = json::Value::array();
       for (const auto& st : out) {

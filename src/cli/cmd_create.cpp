@@ -1,11 +1,14 @@
 // `space create [--template NAME | --cold] [--cpus N] [--memory MiB] [--kernel PATH]
-// [--rootfs PATH] [ID]`: makes a sandbox, from a template (restored) or by a cold boot, and
-// prints its id once it runs.
+// [--rootfs PATH] [--secret NAME[:ttl=D][:uses=N]]... [ID]`: makes a sandbox, from a template
+// (restored) or by a cold boot, grants it the --secret names (destroying it again if a grant
+// fails), and prints its id once it runs.
 #include <cstdio>
 
 #include "cli/app.h"
 #include "core/config.h"
 #include "core/sandbox.h"
+#include "cred/hooks.h"
+#include "util/log.h"
 #include "util/json.h"
 
 namespace space::cli {
@@ -14,6 +17,7 @@ namespace {
 struct CreateFlags {
   core::CreateOptions opts;
   uint32_t cpus = 0, memory = 0;
+  std::vector<std::string> secrets;
 };
 }  // namespace
 
@@ -33,11 +37,28 @@ void register_create(CLI::App& app, GlobalOptions& g) {
                                               "else $SPACE_CACHE/kernel/current/vmlinux)");
   cmd->add_option("--rootfs", f->opts.rootfs, "Root filesystem image to copy, for a cold boot (default: config.toml, "
                                               "else $SPACE_CACHE/rootfs/current/rootfs.ext4)");
+  cmd->add_option("--secret", f->secrets,
+                  "Grant this secret to the sandbox: NAME[:ttl=DURATION][:uses=N] (repeatable)")
+      ->allow_extra_args(false);
   cmd->add_option("id", f->opts.id, "Sandbox id (default: 12 random hex digits)");
   cmd->callback([&g, f, cpus, mem] {
     if (cpus->count()) f->opts.vcpus = f->cpus;
     if (mem->count()) f->opts.memory_mib = f->memory;
-    auto st = core::create_sandbox({g.root, g.log_level, g.log_format}, f->opts);
+    std::vector<cred::GrantSpec> specs;
+    for (const auto& s : f->secrets) specs.push_back(cred::parse_grant_spec(s));  // before creating
+    core::Context ctx{g.root, g.log_level, g.log_format};
+    auto st = core::create_sandbox(ctx, f->opts);
+    try {
+      cred::grant_secrets(ctx, st.id, specs);
+    } catch (Error& e) {
+      try {
+        core::destroy_sandbox(ctx, st.id, /*force=*/true);
+      } catch (const Error& cleanup) {
+        log::error("create " + st.id + ": could not remove it: " + cleanup.what());
+      }
+      e.add_context("create sandbox " + st.id + ": grant secrets");
+      throw;
+    }
     if (g.format == "json") {
       json::Value v = json::Value::object();
       v.set("id", st.id);

@@ -1,11 +1,12 @@
 // `space run [--template NAME | --cold] [--cpus N] [--memory MiB] [--kernel P] [--rootfs P]
-// [--name ID] [--rm|--keep] [exec flags] -- CMD [ARG...]`: create a sandbox (as `create` does),
+// [--name ID] [--rm|--keep] [--secret SPEC]... [exec flags] -- CMD [ARG...]`: create a sandbox (as `create` does),
 // run one command in it, destroy it (even on failure or SIGINT/SIGTERM, which are forwarded to
 // the command first); returns the command's exit code.
 #include "cli/app.h"
 #include "cli/exec_flags.h"
 #include "core/config.h"
 #include "core/exec.h"
+#include "cred/hooks.h"
 
 namespace space::cli {
 
@@ -15,6 +16,7 @@ struct RunFlags {
   core::RunOptions run;
   uint32_t cpus = 0, memory = 0;
   bool rm = false;
+  std::vector<std::string> secrets;
 };
 }  // namespace
 
@@ -38,6 +40,9 @@ void register_run(CLI::App& app, GlobalOptions& g) {
   auto* rm = cmd->add_flag("--rm", f->rm, "Destroy the sandbox afterwards (the default)");
   cmd->add_flag("--keep", f->run.keep, "Keep the sandbox afterwards; its id goes to stderr")
       ->excludes(rm);
+  cmd->add_option("--secret", f->secrets,
+                  "Grant this secret to the sandbox: NAME[:ttl=DURATION][:uses=N] (repeatable)")
+      ->allow_extra_args(false);
   add_exec_flags(cmd, &f->exec);
   cmd->add_option("command", f->exec.command, "The command and its arguments, after --")
       ->required();
@@ -46,7 +51,12 @@ void register_run(CLI::App& app, GlobalOptions& g) {
     if (mem->count()) f->run.create.memory_mib = f->memory;
     finish_exec_flags(&f->exec);
     f->run.exec = f->exec.opts;
-    auto r = core::run_sandbox({g.root, g.log_level, g.log_format}, f->run);
+    std::vector<cred::GrantSpec> specs;
+    for (const auto& s : f->secrets) specs.push_back(cred::parse_grant_spec(s));
+    core::Context ctx{g.root, g.log_level, g.log_format};
+    if (!specs.empty())
+      f->run.after_create = [ctx, specs](const std::string& id) { cred::grant_secrets(ctx, id, specs); };
+    auto r = core::run_sandbox(ctx, f->run);
     g.exit_code = report_exec(r, f->exec);
   });
 }

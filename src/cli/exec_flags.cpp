@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "proto/cred.h"
+#include "proto/exec.h"
 #include "util/error.h"
 
 namespace space::cli {
@@ -25,6 +27,10 @@ void add_exec_flags(CLI::App* cmd, ExecFlags* f) {
   cmd->add_flag("-i,--interactive", f->opts.interactive, "Forward stdin (otherwise it is at EOF)");
   cmd->add_flag("-t,--tty", f->opts.tty, "Run the command on a pseudo-terminal");
   cmd->add_option("-e,--env", f->env, "Set K=V in its environment (K alone: our value of K)")
+      ->allow_extra_args(false);
+  cmd->add_option("--secret-env", f->secret_env,
+                  "Set VAR to the secret NAME, fetched in the guest as the process starts "
+                  "(VAR=NAME; the sandbox needs a grant of NAME)")
       ->allow_extra_args(false);
   cmd->add_option("-w,--workdir", f->opts.cwd, "Working directory (default /)");
   cmd->add_option("-u,--user", f->user, "Run as UID[:GID] (numeric; default 0:0)");
@@ -47,6 +53,22 @@ void finish_exec_flags(ExecFlags* f) {
       f->opts.env.push_back(e + "=" + v);
     }
   }
+  for (const auto& e : f->secret_env) {
+    size_t eq = e.find('=');
+    bool var_ok = eq != std::string::npos && eq > 0 && !(e[0] >= '0' && e[0] <= '9');
+    for (size_t i = 0; var_ok && i < eq; i++) {
+      char c = e[i];
+      var_ok = c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    }
+    if (!var_ok)
+      fail("--secret-env " + e + ": not VAR=NAME", "e.g. --secret-env GITHUB_TOKEN=gh-token");
+    if (!proto::valid_secret_name(e.substr(eq + 1)))
+      fail("--secret-env " + e + ": invalid secret name",
+           "use 1-128 characters of A-Z a-z 0-9 _ . -, not starting with '.' or '-'");
+    f->opts.secret_env.push_back(e);
+  }
+  if (f->opts.secret_env.size() > proto::kMaxSecretEnv)
+    fail("too many --secret-env (at most " + std::to_string(proto::kMaxSecretEnv) + ")");
   if (!f->user.empty()) {
     size_t colon = f->user.find(':');
     auto uid = parse_u32(f->user.substr(0, colon));

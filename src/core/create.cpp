@@ -14,6 +14,7 @@
 #include "core/template.h"
 #include "core/vm_config.h"
 #include "core/btrfs.h"
+#include "cred/paths.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -68,6 +69,11 @@ void start(const Context& ctx, const SandboxPaths& p, SandboxState& st, const So
            const std::string& template_dir, proc::SignalGuard& sig,
            std::optional<proc::Child>& vmm, PhaseLog& ph) {
   VmConfig cfg{st.id, 0, 0, "", p.rootfs, ""};
+  try {
+    cfg.cred_dir = cred::cred_dir_for_root(ctx.root);  // where guest requests for secrets go
+  } catch (const Error& e) {
+    log::warn(std::string("no credential helper for this sandbox: ") + e.what());
+  }
   if (src.boot) {
     fs::copy_file(src.boot->rootfs_image, p.rootfs, 0600, [&] { sig.check(); });
     cfg.vcpus = src.boot->vcpus;

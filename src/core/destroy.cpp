@@ -9,6 +9,7 @@
 #include "core/control_client.h"
 #include "core/sandbox.h"
 #include "core/store.h"
+#include "cred/hooks.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -74,6 +75,7 @@ void destroy_sandbox(const Context& ctx, const std::string& id, bool force) {
         log::warn("destroy " + id + ": " + e.what() + "; removing it anyway (--force)");
       }
     }
+    cred::revoke_sandbox_grants(ctx, id, "destroy", /*forget=*/true);
     if (st) stop_vmm(*st, p, force ? 0 : kPoliteStopMs);
     // A directory without state.json is the remains of an interrupted create: remove it too.
     fs::remove_tree(p.run_dir);

@@ -59,6 +59,7 @@ proto::ExecRequest make_exec_request(const ExecOptions& opts, const StdioFds& io
   req.tty = opts.tty;
   req.with_stdin = opts.interactive;
   req.timeout_ms = opts.timeout_ms;
+  req.secret_env = opts.secret_env;
   if (opts.tty) {
     auto size = term::window_size(io.in);
     if (!size) size = term::window_size(io.out);

@@ -6,6 +6,7 @@
 // terminal is raw while attached and SIGWINCH becomes a Resize frame.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@ struct ExecOptions {
   bool interactive = false;        // -i: forward stdin; otherwise the process's stdin is at EOF
   bool tty = false;                // -t: a pty in the guest
   uint32_t timeout_ms = 0;         // 0 = none
+  std::vector<std::string> secret_env;  // "VAR=NAME": guest-init fetches secret NAME into VAR
   // After forwarding a signal, stop waiting for the process after this long (0 = wait for it).
   // `run` sets it, so that a sandbox whose command ignores SIGINT is still destroyed.
   int give_up_after_signal_ms = 0;
@@ -62,6 +64,8 @@ struct RunOptions {
   CreateOptions create;
   ExecOptions exec;
   bool keep = false;  // keep the sandbox afterwards (its id goes to stderr)
+  // Runs once the sandbox exists, before the exec (e.g. granting secrets); a throw fails the run.
+  std::function<void(const std::string& id)> after_create;
 };
 
 // Creates a sandbox, runs the command in it and destroys it, also when the exec fails or a

@@ -25,6 +25,7 @@ ExecResult run_sandbox(const Context& ctx, const RunOptions& opts, const StdioFd
   ExecResult result;
   std::optional<Error> failure;
   try {
+    if (opts.after_create) opts.after_create(st.id);
     result = exec_in_sandbox(ctx, st.id, eopts, io);
   } catch (const Error& e) {
     failure = e;

@@ -16,6 +16,7 @@
 
 #include "core/sandbox.h"
 #include "core/session_util.h"
+#include "cred/hooks.h"
 #include "util/error.h"
 #include "util/fd.h"
 #include "util/fs.h"
@@ -140,6 +141,7 @@ SandboxState checkpoint_sandbox(const Context& ctx, const std::string& id,
     s.st.pid_start_time = 0;
     write_state(s.p.state, s.st);
     fs::remove_tree(s.p.run_dir);
+    cred::revoke_sandbox_grants(ctx, id, "checkpoint", /*forget=*/false);
     cs.total_ms = ms_since(t0);
     if (stats) *stats = cs;
     log::info("checkpoint " + id + ": snapshot " + std::to_string(cs.snapshot_ms) + " ms, disk " +

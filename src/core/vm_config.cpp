@@ -15,6 +15,7 @@ json::Value vm_config_to_json(const VmConfig& c) {
   v.set("kernel", c.kernel);
   v.set("rootfs", c.rootfs);
   v.set("cmdline_extra", c.cmdline_extra);
+  if (!c.cred_dir.empty()) v.set("cred_dir", c.cred_dir);
   return v;
 }
 
@@ -22,7 +23,7 @@ VmConfig vm_config_from_json(const json::Value& v) {
   if (!v.is_object()) fail("VM config must be a JSON object");
   for (auto& [key, _] : v.as_object()) {
     if (key != "id" && key != "vcpus" && key != "memory_mib" && key != "kernel" &&
-        key != "rootfs" && key != "cmdline_extra")
+        key != "rootfs" && key != "cmdline_extra" && key != "cred_dir")
       fail("unknown field \"" + key + "\"");
   }
   VmConfig c;
@@ -36,6 +37,8 @@ VmConfig vm_config_from_json(const json::Value& v) {
   c.kernel = json::string_field(v, "kernel");
   c.rootfs = json::string_field(v, "rootfs");
   c.cmdline_extra = json::string_field_or(v, "cmdline_extra", "");
+  c.cred_dir = json::string_field_or(v, "cred_dir", "");
+  if (!c.cred_dir.empty() && c.cred_dir[0] != '/') fail("field \"cred_dir\": not an absolute path");
   return c;
 }
 

@@ -16,6 +16,10 @@ struct VmConfig {
   std::string kernel;         // absolute path of the ELF vmlinux
   std::string rootfs;         // absolute path of the sandbox's private ext4 image
   std::string cmdline_extra;  // appended to the kernel command line the VMM builds
+  // The credential directory (cred/paths.h): the VMM forwards guest connections to host port
+  // proto::kCredentialPort to <cred_dir>/s/<id>.sock, starting the helper if needed. "" = none
+  // (the guest's connections there are refused).
+  std::string cred_dir;
 };
 
 // Reads config.json; throws Error naming the file and the bad field.

@@ -41,6 +41,10 @@ enum class Type : uint16_t {
   Resize = 11,   // host -> guest: WindowSize, for the pty
   Exit = 12,     // guest -> host: ExitStatus
   StdinAck = 13, // guest -> host: StdinAck, stdin bytes consumed (flow-control credit)
+  // Credential conversation (proto/cred.h), guest -> host port kCredentialPort, no Hello.
+  CredGet = 20,     // guest -> helper: CredGet
+  CredValue = 21,   // helper -> guest: CredValue
+  CredDenied = 22,  // helper -> guest: CredDenied
 };
 
 struct Frame {

@@ -2,6 +2,8 @@
 // code); decoders trust nothing.
 #include "proto/exec.h"
 
+#include "proto/cred.h"
+
 
 namespace space::proto {
 namespace {
@@ -11,11 +13,25 @@ void check_no_nul(const std::string& s, const char* what) {
     throw ProtoError(std::string(what) + " contains a NUL byte");
 }
 
+void check_secret_env(const std::string& e) {
+  auto eq = e.find('=');
+  if (eq == std::string::npos || eq == 0) throw ProtoError("secret env entry is not VAR=NAME");
+  for (size_t i = 0; i < eq; i++) {
+    char c = e[i];
+    bool ok = c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+              (i > 0 && c >= '0' && c <= '9');
+    if (!ok) throw ProtoError("secret env variable name is not [A-Za-z_][A-Za-z0-9_]*");
+  }
+  if (!valid_secret_name(std::string_view(e).substr(eq + 1)))
+    throw ProtoError("secret env entry names an invalid secret");
+}
+
 }  // namespace
 
 std::vector<uint8_t> ExecRequest::encode() const {
   Writer w;
-  w.u32((tty ? kTty : 0) | (with_stdin ? kStdin : 0) | (uid ? kUid : 0) | (gid ? kGid : 0));
+  w.u32((tty ? kTty : 0) | (with_stdin ? kStdin : 0) | (uid ? kUid : 0) | (gid ? kGid : 0) |
+        (secret_env.empty() ? 0 : kSecretEnv));
   w.strs(argv);
   w.strs(env);
   w.str(cwd);
@@ -24,6 +40,7 @@ std::vector<uint8_t> ExecRequest::encode() const {
   w.u16(rows);
   w.u16(cols);
   w.u32(timeout_ms);
+  if (!secret_env.empty()) w.strs(secret_env);
   return std::move(w.buffer());
 }
 
@@ -31,7 +48,7 @@ ExecRequest ExecRequest::decode(std::span<const uint8_t> p) {
   Reader r(p);
   ExecRequest q;
   uint32_t flags = r.u32();
-  if (flags & ~(kTty | kStdin | kUid | kGid)) throw ProtoError("unknown exec flags");
+  if (flags & ~(kTty | kStdin | kUid | kGid | kSecretEnv)) throw ProtoError("unknown exec flags");
   q.tty = flags & kTty;
   q.with_stdin = flags & kStdin;
   q.argv = r.strs(kMaxArgs);
@@ -43,6 +60,11 @@ ExecRequest ExecRequest::decode(std::span<const uint8_t> p) {
   q.rows = r.u16();
   q.cols = r.u16();
   q.timeout_ms = r.u32();
+  if (flags & kSecretEnv) {
+    q.secret_env = r.strs(kMaxSecretEnv);
+    if (q.secret_env.empty()) throw ProtoError("secret env flag without entries");
+    for (const auto& e : q.secret_env) check_secret_env(e);
+  }
   r.finish();
   if (q.argv.empty()) throw ProtoError("exec without a command");
   if (q.argv[0].empty()) throw ProtoError("exec of an empty command name");

@@ -6,7 +6,8 @@
 // connection, and a Signal is never stuck behind stdin that the process does not read.
 // Payload layouts, little-endian (str = u32 length + bytes; strs = u32 count + that many str):
 //   ExecRequest  u32 flags, strs argv, strs env ("K=V"), str cwd, u32 uid, u32 gid,
-//                u16 rows, u16 cols, u32 timeout_ms
+//                u16 rows, u16 cols, u32 timeout_ms, and with flag kSecretEnv: strs secret_env
+//                ("VAR=NAME": guest-init fetches secret NAME over kCredentialPort and sets VAR)
 //   SignalMsg    u32 signo            WindowSize  u16 rows, u16 cols
 //   StdinAck     u32 bytes            ExitStatus  u8 kind, i32 value, u64 duration_us, str message
 // Decoders check every field (counts, NUL-free strings, known flags and kinds, ranges) and throw
@@ -27,9 +28,10 @@ constexpr size_t kMaxStdinChunk = 64 * 1024;    // payload of one Stdin frame
 constexpr uint32_t kStdinWindow = 256 * 1024;   // unacknowledged stdin bytes in flight
 constexpr size_t kMaxExitMessage = 4096;
 constexpr uint32_t kMaxSignal = 64;
+constexpr uint32_t kMaxSecretEnv = 64;          // --secret-env entries per exec
 
 struct ExecRequest {
-  static constexpr uint32_t kTty = 1, kStdin = 2, kUid = 4, kGid = 8;
+  static constexpr uint32_t kTty = 1, kStdin = 2, kUid = 4, kGid = 8, kSecretEnv = 16;
   std::vector<std::string> argv;  // argv[0] is looked up in PATH unless it contains '/'
   std::vector<std::string> env;   // "K=V", applied over guest-init's environment
   std::string cwd;                // "" = "/"
@@ -38,6 +40,9 @@ struct ExecRequest {
   bool with_stdin = false;        // the host sends stdin; otherwise it is at EOF from the start
   uint16_t rows = 0, cols = 0;    // initial pty size (tty only; 0 = leave the default)
   uint32_t timeout_ms = 0;        // 0 = none; else the process group is killed after it
+  // "VAR=NAME": VAR gets the value of secret NAME, fetched by guest-init from the credential
+  // helper just before the spawn (a valid variable name; a valid proto::valid_secret_name NAME).
+  std::vector<std::string> secret_env;
   std::vector<uint8_t> encode() const;
   static ExecRequest decode(std::span<const uint8_t> p);
 };

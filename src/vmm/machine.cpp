@@ -106,7 +106,7 @@ Machine::Machine(const MachineSpec& spec, GuestMemory memory, EventLoop& loop,
   auto blk = std::make_unique<VirtioBlock>(open_file(spec.rootfs, O_RDWR, "rootfs"), blk_opts);
   VirtioBlock* blk_ptr = blk.get();
   disks_.emplace_back(add_virtio("virtio-blk0", std::move(blk)), blk_ptr);
-  auto vsock = std::make_unique<VirtioVsock>(loop_, spec.guest_cid, spec.vsock_uds);
+  auto vsock = std::make_unique<VirtioVsock>(loop_, spec.guest_cid, spec.vsock_uds, spec.vsock_routes);
   vsock_ = vsock.get();
   vsock_dev_ = add_virtio("virtio-vsock", std::move(vsock));
   add_virtio("virtio-rng", std::make_unique<VirtioRng>());
@@ -145,6 +145,7 @@ std::string Machine::build_cmdline() const {
   std::string c =
       "console=ttyS0 reboot=k panic=-1 root=/dev/vda rw rootfstype=ext4 io_delay=none quiet "
       "tsc=reliable";
+  c += " init_on_free=1";  // freed guest pages and slab objects are zeroed: no secret outlives its use
   c += " space.id=" + spec_.id;
   for (auto& v : virtio_cmdline_) c += " " + v;
   if (spec_.host == HostKind::Pvm) c += " " + pvm_boot_params();

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -17,6 +18,7 @@
 
 #include "devices/device.h"
 #include "devices/virtio/backend.h"
+#include "devices/virtio/vsock_route.h"
 #include "vmm/bus.h"
 #include "vmm/event_loop.h"
 #include "vmm/host.h"
@@ -37,6 +39,7 @@ struct MachineSpec {
   std::string rootfs;         // ext4 image for /dev/vda
   std::string cmdline_extra;  // appended to the generated command line
   std::string vsock_uds;      // host side of virtio-vsock (vsock.sock)
+  std::map<uint32_t, VsockHostRoute> vsock_routes;  // guest->host ports served elsewhere
   uint64_t guest_cid = 3;
   int console_fd = -1;        // serial output (not owned)
   HostKind host = HostKind::Unknown;

@@ -22,6 +22,7 @@
 #include "core/paths.h"
 #include "core/state.h"
 #include "core/vm_config.h"
+#include "cred/vmm_route.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -152,6 +153,7 @@ int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
     spec.rootfs = cfg.rootfs;
     spec.cmdline_extra = cfg.cmdline_extra;
     spec.vsock_uds = paths.vsock_sock;
+    spec.vsock_routes = cred::vmm_routes(opts.root, cfg.cred_dir, cfg.id);  // port 1025 -> helper
     spec.console_fd = console.get();
     spec.host = detect_host();
     spec.phases = &phases;

@@ -9,6 +9,7 @@
 #include <span>
 
 #include "proto/agent.h"
+#include "proto/cred.h"
 #include "proto/exec.h"
 
 using namespace space::proto;
@@ -30,6 +31,9 @@ void decode_as(Type type, std::span<const uint8_t> p) {
         (void)exit_code_of(s);
         break;
       }
+      case Type::CredGet: CredGet::decode(p); break;
+      case Type::CredValue: CredValue::decode(p); break;
+      case Type::CredDenied: CredDenied::decode(p); break;
       default: break;  // raw data (Stdin/Stdout/Stderr) or an unknown type
     }
   } catch (const ProtoError&) {
@@ -40,7 +44,7 @@ void decode_as(Type type, std::span<const uint8_t> p) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::span<const uint8_t> in(data, size);
-  for (uint16_t t = 1; t <= 13; t++) decode_as(static_cast<Type>(t), in);
+  for (uint16_t t = 1; t <= 22; t++) decode_as(static_cast<Type>(t), in);
   try {
     FrameDecoder dec;
     size_t cut = size ? data[0] % (size + 1) : 0;

@@ -20,7 +20,8 @@ export SPACE_BOOT_TIMEOUT=$SPACE_TEST_TIMEOUT
 
 # $SPACE_TEST_KERNEL / $SPACE_TEST_ROOTFS pin other images; by default the cached ones.
 KERNEL=${SPACE_TEST_KERNEL:-$("$SRC/scripts/build-kernel.sh")}
-ROOTFS=${SPACE_TEST_ROOTFS:-$("$SRC/scripts/build-rootfs.sh" --guest-init "$SPACE_GUEST_INIT")}
+SPACE_SECRET_BIN=${SPACE_SECRET_BIN:-$(dirname "$SPACE_GUEST_INIT")/space-secret}
+ROOTFS=${SPACE_TEST_ROOTFS:-$("$SRC/scripts/build-rootfs.sh" --guest-init "$SPACE_GUEST_INIT" --space-secret "$SPACE_SECRET_BIN")}
 
 TEST_ROOT=$(mktemp -d /tmp/space-it.XXXXXX)
 export SPACE_ROOT=$TEST_ROOT/root
@@ -56,6 +57,8 @@ cleanup() {
   set +e
   for id in $(ls "$SPACE_ROOT/store/sandboxes" 2>/dev/null); do "$SPACE_BIN" destroy --force "$id" >/dev/null 2>&1; done
   local left
+  # The credential helper of this root (destroy may have started it): stopped by its pid.
+  for pid in $(pgrep -f -- "__credd --cred-dir $TEST_ROOT/" || true); do kill "$pid" 2>/dev/null; done
   left=$(vmm_pids)
   if [ -n "$left" ]; then
     echo "FAIL: VMM processes left behind: $left" >&2

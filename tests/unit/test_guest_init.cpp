@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "../../guest-init/channel.cpp"
+#include "../../guest-init/cred_fetch.cpp"
 #include "../../guest-init/cmdline.h"
 #include "../../guest-init/passwd.h"
 #include "../../guest-init/console.cpp"
@@ -27,6 +28,8 @@
 #include "../../guest-init/reaper.cpp"
 #include "../../guest-init/session.cpp"
 #include "proto/agent.h"
+#include "proto/cred.h"
+#include "proto/exec.h"
 
 using namespace space;
 using namespace space::guest;
@@ -154,7 +157,8 @@ struct Harness {
   std::thread server;
   std::atomic<int> poweroffs{0};
 
-  Harness() {
+  explicit Harness(std::string cred_unix = "") {
+    ctx.cred_unix = std::move(cred_unix);
     ctx.console = Console(devnull());
     int sv[2];
     REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
@@ -439,4 +443,118 @@ TEST_CASE("guest-init --serve-unix serves the protocol and exits 0 on Poweroff")
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
   CHECK_FALSE(std::filesystem::exists(path));
+}
+
+namespace {
+
+// A stand-in for the credential helper on a Unix socket: CredGet "K" gets the value "v-123",
+// anything else a CredDenied "denied by test". Serves connections until destroyed.
+struct FakeHelper {
+  std::string path;
+  Fd listener;
+  std::thread t;
+  std::atomic<bool> stop{false};
+  std::atomic<int> requests{0};
+  FakeHelper() {
+    path = "/tmp/space-test-credhelper-" + std::to_string(::getpid()) + ".sock";
+    ::unlink(path.c_str());
+    listener.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
+    REQUIRE(::bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(::listen(listener.get(), 8) == 0);
+    t = std::thread([this] {
+      for (;;) {
+        pollfd p{listener.get(), POLLIN, 0};
+        if (::poll(&p, 1, 100) <= 0) {
+          if (stop) return;
+          continue;
+        }
+        Fd c(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
+        FrameDecoder d;
+        uint8_t buf[1024];
+        ssize_t n;
+        while ((n = ::read(c.get(), buf, sizeof buf)) > 0) {
+          d.feed({buf, size_t(n)});
+          while (auto f = d.next()) {
+            requests++;
+            auto g = CredGet::decode(f->payload);
+            std::vector<uint8_t> out;
+            if (g.name == "K") {
+              std::string v = "v-123";
+              out = encode_frame(Type::CredValue, CredValue{{v.begin(), v.end()}}.encode());
+            } else {
+              out = encode_frame(Type::CredDenied, CredDenied{DenyCode::NotGranted, "denied by test"}.encode());
+            }
+            write_all(c.get(), out.data(), out.size());
+          }
+        }
+      }
+    });
+  }
+  ~FakeHelper() {
+    stop = true;
+    t.join();
+    ::unlink(path.c_str());
+  }
+};
+
+ExecRequest shell(const std::string& script, std::vector<std::string> secret_env) {
+  ExecRequest q;
+  q.argv = {"/bin/sh", "-c", script};
+  q.secret_env = std::move(secret_env);
+  return q;
+}
+
+}  // namespace
+
+TEST_CASE("session: --secret-env values reach the process's environment, fetched from the helper") {
+  FakeHelper helper;
+  Harness h(helper.path);
+  std::atomic<bool> done{false};
+  std::thread reaper([&] {  // guest-init's main thread reaps; here this one does
+    while (!done) {
+      h.ctx.reaper.reap();
+      ::usleep(5000);
+    }
+  });
+  h.hello();
+  h.send(Type::Exec, shell("printf '%s|%s' \"$A\" \"$B\"", {"A=K", "B=K"}).encode());
+  auto fs = h.recv(100);  // until the exec ends its connection
+  done = true;
+  reaper.join();
+  std::string out;
+  bool exited = false;
+  for (auto& f : fs) {
+    if (f.type == Type::Stdout) out.append(f.payload.begin(), f.payload.end());
+    if (f.type == Type::Exit) {
+      exited = true;
+      CHECK(ExitStatus::decode(f.payload).value == 0);
+    }
+  }
+  CHECK(exited);
+  CHECK(out == "v-123|v-123");
+  CHECK(helper.requests == 2);
+}
+
+TEST_CASE("session: a denied --secret-env refuses the exec with the helper's reason") {
+  FakeHelper helper;
+  Harness h(helper.path);
+  h.hello();
+  h.send(Type::Exec, shell("echo ran", {"A=K", "B=OTHER"}).encode());
+  auto fs = h.recv(2);
+  REQUIRE(fs.size() == 2);
+  CHECK(fs[0].type == Type::HelloReply);
+  CHECK(error_text(fs[1]) == "--secret-env OTHER: denied by test");
+  CHECK(h.sees_eof());
+}
+
+TEST_CASE("session: an unreachable helper refuses the exec, naming the credential helper") {
+  Harness h("/tmp/space-test-no-such-helper.sock");
+  h.hello();
+  h.send(Type::Exec, shell("echo ran", {"A=K"}).encode());
+  auto fs = h.recv(2);
+  REQUIRE(fs.size() == 2);
+  CHECK(error_text(fs[1]).find("credential helper") != std::string::npos);
 }

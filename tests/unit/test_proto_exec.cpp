@@ -242,3 +242,34 @@ TEST_CASE("FrameQueue::flush reports a vanished peer") {
   CHECK_FALSE(q.flush(tx.get()));
   CHECK_THROWS_AS(q.reserve(kMaxPayload + 1), ProtoError);
 }
+
+TEST_CASE("ExecRequest carries --secret-env entries only when there are some") {
+  auto q = full_request();
+  CHECK(ExecRequest::decode(q.encode()).secret_env.empty());
+  q.secret_env = {"TOKEN=api-token", "_K2=db.password"};
+  auto b = ExecRequest::decode(q.encode());
+  CHECK(b.secret_env == q.secret_env);
+  check_every_truncation_throws<ExecRequest>(q.encode());
+  auto bad = [](std::string e) {
+    auto r = full_request();
+    r.secret_env = {std::move(e)};
+    return r.encode();
+  };
+  for (const char* e : {"NOEQ", "=name", "1X=name", "A-B=name", "A=", "A=bad/name", "A=.hidden"})
+    CHECK_THROWS_AS(ExecRequest::decode(bad(e)), ProtoError);
+  // The flag set with an empty list is refused too.
+  Writer w;
+  w.u32(ExecRequest::kSecretEnv);
+  w.strs({"true"});
+  w.strs({});
+  w.str("");
+  w.u32(0);
+  w.u32(0);
+  w.u16(0);
+  w.u16(0);
+  w.u32(0);
+  w.strs({});
+  CHECK_THROWS_AS(ExecRequest::decode(w.buffer()), ProtoError);
+  q.secret_env.assign(kMaxSecretEnv + 1, "A=b");
+  CHECK_THROWS_AS(ExecRequest::decode(q.encode()), ProtoError);
+}

@@ -4,7 +4,8 @@
 //     accepts read "OK <host port>\n" and then talk to the guest; if nobody listens they are
 //     closed;
 //   guest->host: a guest connection to host port P is bridged to a new connection to
-//     "<uds_path>_P"; if that fails the guest gets RST.
+//     "<uds_path>_P", or to the path of a VsockHostRoute given for P; if that fails the guest
+//     gets RST.
 // Threading: every host-side action happens on the EventLoop thread, under the transport's
 // device mutex. A queue notification from a vCPU only kicks an eventfd; the loop thread then
 // processes TX, the event queue and RX. Calls that arrive on other threads (activate, reset,
@@ -27,6 +28,7 @@
 #include "devices/virtio/backend.h"
 #include "devices/virtio/vsock_conn.h"
 #include "devices/virtio/vsock_packet.h"
+#include "devices/virtio/vsock_route.h"
 #include "util/fd.h"
 #include "vmm/event_loop.h"
 
@@ -44,7 +46,9 @@ class VirtioVsock final : public VirtioBackend {
 
   // Listens on `uds_path` (replacing a stale socket file there); the socket and every connection
   // are served by `loop`, which must outlive this object. Throws space::Error on failure.
-  VirtioVsock(EventLoop& loop, uint64_t guest_cid, std::string uds_path);
+  // `routes` maps guest->host ports to other sockets (vsock_route.h).
+  VirtioVsock(EventLoop& loop, uint64_t guest_cid, std::string uds_path,
+              std::map<uint32_t, VsockHostRoute> routes = {});
   // Unregisters every fd from the loop and unlinks uds_path. The loop must not be running (or
   // this runs on the loop thread). Construction, too, must precede the loop thread or run on it:
   // attach() registers the listener.
@@ -116,6 +120,7 @@ class VirtioVsock final : public VirtioBackend {
   EventLoop& loop_;
   uint64_t guest_cid_;
   std::string uds_path_;
+  std::map<uint32_t, VsockHostRoute> routes_;
   Fd listener_;
   Fd kick_;  // eventfd: a vCPU noticed a queue notification
   bool attached_ = false;

@@ -35,8 +35,9 @@ bool make_addr(const std::string& path, sockaddr_un& addr) {
 bool would_block(int err) { return err == EAGAIN || err == EWOULDBLOCK || err == EINTR; }
 }  // namespace
 
-VirtioVsock::VirtioVsock(EventLoop& loop, uint64_t guest_cid, std::string uds_path)
-    : loop_(loop), guest_cid_(guest_cid), uds_path_(std::move(uds_path)) {
+VirtioVsock::VirtioVsock(EventLoop& loop, uint64_t guest_cid, std::string uds_path,
+                         std::map<uint32_t, VsockHostRoute> routes)
+    : loop_(loop), guest_cid_(guest_cid), uds_path_(std::move(uds_path)), routes_(std::move(routes)) {
   if (guest_cid_ < 3 || guest_cid_ >= 0xffffffffULL)
     fail("virtio-vsock: guest cid " + std::to_string(guest_cid_) + " is not in 3..4294967294");
   sockaddr_un addr;
@@ -161,11 +162,21 @@ void VirtioVsock::connect_to_host(const Header& h) {
     log::warn("virtio-vsock: connection limit reached; refusing a guest connection");
     return queue_rst(h);
   }
-  std::string path = uds_path_ + "_" + std::to_string(h.dst_port);
+  auto route = routes_.find(h.dst_port);
+  std::string path = route != routes_.end() ? route->second.path
+                                            : uds_path_ + "_" + std::to_string(h.dst_port);
   sockaddr_un addr;
   if (!make_addr(path, addr)) return queue_rst(h);
-  Fd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!s || ::connect(s.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+  auto dial = [&]() -> Fd {
+    Fd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (s && ::connect(s.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) return s;
+    return Fd();
+  };
+  Fd s = dial();
+  if (!s && (errno == ENOENT || errno == ECONNREFUSED) && route != routes_.end() &&
+      route->second.start && route->second.start())
+    s = dial();  // the route's peer was started
+  if (!s) {
     log::debug("virtio-vsock: guest connect to host port " + std::to_string(h.dst_port) +
                " refused: " + strerror(errno));
     return queue_rst(h);

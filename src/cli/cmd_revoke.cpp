@@ -1,0 +1,48 @@
+// `space revoke ID NAME...` or `space revoke ID --all`: withdraws grants; the sandbox can no
+// longer fetch those secrets (what it fetched already is out of our hands).
+#include <cstdio>
+
+#include "cli/app.h"
+#include "cred/client.h"
+#include "cred/store.h"
+#include "util/error.h"
+#include "util/json.h"
+
+namespace space::cli {
+
+namespace {
+struct RevokeFlags {
+  std::string id;
+  std::vector<std::string> names;
+  bool all = false;
+};
+}  // namespace
+
+void register_revoke(CLI::App& app, GlobalOptions& g) {
+  auto* cmd = app.add_subcommand("revoke", "Withdraw a sandbox's grants of secrets");
+  cmd->fallthrough();
+  auto* f = new RevokeFlags;  // lives as long as the process, like the CLI11 tree
+  cmd->add_option("id", f->id, "Sandbox id")->required();
+  auto* names = cmd->add_option("name", f->names, "Secret names");
+  cmd->add_flag("--all", f->all, "Every grant of the sandbox")->excludes(names);
+  cmd->callback([&g, f] {
+    if (!f->all && f->names.empty()) fail("name the secrets to revoke, or pass --all");
+    core::Context ctx{g.root, g.log_level, g.log_format};
+    json::Value req = json::Value::object();
+    req.set("op", "revoke");
+    req.set("sandbox", f->id);
+    req.set("reason", "space revoke");
+    if (f->all) {
+      req.set("all", true);
+      cred::cred_call(ctx, req);
+      return;
+    }
+    for (const auto& n : f->names) cred::check_secret_name(n);
+    for (const auto& n : f->names) {
+      req.set("name", n);
+      cred::cred_call(ctx, req);
+    }
+  });
+}
+
+}  // namespace space::cli

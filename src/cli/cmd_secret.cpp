@@ -1,0 +1,153 @@
+// `space secret set NAME` (the value from stdin, never from argv), `space secret list` (names and
+// metadata only), `space secret rm NAME...`, `space secret grants [ID]` (who may fetch what) and
+// `space secret audit [--sandbox ID] [--name NAME]` (the audit log). All but audit go through the
+// credential helper, which they start if needed; audit reads the log file.
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "cli/app.h"
+#include "cli/table.h"
+#include "cred/audit.h"
+#include "cred/base64.h"
+#include "cred/client.h"
+#include "cred/paths.h"
+#include "cred/store.h"
+#include "proto/cred.h"
+#include "util/error.h"
+#include "util/json.h"
+#include "util/wipe.h"
+
+namespace space::cli {
+
+namespace {
+
+struct SecretFlags {
+  std::string name;
+  std::vector<std::string> names;
+  std::string sandbox, filter_name;
+};
+
+std::string null_or(const json::Value* v) {
+  return v && v->is_string() ? v->as_string() : v && v->is_int() ? std::to_string(v->as_int()) : "-";
+}
+
+// All of stdin, at most the secret size limit.
+SecretString read_value() {
+  if (::isatty(0)) std::fprintf(stderr, "space: reading the value from the terminal; end it with Ctrl-D\n");
+  SecretString v;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(0, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw_errno("read the secret from stdin");
+    if (n == 0) break;
+    v.bytes.append(buf, size_t(n));
+    if (v.bytes.size() > proto::kMaxSecretSize)
+      fail("the value on stdin is larger than " + std::to_string(proto::kMaxSecretSize) + " bytes");
+  }
+  wipe(buf, sizeof buf);
+  return v;
+}
+
+}  // namespace
+
+void register_secret(CLI::App& app, GlobalOptions& g) {
+  auto* cmd = app.add_subcommand("secret", "Manage the secrets the credential helper holds");
+  cmd->fallthrough();
+  cmd->require_subcommand(1);
+  auto* f = new SecretFlags;  // lives as long as the process, like the CLI11 tree
+
+  auto* set = cmd->add_subcommand("set", "Store a secret; the value is read from stdin");
+  set->fallthrough();
+  set->add_option("name", f->name, "Secret name: A-Z a-z 0-9 _ . - (1-128 characters)")->required();
+  set->callback([&g, f] {
+    cred::check_secret_name(f->name);
+    SecretString v = read_value();
+    json::Value req = json::Value::object();
+    req.set("op", "set");
+    req.set("name", f->name);
+    SecretString b64(cred::base64_encode(v.bytes));
+    req.set("value_base64", b64.bytes);
+    auto r = cred::cred_call({g.root, g.log_level, g.log_format}, req);
+    req = json::Value();
+    if (g.format == "json") {
+      json::Value o = json::Value::object();
+      o.set("name", f->name);
+      o.set("size", v.bytes.size());
+      o.set("replaced", r.at("replaced").as_bool());
+      std::printf("%s\n", json::serialize(o).c_str());
+    }
+  });
+
+  auto* list = cmd->add_subcommand("list", "List secrets: names and metadata, never values");
+  list->fallthrough();
+  list->alias("ls");
+  list->callback([&g] {
+    json::Value req = json::Value::object();
+    req.set("op", "list");
+    auto r = cred::cred_call({g.root, g.log_level, g.log_format}, req);
+    if (g.format == "json") {
+      std::printf("%s\n", json::serialize(r.at("secrets"), 2).c_str());
+      return;
+    }
+    std::vector<std::vector<std::string>> rows = {{"NAME", "SIZE", "CREATED", "UPDATED"}};
+    for (const auto& s : r.at("secrets").as_array())
+      rows.push_back({s.at("name").as_string(), std::to_string(s.at("size").as_int()),
+                      s.at("created").as_string(), s.at("updated").as_string()});
+    std::printf("%s", format_table(rows).c_str());
+  });
+
+  auto* rm = cmd->add_subcommand("rm", "Delete secrets (grants of them then fetch nothing)");
+  rm->fallthrough();
+  rm->add_option("name", f->names, "Secret names")->required();
+  rm->callback([&g, f] {
+    for (const auto& n : f->names) {
+      json::Value req = json::Value::object();
+      req.set("op", "rm");
+      req.set("name", n);
+      cred::cred_call({g.root, g.log_level, g.log_format}, req);
+    }
+  });
+
+  auto* grants = cmd->add_subcommand("grants", "List grants: which sandbox may fetch what");
+  grants->fallthrough();
+  grants->add_option("id", f->sandbox, "Only this sandbox's grants");
+  grants->callback([&g, f] {
+    json::Value req = json::Value::object();
+    req.set("op", "grants");
+    if (!f->sandbox.empty()) req.set("sandbox", f->sandbox);
+    auto r = cred::cred_call({g.root, g.log_level, g.log_format}, req);
+    if (g.format == "json") {
+      std::printf("%s\n", json::serialize(r.at("grants"), 2).c_str());
+      return;
+    }
+    std::vector<std::vector<std::string>> rows = {{"SANDBOX", "NAME", "STATE", "EXPIRES", "USES LEFT"}};
+    for (const auto& x : r.at("grants").as_array())
+      rows.push_back({x.at("sandbox").as_string(), x.at("name").as_string(), x.at("state").as_string(),
+                      null_or(x.find("expires")), null_or(x.find("uses_left"))});
+    std::printf("%s", format_table(rows).c_str());
+  });
+
+  auto* audit = cmd->add_subcommand("audit", "Show the audit log of grants, fetches, denials, expiries, revocations");
+  audit->fallthrough();
+  audit->add_option("--sandbox", f->sandbox, "Only lines about this sandbox");
+  audit->add_option("--name", f->filter_name, "Only lines about this secret");
+  audit->callback([&g, f] {
+    auto lines = cred::audit_read(cred::cred_paths(g.root).audit);
+    json::Value out = json::Value::array();
+    std::vector<std::vector<std::string>> rows = {{"TIME", "SANDBOX", "NAME", "OUTCOME", "DETAIL"}};
+    for (auto& l : lines) {
+      std::string sb = null_or(l.find("sandbox")), name = null_or(l.find("name"));
+      if (!f->sandbox.empty() && sb != f->sandbox) continue;
+      if (!f->filter_name.empty() && name != f->filter_name) continue;
+      rows.push_back({null_or(l.find("time")), sb, name.empty() ? "-" : name,
+                      null_or(l.find("outcome")), l.find("detail") ? null_or(l.find("detail")) : ""});
+      out.push_back(std::move(l));
+    }
+    if (g.format == "json") std::printf("%s\n", json::serialize(out, 2).c_str());
+    else std::printf("%s", format_table(rows).c_str());
+  });
+}
+
+}  // namespace space::cli

@@ -1,0 +1,32 @@
+// The audit log: <cred dir>/audit.log, one JSON object per line, appended with O_APPEND (one
+// write per line) and mode 0600. Every grant, fetch, denial, expiry and revocation, and every
+// secret set or removed, is a line: {"time","sandbox","name","outcome","detail"} where outcome
+// is one of granted, fetched, denied, expired, revoked, set, removed, and sandbox is null for
+// set/removed. A value never appears: the type has no field for one.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "util/json.h"
+
+namespace space::cred {
+
+struct AuditEntry {
+  uint64_t time_ms = 0;  // since the epoch
+  std::string sandbox;   // "" for operator events on the store (set, removed)
+  std::string name;
+  std::string outcome;   // granted|fetched|denied|expired|revoked|set|removed
+  std::string detail;    // why, or the grant's limits; "" when there is nothing to add
+};
+
+// The JSON line for `e`, without the newline. Time as RFC 3339 UTC with milliseconds.
+std::string audit_line(const AuditEntry& e);
+// "2026-11-29T20:00:00.123Z" for `ms` since the epoch.
+std::string rfc3339_ms(uint64_t ms);
+// Appends one line to `path` (created 0600). Throws on failure.
+void audit_append(const std::string& path, const AuditEntry& e);
+// Every line of `path` parsed (missing file: none). Throws naming the line on bad content.
+std::vector<json::Value> audit_read(const std::string& path);
+
+}  // namespace space::cred

@@ -1,0 +1,85 @@
+// Credential helper client and launcher; see client.h.
+#include "cred/client.h"
+
+#include <cerrno>
+
+#include "cred/paths.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "util/log.h"
+#include "util/socket.h"
+
+namespace space::cred {
+
+namespace {
+constexpr int kStartTimeoutMs = 10'000;
+constexpr int kCallTimeoutMs = 30'000;
+
+bool nobody_there(const Error& e) { return e.err() == ENOENT || e.err() == ECONNREFUSED; }
+}  // namespace
+
+proc::Child start_helper(const core::Context& ctx, const std::string& cred_dir, int timeout_ms) {
+  CredPaths p = cred_paths_in(cred_dir);
+  check_socket_paths(p.dir);
+  make_cred_dir(p);
+  Pipe pipe = Pipe::make();
+  std::vector<std::string> argv = {"/proc/self/exe", "--root",      fs::absolute(ctx.root),
+                                   "--log-level",    ctx.log_level, "--log-format",
+                                   ctx.log_format,   "__credd",     "--cred-dir",
+                                   p.dir,            "--ready-fd",  "3"};
+  proc::Child child = proc::spawn_detached(argv, p.log, pipe.write.get());
+  pipe.write.reset();
+  set_nonblocking(pipe.read.get());
+  std::optional<std::string> line;
+  try {
+    line = net::read_line(pipe.read.get(), net::Deadline::after_ms(timeout_ms), 4096);
+  } catch (Error& e) {
+    e.add_context("start the credential helper");
+    e.set_hint("see " + p.log);
+    throw;
+  }
+  if (!line) throw Error("the credential helper exited before it was ready", 0, "see " + p.log);
+  if (line->rfind("error: ", 0) == 0)
+    throw Error("the credential helper failed: " + line->substr(7), 0, "see " + p.log);
+  if (*line != "ok") fail("the credential helper sent an unexpected ready line: \"" + *line + "\"");
+  return child;
+}
+
+json::Value cred_call(const core::Context& ctx, const json::Value& req) {
+  CredPaths p = cred_paths(ctx.root);
+  const json::Value* op = req.find("op");
+  std::string what = "credential helper request " + (op && op->is_string() ? op->as_string() : "?");
+  try {
+    Fd fd;
+    for (int attempt = 0;; attempt++) {
+      try {
+        fd = net::unix_connect(p.sock, net::Deadline::after_ms(kCallTimeoutMs));
+        break;
+      } catch (const Error& e) {
+        if (!nobody_there(e) || attempt >= 3) throw;
+      }
+      if (attempt == 0) {
+        log::debug("starting the credential helper for " + p.dir);
+        start_helper(ctx, p.dir, kStartTimeoutMs).release();
+      } else {
+        net::sleep_ms(200 * attempt, net::Deadline::never());  // one on its way out or in
+      }
+    }
+    auto dl = net::Deadline::after_ms(kCallTimeoutMs);
+    net::send_all(fd.get(), json::serialize(req) + "\n", dl);
+    auto line = net::read_line(fd.get(), dl, 64u << 20);
+    if (!line) fail("the credential helper closed the connection without replying");
+    json::Value reply = json::parse(*line);
+    const json::Value* ok = reply.find("ok");
+    if (!ok || !ok->is_bool()) fail("malformed reply from the credential helper");
+    if (!ok->as_bool())
+      throw Error(json::string_field_or(reply, "error", "refused"), 0,
+                  json::string_field_or(reply, "hint", ""));
+    return reply;
+  } catch (Error& e) {
+    e.add_context(what);
+    throw;
+  }
+}
+
+}  // namespace space::cred

@@ -1,0 +1,237 @@
+// Grant specs and the grant table; see grants.h.
+#include "cred/grants.h"
+
+#include "core/paths.h"
+#include "cred/store.h"
+#include "util/error.h"
+#include "util/fs.h"
+
+namespace space::cred {
+
+namespace {
+
+constexpr uint64_t kMaxDurationMs = 10ull * 366 * 24 * 3600 * 1000;
+constexpr uint64_t kMaxUses = 1'000'000'000;
+
+std::optional<uint64_t> parse_uint(const std::string& s) {
+  if (s.empty() || s.size() > 12 || s.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return std::stoull(s);
+}
+
+}  // namespace
+
+uint64_t parse_duration_ms(const std::string& text) {
+  const std::string hint = "use a whole number with s, m, h or d, e.g. ttl=30s, ttl=10m, ttl=2h, ttl=1d";
+  if (text.size() < 2) fail("invalid duration \"" + text + "\"", hint);
+  uint64_t unit = 0;
+  switch (text.back()) {
+    case 's': unit = 1000; break;
+    case 'm': unit = 60'000; break;
+    case 'h': unit = 3'600'000; break;
+    case 'd': unit = 86'400'000; break;
+    default: fail("invalid duration \"" + text + "\"", hint);
+  }
+  auto n = parse_uint(text.substr(0, text.size() - 1));
+  if (!n || *n == 0 || *n > kMaxDurationMs / unit)
+    fail("invalid duration \"" + text + "\": not a whole number from 1 up to 10 years", hint);
+  return *n * unit;
+}
+
+std::string format_duration_ms(uint64_t ms) {
+  uint64_t s = (ms + 999) / 1000;
+  if (s < 60) return std::to_string(s) + "s";
+  std::string out;
+  uint64_t d = s / 86400, h = s % 86400 / 3600, m = s % 3600 / 60, r = s % 60;
+  if (d) out += std::to_string(d) + "d";
+  if (h) out += std::to_string(h) + "h";
+  if (m) out += std::to_string(m) + "m";
+  if (r) out += std::to_string(r) + "s";
+  return out;
+}
+
+GrantSpec parse_grant_spec(const std::string& spec) {
+  GrantSpec g;
+  size_t colon = spec.find(':');
+  g.name = spec.substr(0, colon);
+  check_secret_name(g.name);
+  while (colon != std::string::npos) {
+    size_t next = spec.find(':', colon + 1);
+    std::string opt = spec.substr(colon + 1, next == std::string::npos ? next : next - colon - 1);
+    colon = next;
+    if (opt.rfind("ttl=", 0) == 0) {
+      if (g.ttl_ms) fail("grant " + spec + ": ttl given twice");
+      g.ttl_ms = parse_duration_ms(opt.substr(4));
+    } else if (opt.rfind("uses=", 0) == 0) {
+      if (g.uses) fail("grant " + spec + ": uses given twice");
+      auto n = parse_uint(opt.substr(5));
+      if (!n || *n == 0 || *n > kMaxUses)
+        fail("grant " + spec + ": uses must be a whole number from 1 to " + std::to_string(kMaxUses));
+      g.uses = *n;
+    } else {
+      fail("grant " + spec + ": unknown option \"" + opt + "\"",
+           "use NAME[:ttl=DURATION][:uses=N], e.g. API_TOKEN:ttl=10m:uses=3");
+    }
+  }
+  return g;
+}
+
+void GrantTable::grant(const std::string& sandbox, const GrantSpec& spec, uint64_t now_ms,
+                       const std::string& created) {
+  Grant g;
+  g.name = spec.name;
+  g.sandbox_created = created;
+  g.granted_ms = now_ms;
+  if (spec.ttl_ms) g.expires_ms = now_ms + *spec.ttl_ms;
+  g.uses_left = spec.uses;
+  if (Grant* old = find(sandbox, spec.name)) {
+    *old = g;
+    return;
+  }
+  table_[sandbox].push_back(g);
+}
+
+bool GrantTable::revoke(const std::string& sandbox, const std::string& name) {
+  auto it = table_.find(sandbox);
+  if (it == table_.end()) return false;
+  auto& v = it->second;
+  for (auto g = v.begin(); g != v.end(); ++g)
+    if (g->name == name) {
+      v.erase(g);
+      return true;
+    }
+  return false;
+}
+
+std::vector<std::string> GrantTable::revoke_all(const std::string& sandbox, bool forget) {
+  std::vector<std::string> names;
+  auto it = table_.find(sandbox);
+  if (it == table_.end()) return names;
+  for (const auto& g : it->second) names.push_back(g.name);
+  if (forget) table_.erase(it);
+  else it->second.clear();
+  return names;
+}
+
+Verdict GrantTable::check(const std::string& sandbox, const std::string& name, uint64_t now_ms) const {
+  const Grant* g = find(sandbox, name);
+  if (!g) return Verdict::NotGranted;
+  if (g->expires_ms && now_ms >= *g->expires_ms) return Verdict::Expired;
+  if (g->uses_left && *g->uses_left == 0) return Verdict::UsedUp;
+  return Verdict::Allow;
+}
+
+Verdict GrantTable::consume(const std::string& sandbox, const std::string& name, uint64_t now_ms) {
+  Verdict v = check(sandbox, name, now_ms);
+  if (v == Verdict::Allow) {
+    Grant* g = find(sandbox, name);
+    if (g->uses_left) --*g->uses_left;
+  }
+  return v;
+}
+
+std::vector<std::pair<std::string, std::string>> GrantTable::newly_expired(uint64_t now_ms) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (auto& [sb, v] : table_)
+    for (auto& g : v)
+      if (g.expires_ms && now_ms >= *g.expires_ms && !g.expiry_logged) {
+        g.expiry_logged = true;
+        out.emplace_back(sb, g.name);
+      }
+  return out;
+}
+
+std::optional<uint64_t> GrantTable::next_expiry() const {
+  std::optional<uint64_t> t;
+  for (const auto& [sb, v] : table_)
+    for (const auto& g : v)
+      if (g.expires_ms && !g.expiry_logged && (!t || *g.expires_ms < *t)) t = g.expires_ms;
+  return t;
+}
+
+std::vector<std::string> GrantTable::sandboxes() const {
+  std::vector<std::string> out;
+  for (const auto& [sb, _] : table_) out.push_back(sb);
+  return out;
+}
+
+const std::vector<Grant>& GrantTable::grants_of(const std::string& sandbox) const {
+  static const std::vector<Grant> kNone;
+  auto it = table_.find(sandbox);
+  return it == table_.end() ? kNone : it->second;
+}
+
+Grant* GrantTable::find(const std::string& sandbox, const std::string& name) {
+  auto it = table_.find(sandbox);
+  if (it == table_.end()) return nullptr;
+  for (auto& g : it->second)
+    if (g.name == name) return &g;
+  return nullptr;
+}
+
+const Grant* GrantTable::find(const std::string& sandbox, const std::string& name) const {
+  return const_cast<GrantTable*>(this)->find(sandbox, name);
+}
+
+json::Value GrantTable::to_json() const {
+  json::Value sbs = json::Value::object();
+  for (const auto& [sb, v] : table_) {
+    json::Value a = json::Value::array();
+    for (const auto& g : v) {
+      json::Value o = json::Value::object();
+      o.set("name", g.name);
+      o.set("granted_ms", g.granted_ms);
+      o.set("expires_ms", g.expires_ms ? json::Value(*g.expires_ms) : json::Value());
+      o.set("uses_left", g.uses_left ? json::Value(*g.uses_left) : json::Value());
+      o.set("expiry_logged", g.expiry_logged);
+      if (!g.sandbox_created.empty()) o.set("sandbox_created", g.sandbox_created);
+      a.push_back(std::move(o));
+    }
+    sbs.set(sb, std::move(a));
+  }
+  json::Value v = json::Value::object();
+  v.set("sandboxes", std::move(sbs));
+  return v;
+}
+
+GrantTable GrantTable::from_json(const json::Value& v) {
+  GrantTable t;
+  if (!v.is_object()) fail("not a JSON object");
+  for (auto& [k, _] : v.as_object())
+    if (k != "sandboxes") fail("unknown field \"" + k + "\"");
+  const json::Value* sbs = v.find("sandboxes");
+  if (!sbs) return t;
+  for (const auto& [sb, list] : sbs->as_object()) {
+    core::validate_id(sb);
+    auto& out = t.table_[sb];
+    for (const auto& o : list.as_array()) {
+      for (auto& [k, _] : o.as_object())
+        if (k != "name" && k != "granted_ms" && k != "expires_ms" && k != "uses_left" &&
+            k != "expiry_logged" && k != "sandbox_created")
+          fail("unknown field \"" + k + "\"");
+      Grant g;
+      g.name = json::string_field(o, "name");
+      check_secret_name(g.name);
+      g.granted_ms = json::uint_field(o, "granted_ms");
+      if (const auto* e = o.find("expires_ms"); e && !e->is_null()) g.expires_ms = json::uint_field(o, "expires_ms");
+      if (const auto* u = o.find("uses_left"); u && !u->is_null()) g.uses_left = json::uint_field(o, "uses_left");
+      if (const auto* l = o.find("expiry_logged")) g.expiry_logged = l->as_bool();
+      g.sandbox_created = json::string_field_or(o, "sandbox_created", "");
+      for (const auto& x : out)
+        if (x.name == g.name) fail("sandbox " + sb + ": grant " + g.name + " appears twice");
+      out.push_back(g);
+    }
+  }
+  return t;
+}
+
+GrantTable GrantTable::load(const std::string& path) {
+  if (!fs::exists(path)) return {};
+  return json::load_file(path, "grants", from_json);
+}
+
+void GrantTable::save(const std::string& path) const {
+  json::save_file(path, to_json(), 0600);
+}
+
+}  // namespace space::cred

@@ -1,0 +1,440 @@
+// The credential helper's sockets and event loop; see helper.h. Decisions are CredService's.
+#include "cred/helper.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <thread>
+#include <vector>
+
+#include "core/context.h"
+#include "core/state.h"
+#include "core/store.h"
+#include "cred/paths.h"
+#include "cred/service.h"
+#include "proto/agent.h"
+#include "proto/cred.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "util/log.h"
+#include "util/wipe.h"
+#include "vmm/control_server.h"
+#include "vmm/event_loop.h"
+
+namespace space::cred {
+
+namespace {
+
+constexpr size_t kMaxConns = 256;
+constexpr size_t kMaxConnsPerSandbox = 16;
+constexpr size_t kMaxOperatorLine = 1u << 20;  // a 64 KiB secret in base64 fits easily
+constexpr size_t kMaxQueued = 256 * 1024;      // replies waiting for a slow reader
+constexpr int kLockWaitMs = 3000;
+
+int64_t mono_ms() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+}
+
+void report(Fd& ready, const std::string& line) {
+  if (!ready) return;
+  std::string l = line + "\n";
+  ssize_t n = ::write(ready.get(), l.data(), l.size());
+  (void)n;
+  ready.reset();
+}
+
+class Helper {
+ public:
+  Helper(const HelperOptions& o, CredPaths p)
+      : root_(o.root), paths_(std::move(p)), svc_(o.root, paths_, wall_clock_ms),
+        idle_ms_(int64_t{idle_seconds()} * 1000) {}
+
+  ~Helper() {
+    for (auto& [fd, c] : conns_) loop_.remove(fd);
+    for (auto& [id, l] : listeners_) {
+      loop_.remove(l.get());
+      ::unlink(sandbox_socket(paths_.dir, id).c_str());
+    }
+    if (op_listener_) {
+      loop_.remove(op_listener_.get());
+      ::unlink(paths_.sock.c_str());
+    }
+  }
+
+  void start(Fd& ready, bool store_ok) {
+    if (store_ok) svc_.drop_vanished();
+    svc_.sweep_expired();
+    op_listener_ = unix_listen(paths_.sock, 64);
+    loop_.add(op_listener_.get(), EPOLLIN, [this](uint32_t) { on_accept(op_listener_.get(), ""); });
+    sync_listeners();
+    sigfd_ = watch_signals();
+    loop_.add(sigfd_.get(), EPOLLIN, [this](uint32_t) {
+      signalfd_siginfo si;
+      while (::read(sigfd_.get(), &si, sizeof si) == sizeof si) {
+        log::info("signal " + std::to_string(si.ssi_signo) + ": exiting");
+        loop_.stop();
+      }
+    });
+    last_activity_ = mono_ms();
+    report(ready, "ok");
+    log::info("credential helper serving " + paths_.dir + " (idle exit after " +
+              std::to_string(idle_ms_ / 1000) + " s)");
+  }
+
+  void run() {
+    while (!loop_.stopping()) {
+      auto next = svc_.sweep_expired();
+      int64_t now = mono_ms();
+      if (conns_.empty() && now - last_activity_ >= idle_ms_) {
+        log::info("idle for " + std::to_string(idle_ms_ / 1000) + " s: exiting");
+        return;
+      }
+      int64_t wait = conns_.empty() ? idle_ms_ - (now - last_activity_) : 1000;
+      if (next) {
+        int64_t until = int64_t(*next) - int64_t(wall_clock_ms());
+        wait = std::min(wait, std::max<int64_t>(until, 0) + 1);
+      }
+      loop_.run_once(static_cast<int>(std::clamp<int64_t>(wait, 0, 60'000)));
+    }
+  }
+
+ private:
+  struct Conn {
+    Fd fd;
+    std::string sandbox;  // "" = operator
+    std::string peer_problem;
+    std::string in;                 // operator: partial line
+    proto::FrameDecoder dec;        // guest: frames
+    std::vector<uint8_t> out;       // replies not yet taken by the socket (wiped once sent)
+    bool closing = false;           // close once `out` is empty
+    uint32_t mask = EPOLLIN;        // the events watched
+  };
+
+  static Fd watch_signals() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    if (::sigprocmask(SIG_BLOCK, &set, nullptr) != 0) throw_errno("sigprocmask");
+    Fd fd(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
+    if (!fd) throw_errno("signalfd");
+    ::signal(SIGPIPE, SIG_IGN);
+    return fd;
+  }
+
+  // Opens a socket for every sandbox that should have one and closes the others.
+  void sync_listeners() {
+    auto want = svc_.socket_sandboxes();
+    for (const auto& id : want) {
+      if (listeners_.count(id)) continue;
+      try {
+        std::string path = sandbox_socket(paths_.dir, id);
+        Fd l = unix_listen(path, 16);
+        int fd = l.get();
+        loop_.add(fd, EPOLLIN, [this, fd, id](uint32_t) { on_accept(fd, id); });
+        listeners_.emplace(id, std::move(l));
+      } catch (const Error& e) {
+        log::error("sandbox " + id + ": " + e.what());
+      }
+    }
+    for (auto it = listeners_.begin(); it != listeners_.end();) {
+      if (std::find(want.begin(), want.end(), it->first) != want.end()) {
+        ++it;
+        continue;
+      }
+      loop_.remove(it->second.get());
+      ::unlink(sandbox_socket(paths_.dir, it->first).c_str());
+      it = listeners_.erase(it);
+    }
+  }
+
+  void on_accept(int listener, const std::string& sandbox) {
+    for (;;) {
+      Fd c(::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+      if (!c) {
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if (errno != EAGAIN) log::warn(std::string("accept: ") + std::strerror(errno));
+        return;
+      }
+      last_activity_ = mono_ms();
+      ucred cr{};
+      socklen_t len = sizeof cr;
+      if (::getsockopt(c.get(), SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0) {
+        log::warn(std::string("SO_PEERCRED: ") + std::strerror(errno));
+        continue;
+      }
+      if (conns_.size() >= kMaxConns) {
+        log::warn("too many connections; refusing one");
+        continue;
+      }
+      Conn conn;
+      conn.sandbox = sandbox;
+      if (sandbox.empty()) {
+        if (cr.uid != 0 && cr.uid != ::getuid()) {
+          log::warn("operator connection from uid " + std::to_string(cr.uid) + " refused");
+          continue;
+        }
+      } else {
+        size_t n = 0;
+        for (auto& [fd, x] : conns_) n += x.sandbox == sandbox;
+        if (n >= kMaxConnsPerSandbox) {
+          log::warn("sandbox " + sandbox + ": too many connections; refusing one");
+          continue;
+        }
+        conn.peer_problem = svc_.check_peer(sandbox, cr.pid);
+      }
+      int fd = c.get();
+      conn.fd = std::move(c);
+      conns_.emplace(fd, std::move(conn));
+      loop_.add(fd, EPOLLIN, [this, fd](uint32_t ev) { on_event(fd, ev); });
+    }
+  }
+
+  void close_conn(int fd) {
+    loop_.remove(fd);
+    conns_.erase(fd);
+    last_activity_ = mono_ms();
+  }
+
+  // One handler per connection. Replies wait in c.out (wiped as they leave); while any are
+  // waiting the connection is not read and no further request is handled, so a peer that does
+  // not read its replies holds at most kMaxQueued bytes here and never blocks the loop.
+  void on_event(int fd, uint32_t events) {
+    auto it = conns_.find(fd);
+    if (it == conns_.end()) return;
+    Conn& c = it->second;
+    if (events & EPOLLERR) return close_conn(fd);
+    if (!flush(c)) return close_conn(fd);
+    if (c.out.empty() && !c.closing && (events & (EPOLLIN | EPOLLHUP))) {
+      uint8_t buf[16384];
+      ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+      if (n < 0 && errno != EAGAIN && errno != EINTR) return close_conn(fd);
+      if (n == 0) c.closing = true;  // the peer sent all it will; answer what came, then close
+      if (n > 0) {
+        last_activity_ = mono_ms();
+        if (c.sandbox.empty()) {
+          c.in.append(reinterpret_cast<const char*>(buf), size_t(n));
+        } else {
+          try {
+            c.dec.feed({buf, size_t(n)});
+          } catch (const proto::ProtoError& e) {
+            refuse_malformed(c, e.what());
+          }
+        }
+        wipe(buf, sizeof buf);
+      }
+    }
+    // Requests already received are answered even after the peer's EOF (space-secret --raw
+    // shuts its write side down, then reads); each serve stops at kMaxQueued bytes of replies.
+    Served r;
+    for (;;) {
+      r = c.sandbox.empty() ? serve_operator(c) : serve_guest(c);
+      if (r == Served::Close) c.closing = true;
+      if (!flush(c)) return close_conn(fd);
+      if (r != Served::Full || !c.out.empty()) break;  // else the socket took it all: go on
+    }
+    if (c.closing && c.out.empty() && r != Served::Full) return close_conn(fd);
+    uint32_t mask = c.out.empty() ? EPOLLIN : EPOLLOUT;
+    if (mask != c.mask) {
+      loop_.modify(fd, mask);
+      c.mask = mask;
+    }
+  }
+
+  // Sends what c.out holds, as far as the socket takes it; false if the peer is gone.
+  static bool flush(Conn& c) {
+    size_t sent = 0;
+    while (sent < c.out.size()) {
+      ssize_t n = ::send(c.fd.get(), c.out.data() + sent, c.out.size() - sent,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n > 0) {
+        sent += size_t(n);
+        continue;
+      }
+      if (n < 0 && (errno == EAGAIN || errno == EINTR)) break;
+      wipe(c.out);
+      return false;
+    }
+    if (sent == c.out.size()) {
+      wipe(c.out);
+    } else if (sent > 0) {
+      std::memmove(c.out.data(), c.out.data() + sent, c.out.size() - sent);
+      wipe(c.out.data() + c.out.size() - sent, sent);  // no copy left behind the live bytes
+      c.out.resize(c.out.size() - sent);
+    }
+    return true;
+  }
+
+  static void queue(Conn& c, const std::vector<uint8_t>& bytes) {
+    c.out.insert(c.out.end(), bytes.begin(), bytes.end());
+  }
+
+  enum class Served {
+    Done,   // every complete request is answered
+    Full,   // stopped at kMaxQueued bytes of replies; more requests wait
+    Close,  // the peer broke the protocol: close once the replies are out
+  };
+
+  // Handles the complete request lines received.
+  Served serve_operator(Conn& c) {
+    size_t nl;
+    while (c.out.size() < kMaxQueued && (nl = c.in.find('\n')) != std::string::npos) {
+      json::Value reply;
+      {
+        SecretString line(c.in.substr(0, nl));
+        c.in.erase(0, nl + 1);
+        try {
+          json::Value req = json::parse(line.bytes);
+          if (!req.is_object()) fail("request is not a JSON object");
+          reply = svc_.handle(req);
+        } catch (const std::exception& e) {
+          reply = json::Value::object();
+          reply.set("ok", false);
+          reply.set("error", std::string(e.what()));
+        }
+      }
+      std::string out = json::serialize(reply) + "\n";
+      sync_listeners();
+      c.out.insert(c.out.end(), out.begin(), out.end());
+    }
+    if (c.in.size() > kMaxOperatorLine) {
+      log::warn("operator request too long; closing");
+      c.in.clear();
+      return Served::Close;
+    }
+    return c.out.size() >= kMaxQueued && c.in.find('\n') != std::string::npos ? Served::Full
+                                                                              : Served::Done;
+  }
+
+  void deny(Conn& c, proto::DenyCode code, const std::string& msg) {
+    queue(c, proto::encode_frame(proto::Type::CredDenied, proto::CredDenied{code, msg}.encode()));
+  }
+
+  void refuse_malformed(Conn& c, const std::string& why) {
+    svc_.audit_bad_request(c.sandbox, why);
+    deny(c, proto::DenyCode::BadRequest, "malformed request: " + why);
+    c.closing = true;
+    c.dec = proto::FrameDecoder();
+  }
+
+  // Handles the complete frames received.
+  Served serve_guest(Conn& c) {
+    try {
+      for (;;) {
+        if (c.out.size() >= kMaxQueued) return c.dec.buffered() ? Served::Full : Served::Done;
+        auto f = c.dec.next();
+        if (!f) break;
+        if (f->type != proto::Type::CredGet) {
+          std::string t = std::to_string(int(f->type));
+          svc_.audit_bad_request(c.sandbox, "frame type " + t);
+          deny(c, proto::DenyCode::BadRequest, "unexpected frame type " + t);
+          c.dec = proto::FrameDecoder();
+          return Served::Close;
+        }
+        auto get = proto::CredGet::decode(f->payload);
+        auto r = svc_.fetch(c.sandbox, get.name, c.peer_problem);
+        if (!r.ok) {
+          deny(c, r.code, r.message);
+          continue;
+        }
+        proto::CredValue v;
+        v.value.assign(r.value.bytes.begin(), r.value.bytes.end());
+        std::vector<uint8_t> payload = v.encode();
+        wipe(v.value);
+        std::vector<uint8_t> frame = proto::encode_frame(proto::Type::CredValue, payload);
+        wipe(payload);
+        queue(c, frame);
+        wipe(frame);
+      }
+    } catch (const proto::ProtoError& e) {
+      refuse_malformed(c, e.what());
+      return Served::Close;
+    }
+    return Served::Done;
+  }
+
+  std::string root_;
+  CredPaths paths_;
+  CredService svc_;
+  int64_t idle_ms_;
+  EventLoop loop_;
+  Fd op_listener_, sigfd_;
+  std::map<std::string, Fd> listeners_;
+  std::map<int, Conn> conns_;
+  int64_t last_activity_ = 0;
+};
+
+// Takes credd.lock, waiting a little for a helper that is on its way out.
+bool take_lock(const std::string& path, std::optional<core::SandboxLock>& lock) {
+  int64_t end = mono_ms() + kLockWaitMs;
+  for (;;) {
+    lock.emplace(path, /*nonblocking=*/true);
+    if (lock->held()) return true;
+    lock.reset();
+    if (mono_ms() >= end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+}  // namespace
+
+int idle_seconds() {
+  const char* env = std::getenv("SPACE_CREDD_IDLE_SECONDS");
+  if (!env || !*env) return 60;
+  char* end = nullptr;
+  long v = std::strtol(env, &end, 10);
+  if (*end != '\0' || v <= 0 || v > 86400)
+    fail(std::string("SPACE_CREDD_IDLE_SECONDS=") + env + ": not a number of seconds in 1..86400");
+  return static_cast<int>(v);
+}
+
+int credd_main(const HelperOptions& opts) {
+  Fd ready(opts.ready_fd >= 0 && ::fcntl(opts.ready_fd, F_GETFD) >= 0 ? opts.ready_fd : -1);
+  try {
+    CredPaths p = cred_paths_in(opts.cred_dir.empty() ? cred_dir_for_root(opts.root) : opts.cred_dir);
+    check_socket_paths(p.dir);
+    make_cred_dir(p);
+    ::umask(077);
+    std::optional<core::SandboxLock> lock;
+    if (!take_lock(p.lock, lock)) {
+      log::info("a credential helper is already running for " + p.dir);
+      report(ready, "ok");
+      return 0;
+    }
+    bool store_ok = true;
+    try {
+      core::ensure_store({opts.root}, core::StoreUse::Existing);  // to see the sandboxes
+    } catch (const Error& e) {
+      store_ok = false;  // then grants of vanished sandboxes are dropped by a later start
+      log::warn(std::string("the store is not available: ") + e.what());
+    }
+    Helper h(opts, p);
+    h.start(ready, store_ok);
+    h.run();
+    return 0;
+  } catch (const std::exception& e) {
+    std::string msg = e.what();
+    if (auto* se = dynamic_cast<const Error*>(&e); se && !se->hint().empty())
+      msg += " (" + se->hint() + ")";
+    log::error(msg);
+    report(ready, "error: " + msg);
+    return 1;
+  }
+}
+
+}  // namespace space::cred

@@ -1,0 +1,28 @@
+// The credential steps of other commands: grants made by `create --secret`, revocation on
+// destroy and checkpoint, and the copy of `branch --keep-secrets`. Each is one request to the
+// helper (started on demand). Revocation is skipped, at no cost, when neither grants.json nor a
+// running helper can know the sandbox, so destroy and checkpoint stay fast for sandboxes that
+// never had a secret.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/context.h"
+#include "cred/grants.h"
+
+namespace space::cred {
+
+// Grants every spec ("NAME[:ttl=D][:uses=N]", already parsed) to sandbox `id`. Throws.
+void grant_secrets(const core::Context& ctx, const std::string& id, const std::vector<GrantSpec>& specs);
+// Revokes every grant of `id` (`forget`: the sandbox is gone, drop it and its socket) and audits
+// them with `reason`. Never throws: if the helper cannot be reached it warns, and the helper drops
+// grants of vanished sandboxes when it next starts.
+void revoke_sandbox_grants(const core::Context& ctx, const std::string& id, const std::string& reason,
+                           bool forget) noexcept;
+// Gives `to` the live grants of `from` (same names, remaining ttl and uses); returns their names.
+std::vector<std::string> copy_grants(const core::Context& ctx, const std::string& from,
+                                     const std::string& to);
+// The grant request JSON for one spec (shared with `space grant`).
+json::Value grant_request(const std::string& id, const GrantSpec& spec);
+
+}  // namespace space::cred

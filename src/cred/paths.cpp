@@ -1,0 +1,72 @@
+// Credential directory layout; see paths.h.
+#include "cred/paths.h"
+
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <cstdlib>
+
+#include "core/paths.h"
+#include "util/error.h"
+#include "util/fs.h"
+
+namespace space::cred {
+
+namespace {
+constexpr size_t kSunPath = sizeof(sockaddr_un{}.sun_path);
+}  // namespace
+
+std::string cred_dir_for_root(const std::string& root) {
+  const char* env = std::getenv("SPACE_CRED_DIR");
+  std::string dir;
+  if (env && *env) {
+    dir = fs::absolute(env);
+  } else {
+    std::string r = fs::absolute(root);
+    while (r.size() > 1 && r.back() == '/') r.pop_back();
+    if (r == "/") fail("--root / leaves no place for the credential directory", "set SPACE_CRED_DIR");
+    dir = r + ".cred";
+  }
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
+CredPaths cred_paths_in(const std::string& dir) {
+  CredPaths p;
+  p.dir = dir;
+  p.secrets = dir + "/secrets.json";
+  p.grants = dir + "/grants.json";
+  p.audit = dir + "/audit.log";
+  p.sock = dir + "/credd.sock";
+  p.lock = dir + "/credd.lock";
+  p.log = dir + "/credd.log";
+  p.sandbox_socks = dir + "/s";
+  return p;
+}
+
+CredPaths cred_paths(const std::string& root) { return cred_paths_in(cred_dir_for_root(root)); }
+
+std::string sandbox_socket(const std::string& dir, const std::string& id) {
+  core::validate_id(id);
+  std::string path = dir + "/s/" + id + ".sock";
+  if (path.size() >= kSunPath)
+    fail("credential socket path too long (" + std::to_string(path.size()) + " bytes): " + path,
+         "set SPACE_CRED_DIR to a shorter directory");
+  return path;
+}
+
+void check_socket_paths(const std::string& dir) {
+  // credd.sock must fit; each sandbox's socket is checked when it is granted (sandbox_socket).
+  if (dir.size() + std::string("/credd.sock").size() >= kSunPath)
+    fail("credential directory " + dir + " is too long for its sockets (sun_path is " +
+             std::to_string(kSunPath) + " bytes)",
+         "set SPACE_CRED_DIR to a shorter directory, e.g. /var/lib/space.cred");
+}
+
+void make_cred_dir(const CredPaths& p) {
+  fs::mkdir_p(p.dir, 0700);
+  if (::chmod(p.dir.c_str(), 0700) != 0) throw_errno("chmod " + p.dir);
+  fs::mkdir_p(p.sandbox_socks, 0700);
+}
+
+}  // namespace space::cred

@@ -1,0 +1,80 @@
+// CredService: the credential helper's decisions, with no sockets in it, so that tests drive it
+// directly with an injected clock. It owns the grant table (saved to grants.json after every
+// change), opens the secret store for each operation (values are read from disk only when they
+// are about to be sent, and wiped afterwards), and appends an audit line for every grant, fetch,
+// denial, expiry, revocation and store change. The operator's requests (JSON objects from
+// credd.sock) are:
+//   {"op":"ping"}                                    -> {"pid"}
+//   {"op":"set","name","value_base64"}                -> {"replaced"}
+//   {"op":"list"}                                    -> {"secrets":[{name,size,created,updated}]}
+//   {"op":"rm","name"}                               -> {}   (error if absent)
+//   {"op":"grant","sandbox","name","ttl_ms"?,"uses"?} -> {}   (the sandbox must exist)
+//   {"op":"revoke","sandbox","name"}                  -> {}   (error if not granted)
+//   {"op":"revoke","sandbox","all":true,"forget"?}    -> {"revoked":[names]}  (forget: destroyed)
+//   {"op":"copy","from","to"}                        -> {"copied":[names]}  (branch --keep-secrets)
+//   {"op":"grants","sandbox"?}                        -> {"grants":[{sandbox,name,...}]}
+// Replies carry "ok": true, or "ok": false with "error".
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cred/grants.h"
+#include "cred/paths.h"
+#include "proto/cred.h"
+#include "util/json.h"
+#include "util/wipe.h"
+
+namespace space::cred {
+
+class CredService {
+ public:
+  using Clock = std::function<uint64_t()>;  // milliseconds since the epoch
+  // Loads grants.json from `paths`; `root` is the run directory whose sandboxes may be granted.
+  CredService(std::string root, CredPaths paths, Clock now);
+
+  // Handles one operator request; never throws (errors become {"ok":false,"error"}).
+  json::Value handle(const json::Value& req);
+
+  struct Fetch {
+    bool ok = false;
+    SecretString value;  // when ok
+    proto::DenyCode code = proto::DenyCode::NotGranted;
+    std::string message;  // when refused: what the guest is told
+  };
+  // A fetch of `name` by sandbox `sandbox`, whose connection passed the peer check unless
+  // `peer_problem` says why not. Spends a use (saved before returning) and audits the outcome.
+  Fetch fetch(const std::string& sandbox, const std::string& name, const std::string& peer_problem);
+  // Audits a request that could not be decoded.
+  void audit_bad_request(const std::string& sandbox, const std::string& why);
+
+  // Audits grants that expired since the last call. Returns when the next one will expire.
+  std::optional<uint64_t> sweep_expired();
+  // Revokes (and audits) the grants of sandboxes whose directory is gone; forgets them.
+  void drop_vanished();
+  // The sandboxes that should have a socket.
+  std::vector<std::string> socket_sandboxes() const { return grants_.sandboxes(); }
+  bool sandbox_exists(const std::string& id) const;
+  // Why the process `pid` is not the VMM of `sandbox` ("" if it is).
+  std::string check_peer(const std::string& sandbox, int pid) const;
+  // The "created" of `sandbox`'s state.json ("" if unreadable).
+  std::string created_of(const std::string& sandbox) const;
+
+ private:
+  json::Value dispatch(const std::string& op, const json::Value& req);
+  void audit(const std::string& sandbox, const std::string& name, const std::string& outcome,
+             const std::string& detail);
+  void save_grants();
+
+  std::string root_;
+  CredPaths paths_;
+  Clock now_;
+  GrantTable grants_;
+};
+
+// The clock CredService uses outside tests: CLOCK_REALTIME in milliseconds.
+uint64_t wall_clock_ms();
+
+}  // namespace space::cred

@@ -1,0 +1,109 @@
+// secrets.json; see store.h. Layout: {"secrets":[{"name","value_base64","size","created",
+// "updated"}]}. The reader is strict (unknown fields, bad names, bad base64 are errors).
+#include "cred/store.h"
+
+#include <cerrno>
+
+#include "cred/base64.h"
+#include "proto/cred.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "util/json.h"
+
+namespace space::cred {
+
+void check_secret_name(const std::string& name) {
+  if (!proto::valid_secret_name(name)) {
+    std::string shown = name.size() > 80 ? name.substr(0, 80) + "..." : name;
+    fail("invalid secret name \"" + shown + "\"",
+         "use 1-128 characters of A-Z a-z 0-9 _ . -, not starting with '.' or '-'");
+  }
+}
+
+SecretStore::SecretStore(std::string path) : path_(std::move(path)) {
+  if (!fs::exists(path_)) return;
+  try {
+    SecretString text(fs::read_file(path_, 256u << 20));
+    json::Value v = json::parse(text.bytes);
+    if (!v.is_object()) fail("not a JSON object");
+    for (auto& [k, _] : v.as_object())
+      if (k != "secrets") fail("unknown field \"" + k + "\"");
+    const json::Value* list = v.find("secrets");
+    if (!list) return;
+    for (const auto& e : list->as_array()) {
+      for (auto& [k, _] : e.as_object())
+        if (k != "name" && k != "value_base64" && k != "size" && k != "created" && k != "updated")
+          fail("unknown field \"" + k + "\"");
+      std::string name = json::string_field(e, "name");
+      check_secret_name(name);
+      Entry en;
+      en.b64 = SecretString(json::string_field(e, "value_base64"));
+      auto raw = base64_decode(en.b64.bytes);
+      if (!raw) fail("secret " + name + ": value_base64 is not base64");
+      en.size = raw->size();
+      wipe(*raw);
+      en.created = json::string_field(e, "created");
+      en.updated = json::string_field(e, "updated");
+      if (!entries_.emplace(name, std::move(en)).second) fail("secret " + name + " appears twice");
+    }
+  } catch (Error& e) {
+    e.add_context("read secrets " + path_);
+    throw;
+  }
+}
+
+std::vector<SecretMeta> SecretStore::list() const {
+  std::vector<SecretMeta> out;
+  for (const auto& [name, e] : entries_) out.push_back({name, e.size, e.created, e.updated});
+  return out;
+}
+
+std::optional<SecretString> SecretStore::get(const std::string& name) const {
+  auto it = entries_.find(name);
+  if (it == entries_.end()) return std::nullopt;
+  auto raw = base64_decode(it->second.b64.bytes);
+  if (!raw) return std::nullopt;  // checked at load: unreachable
+  return SecretString(std::move(*raw));
+}
+
+bool SecretStore::set(const std::string& name, std::string_view value, const std::string& now) {
+  check_secret_name(name);
+  if (value.size() > proto::kMaxSecretSize)
+    fail("secret " + name + " is " + std::to_string(value.size()) + " bytes; the limit is " +
+         std::to_string(proto::kMaxSecretSize));
+  auto it = entries_.find(name);
+  bool replaced = it != entries_.end();
+  Entry en;
+  en.b64 = SecretString(base64_encode(value));
+  en.size = value.size();
+  en.created = replaced ? it->second.created : now;
+  en.updated = now;
+  entries_[name] = std::move(en);
+  save();
+  return replaced;
+}
+
+bool SecretStore::remove(const std::string& name) {
+  if (!entries_.erase(name)) return false;
+  save();
+  return true;
+}
+
+void SecretStore::save() const {
+  json::Value list = json::Value::array();
+  for (const auto& [name, e] : entries_) {
+    json::Value o = json::Value::object();
+    o.set("name", name);
+    o.set("value_base64", e.b64.bytes);
+    o.set("size", e.size);
+    o.set("created", e.created);
+    o.set("updated", e.updated);
+    list.push_back(std::move(o));
+  }
+  json::Value v = json::Value::object();
+  v.set("secrets", std::move(list));
+  SecretString text(json::serialize(v, 2) + "\n");
+  fs::write_file_atomic(path_, text.bytes, 0600);
+}
+
+}  // namespace space::cred

@@ -1,0 +1,74 @@
+// The VMM's credential route; see vmm_route.h.
+#include "cred/vmm_route.h"
+
+#include <time.h>
+
+#include <memory>
+#include <optional>
+
+#include "cred/client.h"
+#include "cred/paths.h"
+#include "proto/agent.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/process.h"
+
+namespace space::cred {
+
+namespace {
+
+constexpr int kStartWaitMs = 2000;
+constexpr int64_t kRetryAfterFailureMs = 1000;
+
+int64_t mono_ms() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+}
+
+// The helpers this VMM started: reaped once they exit (they stop when idle), let go at the end.
+struct Starter {
+  std::string root, cred_dir;
+  std::optional<proc::Child> last;
+  int64_t failed_at = -1;
+
+  ~Starter() {
+    if (last && !last->exited()) last->release();  // it runs on; init reaps it
+  }
+
+  bool start() {
+    if (last && last->exited()) last.reset();
+    if (failed_at >= 0 && mono_ms() - failed_at < kRetryAfterFailureMs) return false;
+    try {
+      if (last) last->release();  // still running (it may be on its way out): not ours to kill
+      last = start_helper({root, "info", "text"}, cred_dir, kStartWaitMs);
+      failed_at = -1;
+      return true;
+    } catch (const std::exception& e) {
+      log::warn(std::string("could not start the credential helper: ") + e.what());
+      failed_at = mono_ms();
+      last.reset();
+      return false;
+    }
+  }
+};
+
+}  // namespace
+
+std::map<uint32_t, VsockHostRoute> vmm_routes(const std::string& root, const std::string& cred_dir,
+                                              const std::string& id) {
+  std::map<uint32_t, VsockHostRoute> routes;
+  if (cred_dir.empty()) return routes;
+  try {
+    auto starter = std::make_shared<Starter>();
+    starter->root = root;
+    starter->cred_dir = cred_dir;
+    routes[proto::kCredentialPort] =
+        VsockHostRoute{sandbox_socket(cred_dir, id), [starter] { return starter->start(); }};
+  } catch (const Error& e) {
+    log::warn(std::string("no credential route: ") + e.what());
+  }
+  return routes;
+}
+
+}  // namespace space::cred
