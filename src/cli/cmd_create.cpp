@@ -28,7 +28,7 @@ void register_create(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--template,-t", f->opts.template_name,
                   "Template to restore (default: config.toml [defaults] template, else \"default\"; "
                   "when that one is missing, a cold boot)");
-  cmd->add_flag("--cold", f->opts.cold, "Boot the kernel instead of restoring a template (about 30 s)");
+  cmd->add_flag("--cold", f->opts.cold, "Boot the kernel instead of restoring a template (about a minute here)");
   auto* cpus = cmd->add_option("--cpus", f->cpus, "Number of vCPUs, for a cold boot (default: config.toml, else 1)")
                    ->check(CLI::Range(1u, core::kMaxCpus));
   auto* mem = cmd->add_option("--memory", f->memory, "Guest memory in MiB, for a cold boot (default: config.toml, else 256)")

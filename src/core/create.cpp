@@ -148,7 +148,7 @@ SandboxState create_sandbox(const Context& ctx, const CreateOptions& opts) {
       std::string build = "space template build " + src.template_name;
       if (src.explicit_template)
         throw Error("template " + src.template_name + " does not exist", ENOENT, "build it: " + build);
-      log::warn("no template \"" + src.template_name + "\": cold-booting (about 30 s); '" + build +
+      log::warn("no template \"" + src.template_name + "\": cold-booting (about a minute); '" + build +
                 "' makes creates fast");
       src.template_name.clear();
       src.boot = resolve_boot_spec(hc, opts.vcpus, opts.memory_mib, opts.kernel, opts.rootfs);

@@ -79,7 +79,7 @@ HostReport check_host(const Context& ctx) {
   std::string tdir = template_dir(ctx.root, hc.default_template);
   r.default_template_present = fs::is_dir(tdir);
   if (!r.default_template_present) {
-    r.notes.push_back("no template \"" + hc.default_template + "\": create cold-boots (about 30 s) "
+    r.notes.push_back("no template \"" + hc.default_template + "\": create cold-boots (about a minute) "
                       "until 'space template build " + hc.default_template + "' makes one");
   } else {
     try {

@@ -160,12 +160,12 @@ std::string log_tails(const SandboxPaths& p) {
 
 int boot_timeout_seconds() {
   const char* env = std::getenv("SPACE_BOOT_TIMEOUT");
-  if (!env || !*env) return 120;
+  if (!env || !*env) return 300;
   char* end = nullptr;
   long v = std::strtol(env, &end, 10);
   if (*end != '\0' || v <= 0 || v > 86400)
     fail(std::string("SPACE_BOOT_TIMEOUT=") + env + ": not a number of seconds in 1..86400",
-         "set SPACE_BOOT_TIMEOUT to a whole number of seconds, e.g. 120");
+         "set SPACE_BOOT_TIMEOUT to a whole number of seconds, e.g. 300");
   return static_cast<int>(v);
 }
 

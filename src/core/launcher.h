@@ -62,7 +62,7 @@ proto::HelloReply wait_guest_ready(const SandboxPaths& p, const net::Deadline& d
 // The last lines of vmm.log and console.log, to append to a failed start's message before the
 // directory is deleted; "" when both are empty.
 std::string log_tails(const SandboxPaths& p);
-// Seconds to wait for a boot: $SPACE_BOOT_TIMEOUT, default 120. Throws if it is not a positive integer.
+// Seconds to wait for a boot: $SPACE_BOOT_TIMEOUT, default 300. Throws if it is not a positive integer.
 int boot_timeout_seconds();
 
 }  // namespace space::core

@@ -28,7 +28,7 @@ struct CreateOptions {
 // Creates a sandbox and returns its state (status running). From a template: snapshots it and
 // returns once the restored VMM runs. Cold (or when the implicit default template is missing,
 // with a warning): boots and returns once guest-init has answered the agent handshake. Waits
-// at most $SPACE_BOOT_TIMEOUT seconds (default 120).
+// at most $SPACE_BOOT_TIMEOUT seconds (default 300).
 SandboxState create_sandbox(const Context& ctx, const CreateOptions& opts);
 // Stops the sandbox's VMM if it runs (politely over control.sock unless `force`, then SIGKILL)
 // and removes its run directory and its subvolume (or plain directory, for sandboxes made

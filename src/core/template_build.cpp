@@ -96,7 +96,7 @@ void boot_and_snapshot(const Context& ctx, const SandboxPaths& p, const std::str
                        proc::SignalGuard& sig, const std::function<void(const std::string&)>& say) {
   int timeout_s = boot_timeout_seconds();
   make_run_dir(p);
-  say("booting the VM (about 30 s)");
+  say("booting the VM (about a minute)");
   VmmLaunch launch = spawn_vmm(ctx, p, name, VmmMode{"", true});
   SandboxState st;  // names the VMM, so that a later build can kill it if we die (SIGKILL)
   st.id = name;

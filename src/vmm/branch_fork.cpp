@@ -53,7 +53,8 @@ void detach(int report_fd, int go_fd, const core::SandboxPaths& p) {
   if (::setsid() < 0) throw_errno("setsid");
 }
 
-[[noreturn]] void become_branch(const BranchTarget& t, const GuestMemory& inherited,
+[[noreturn]] void become_branch(const std::string& root, const BranchTarget& t,
+                                const GuestMemory& inherited,
                                 const snapshot::Snapshot& snap, const snapshot::MemoryBase& base,
                                 const std::string& source, int report_fd, int go_fd,
                                 pid_t parent) {
@@ -75,7 +76,7 @@ void detach(int report_fd, int go_fd, const core::SandboxPaths& p) {
     ::close(kGoFd);
     phases.mark("go");
     log::info("branch " + t.id + " of " + source + ": forked VMM " + std::to_string(::getpid()));
-    VmRun run{p, core::load_vm_config(p.config)};
+    VmRun run{root, p, core::load_vm_config(p.config)};
     if (run.cfg.id != t.id) fail(p.config + " is for sandbox " + run.cfg.id + ", not " + t.id);
     run.memory = GuestMemory::adopt(inherited.host_base(), inherited.size());
     run.snap = &snap;
@@ -148,7 +149,8 @@ std::string collect(std::vector<Fd>& pipes, const std::vector<BranchTarget>& tar
 
 }  // namespace
 
-std::vector<ForkedBranch> fork_branches(Machine& machine, const snapshot::MemoryBase& base,
+std::vector<ForkedBranch> fork_branches(Machine& machine, const std::string& root,
+                                        const snapshot::MemoryBase& base,
                                         const std::vector<BranchTarget>& targets,
                                         std::vector<pid_t>& children,
                                         std::chrono::milliseconds timeout, ForkTimings* timings) {
@@ -175,7 +177,7 @@ std::vector<ForkedBranch> fork_branches(Machine& machine, const snapshot::Memory
       Fd rd(pfd[0]), wr(pfd[1]);
       pid_t pid = ::fork();
       if (pid < 0) throw_errno("fork for branch " + t.id);
-      if (pid == 0) become_branch(t, machine.memory(), snap, base, source, wr.get(), go_rd.get(), self);
+      if (pid == 0) become_branch(root, t, machine.memory(), snap, base, source, wr.get(), go_rd.get(), self);
       started.push_back(pid);
       pipes.push_back(std::move(rd));
     }

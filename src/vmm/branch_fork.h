@@ -37,7 +37,8 @@ struct ForkTimings {
 
 // Requires `machine` paused. Returns once every child reported "ok". If one fails, or `timeout`
 // passes first, kills every child started and throws with the first failure's message.
-std::vector<ForkedBranch> fork_branches(Machine& machine, const snapshot::MemoryBase& base,
+std::vector<ForkedBranch> fork_branches(Machine& machine, const std::string& root,
+                                        const snapshot::MemoryBase& base,
                                         const std::vector<BranchTarget>& targets,
                                         std::vector<pid_t>& children,
                                         std::chrono::milliseconds timeout,

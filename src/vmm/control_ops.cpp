@@ -72,7 +72,7 @@ json::Value branch_op(ControlContext& ctx, const json::Value& req) {
     targets.push_back(std::move(b));
   }
   ForkTimings tm;
-  auto made = fork_branches(ctx.machine, ctx.memory_base, targets, ctx.branches,
+  auto made = fork_branches(ctx.machine, ctx.root, ctx.memory_base, targets, ctx.branches,
                             std::chrono::milliseconds(kBranchTimeoutMs), &tm);
   log::info("branched into " + std::to_string(made.size()) + ": capture " +
             std::to_string(tm.capture_ms) + " ms, fork " + std::to_string(tm.fork_ms) +

@@ -34,6 +34,7 @@ struct ControlContext {
   Machine& machine;
   EventLoop& loop;
   bool& stop_requested;  // set by "stop"
+  const std::string& root;  // the run directory (--root)
   const snapshot::MemoryBase& memory_base;  // the file guest RAM privately maps, if any
   std::vector<pid_t>& branches;    // branch VMMs forked from this one, reaped on SIGCHLD
   GuestSync& sync;                 // kicked after a resume: the guest's clock and entropy

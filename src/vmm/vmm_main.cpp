@@ -153,7 +153,7 @@ int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
     spec.rootfs = cfg.rootfs;
     spec.cmdline_extra = cfg.cmdline_extra;
     spec.vsock_uds = paths.vsock_sock;
-    spec.vsock_routes = cred::vmm_routes(opts.root, cfg.cred_dir, cfg.id);  // port 1025 -> helper
+    spec.vsock_routes = cred::vmm_routes(run.root, cfg.cred_dir, cfg.id);  // port 1025 -> helper
     spec.console_fd = console.get();
     spec.host = detect_host();
     spec.phases = &phases;
@@ -179,7 +179,7 @@ int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
     bool stop_requested = false;
     std::vector<pid_t> branches;
     GuestSync sync(loop, paths.vsock_sock, cfg.id);
-    ControlContext ctl{machine, loop, stop_requested, run.memory_base, branches, sync};
+    ControlContext ctl{machine, loop, stop_requested, run.root, run.memory_base, branches, sync};
     ControlServer control(loop, paths.control_sock,
                           [&](const json::Value& req) { return handle_control(ctl, req); });
     phases.mark("control socket");
@@ -238,7 +238,7 @@ int vmm_main(const VmmOptions& opts) {
   try {
     core::SandboxPaths paths = opts.dir.empty() ? core::sandbox_paths(opts.root, opts.id)
                                                 : core::paths_in(opts.dir, opts.run_dir);
-    run.emplace(VmRun{paths, core::load_vm_config(paths.config)});
+    run.emplace(VmRun{opts.root, paths, core::load_vm_config(paths.config)});
     phases.mark("config");
     if (!opts.restore_dir.empty()) {
       run->memory = load_snapshot(opts.restore_dir, opts.shared_memory_dir, run->cfg, snap,

@@ -27,6 +27,7 @@ struct VmmOptions {
 // One VMM run, however it started: a cold boot (no snap), a restore from files (vmm_main), or a
 // branch forked from a running VMM (branch_fork.h), which passes the memory it inherited.
 struct VmRun {
+  std::string root;  // the run directory (--root), for the credential helper's route
   core::SandboxPaths paths;
   core::VmConfig cfg;
   std::optional<GuestMemory> memory;  // empty: fresh anonymous RAM of cfg.memory_mib
