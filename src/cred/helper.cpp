@@ -29,6 +29,7 @@
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "util/ready.h"
 #include "util/wipe.h"
 #include "vmm/control_server.h"
 #include "vmm/event_loop.h"
@@ -50,10 +51,7 @@ int64_t mono_ms() {
 }
 
 void report(Fd& ready, const std::string& line) {
-  if (!ready) return;
-  std::string l = line + "\n";
-  ssize_t n = ::write(ready.get(), l.data(), l.size());
-  (void)n;
+  ready::report_line(ready, line);
   ready.reset();
 }
 
@@ -428,12 +426,9 @@ int credd_main(const HelperOptions& opts) {
     h.run();
     return 0;
   } catch (const std::exception& e) {
-    std::string msg = e.what();
-    if (auto* se = dynamic_cast<const Error*>(&e); se && !se->hint().empty())
-      msg += " (" + se->hint() + ")";
-    log::error(msg);
-    report(ready, "error: " + msg);
-    return 1;
+    int code = ready::report_failure(ready, e);
+    ready.reset();
+    return code;
   }
 }
 

@@ -26,6 +26,7 @@
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "util/ready.h"
 #include "vmm/control_ops.h"
 #include "vmm/control_server.h"
 #include "vmm/guest_sync.h"
@@ -37,14 +38,6 @@
 
 namespace space::vmm {
 namespace {
-
-void report(const Fd& ready, const std::string& line) {
-  if (!ready) return;
-  int fd = ready.get();
-  std::string l = line + "\n";
-  ssize_t n = ::write(fd, l.data(), l.size());
-  (void)n;
-}
 
 // Blocks the signals the event loop takes through a signalfd (before any thread starts, so
 // every thread inherits the mask).
@@ -112,17 +105,6 @@ GuestMemory load_snapshot(const std::string& dir, const std::string& shared,
   GuestMemory m = GuestMemory::from_file(mem.get(), snap.machine.memory_bytes);
   phases.mark("map memory");
   return m;
-}
-
-// Logs a failed start and reports it on the ready pipe; returns the exit code. The ready line
-// carries one message, so a hint travels inside it, in parentheses.
-int fail_start(const Fd& ready, const std::exception& e) {
-  std::string msg = e.what();
-  if (auto* se = dynamic_cast<const Error*>(&e); se && !se->hint().empty())
-    msg += " (" + se->hint() + ")";
-  log::error(msg);
-  report(ready, "error: " + msg);
-  return 1;
 }
 
 // Reaps the branch VMMs this process forked (they run as its children) once they exit.
@@ -200,7 +182,7 @@ int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
     phases.mark("start vcpus");
     if (run.snap) sync.kick();  // fresh entropy, clock and hostname for the restored guest
     if (run.on_running) run.on_running();
-    report(ready, "ok");
+    ready::report_line(ready, "ok");
     ready.reset();
     log::info(std::string(run.snap ? "restored" : "booted") + " VM running: " + phases.summary());
 
@@ -222,7 +204,7 @@ int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
     }
     return code;
   } catch (const std::exception& e) {
-    return fail_start(ready, e);
+    return ready::report_failure(ready, e);
   }
 }
 
@@ -247,7 +229,7 @@ int vmm_main(const VmmOptions& opts) {
       run->restore_from = opts.restore_dir;
     }
   } catch (const std::exception& e) {
-    return fail_start(ready, e);
+    return ready::report_failure(ready, e);
   }
   return run_vm(*run, std::move(ready), phases);
 }
