@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "cli/app.h"
+#include "cli/boot_flags.h"
 #include "core/config.h"
 #include "core/sandbox.h"
 #include "cred/hooks.h"
@@ -16,7 +17,7 @@ namespace space::cli {
 namespace {
 struct CreateFlags {
   core::CreateOptions opts;
-  uint32_t cpus = 0, memory = 0;
+  BootFlags boot;
   std::vector<std::string> secrets;
 };
 }  // namespace
@@ -29,21 +30,13 @@ void register_create(CLI::App& app, GlobalOptions& g) {
                   "Template to restore (default: config.toml [defaults] template, else \"default\"; "
                   "when that one is missing, a cold boot)");
   cmd->add_flag("--cold", f->opts.cold, "Boot the kernel instead of restoring a template (about a minute here)");
-  auto* cpus = cmd->add_option("--cpus", f->cpus, "Number of vCPUs, for a cold boot (default: config.toml, else 1)")
-                   ->check(CLI::Range(1u, core::kMaxCpus));
-  auto* mem = cmd->add_option("--memory", f->memory, "Guest memory in MiB, for a cold boot (default: config.toml, else 256)")
-                  ->check(CLI::Range(core::kMinMemoryMib, core::kMaxMemoryMib));
-  cmd->add_option("--kernel", f->opts.kernel, "Guest kernel for a cold boot, an ELF vmlinux (default: config.toml, "
-                                              "else $SPACE_CACHE/kernel/current/vmlinux)");
-  cmd->add_option("--rootfs", f->opts.rootfs, "Root filesystem image to copy, for a cold boot (default: config.toml, "
-                                              "else $SPACE_CACHE/rootfs/current/rootfs.ext4)");
+  f->boot.add(cmd, f->opts.kernel, f->opts.rootfs, ", for a cold boot");
   cmd->add_option("--secret", f->secrets,
                   "Grant this secret to the sandbox: NAME[:ttl=DURATION][:uses=N] (repeatable)")
       ->allow_extra_args(false);
   cmd->add_option("id", f->opts.id, "Sandbox id (default: 12 random hex digits)");
-  cmd->callback([&g, f, cpus, mem] {
-    if (cpus->count()) f->opts.vcpus = f->cpus;
-    if (mem->count()) f->opts.memory_mib = f->memory;
+  cmd->callback([&g, f] {
+    f->boot.apply(f->opts.vcpus, f->opts.memory_mib);
     std::vector<cred::GrantSpec> specs;
     for (const auto& s : f->secrets) specs.push_back(cred::parse_grant_spec(s));  // before creating
     core::Context ctx{g.root, g.log_level, g.log_format};

@@ -3,6 +3,7 @@
 // run one command in it, destroy it (even on failure or SIGINT/SIGTERM, which are forwarded to
 // the command first); returns the command's exit code.
 #include "cli/app.h"
+#include "cli/boot_flags.h"
 #include "cli/exec_flags.h"
 #include "core/config.h"
 #include "core/exec.h"
@@ -14,7 +15,7 @@ namespace {
 struct RunFlags {
   ExecFlags exec;
   core::RunOptions run;
-  uint32_t cpus = 0, memory = 0;
+  BootFlags boot;
   bool rm = false;
   std::vector<std::string> secrets;
 };
@@ -27,15 +28,7 @@ void register_run(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--template", f->run.create.template_name,
                   "Template to restore (default: config.toml, else \"default\"; else a cold boot)");
   cmd->add_flag("--cold", f->run.create.cold, "Boot the kernel instead of restoring a template");
-  auto* cpus = cmd->add_option("--cpus", f->cpus, "Number of vCPUs (default: config.toml, else 1)")
-                   ->check(CLI::Range(1u, core::kMaxCpus));
-  auto* mem = cmd->add_option("--memory", f->memory,
-                              "Guest memory in MiB (default: config.toml, else 256)")
-                  ->check(CLI::Range(core::kMinMemoryMib, core::kMaxMemoryMib));
-  cmd->add_option("--kernel", f->run.create.kernel,
-                  "Guest kernel, for a cold boot (default: config.toml or the cache)");
-  cmd->add_option("--rootfs", f->run.create.rootfs,
-                  "Root filesystem image, for a cold boot (default: config.toml or the cache)");
+  f->boot.add(cmd, f->run.create.kernel, f->run.create.rootfs, ", for a cold boot");
   cmd->add_option("--name", f->run.create.id, "Sandbox id (default: 12 random hex digits)");
   auto* rm = cmd->add_flag("--rm", f->rm, "Destroy the sandbox afterwards (the default)");
   cmd->add_flag("--keep", f->run.keep, "Keep the sandbox afterwards; its id goes to stderr")
@@ -46,9 +39,8 @@ void register_run(CLI::App& app, GlobalOptions& g) {
   add_exec_flags(cmd, &f->exec);
   cmd->add_option("command", f->exec.command, "The command and its arguments, after --")
       ->required();
-  cmd->callback([&g, f, cpus, mem] {
-    if (cpus->count()) f->run.create.vcpus = f->cpus;
-    if (mem->count()) f->run.create.memory_mib = f->memory;
+  cmd->callback([&g, f] {
+    f->boot.apply(f->run.create.vcpus, f->run.create.memory_mib);
     finish_exec_flags(&f->exec);
     f->run.exec = f->exec.opts;
     std::vector<cred::GrantSpec> specs;

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/app.h"
+#include "cli/boot_flags.h"
 #include "cli/table.h"
 #include "core/config.h"
 #include "core/store.h"
@@ -17,7 +18,7 @@ namespace {
 
 struct BuildFlags {
   core::TemplateBuildOptions opts;
-  uint32_t cpus = 0, memory = 0;
+  BootFlags boot;
 };
 
 void add_build(CLI::App& parent, GlobalOptions& g) {
@@ -25,18 +26,10 @@ void add_build(CLI::App& parent, GlobalOptions& g) {
   cmd->fallthrough();
   auto* f = new BuildFlags;  // lives as long as the process, like the CLI11 tree
   cmd->add_option("name", f->opts.name, "Template name (create uses \"default\" unless told)")->required();
-  auto* cpus = cmd->add_option("--cpus", f->cpus, "Number of vCPUs (default: config.toml, else 1)")
-                   ->check(CLI::Range(1u, core::kMaxCpus));
-  auto* mem = cmd->add_option("--memory", f->memory, "Guest memory in MiB (default: config.toml, else 256)")
-                  ->check(CLI::Range(core::kMinMemoryMib, core::kMaxMemoryMib));
-  cmd->add_option("--kernel", f->opts.kernel, "Guest kernel, an ELF vmlinux (default: config.toml, "
-                                              "else $SPACE_CACHE/kernel/current/vmlinux)");
-  cmd->add_option("--rootfs", f->opts.rootfs, "Root filesystem image to copy (default: config.toml, "
-                                              "else $SPACE_CACHE/rootfs/current/rootfs.ext4)");
+  f->boot.add(cmd, f->opts.kernel, f->opts.rootfs, "");
   cmd->add_flag("--force,-f", f->opts.force, "Replace an existing template of that name");
-  cmd->callback([&g, f, cpus, mem] {
-    if (cpus->count()) f->opts.vcpus = f->cpus;
-    if (mem->count()) f->opts.memory_mib = f->memory;
+  cmd->callback([&g, f] {
+    f->boot.apply(f->opts.vcpus, f->opts.memory_mib);
     f->opts.progress = [](const std::string& line) {
       std::fprintf(stderr, "template: %s\n", line.c_str());
       std::fflush(stderr);

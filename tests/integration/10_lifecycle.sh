@@ -3,7 +3,7 @@
 # directory behind and does not disturb the other.
 source "$(dirname "$0")/lib.sh"
 
-space create --cpus 1 --memory 256 alpha >"$TEST_ROOT/a.out" 2>&1 &
+space create --cpus 1 --memory 192 alpha >"$TEST_ROOT/a.out" 2>&1 &
 a=$!
 space create beta >"$TEST_ROOT/b.out" 2>&1 &
 b=$!
@@ -18,6 +18,11 @@ assert_contains "$list" "beta" "space list"
   = "[('alpha', 'running'), ('beta', 'running')]" ] || fail "list --format json: $(space list --format json)"
 
 [ "$(status_of alpha)" = running ] || fail "alpha not running"
+# --memory reached the VM (and beta got config.toml's 256).
+[ "$(space state alpha | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory_mib"])')" = 192 ] \
+  || fail "alpha's memory is not the 192 MiB asked for: $(space state alpha)"
+[ "$(space state beta | python3 -c 'import json,sys; print(json.load(sys.stdin)["memory_mib"])')" = 256 ] \
+  || fail "beta's memory is not config.toml's 256 MiB"
 apid=$(pid_of alpha)
 kill -0 "$apid" || fail "alpha's VMM $apid is not alive"
 [ -S "$SPACE_RUN_DIR/alpha/control.sock" ] || fail "no control socket"
