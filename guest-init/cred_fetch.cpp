@@ -4,6 +4,7 @@
 #include <linux/vm_sockets.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
 
@@ -57,6 +58,10 @@ Fd connect_helper(const std::string& unix_path, int timeout_ms, std::string& why
     a.svm_family = AF_VSOCK;
     a.svm_cid = VMADDR_CID_HOST;
     a.svm_port = proto::kCredentialPort;
+    // The guest kernel gives up on a vsock connect after 2 s by default, and the VMM may need
+    // longer than that to start the helper: wait as long as the caller does.
+    timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+    ::setsockopt(fd.get(), AF_VSOCK, SO_VM_SOCKETS_CONNECT_TIMEOUT, &tv, sizeof tv);
     rc = ::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a);
   } else {
     fd = Fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));

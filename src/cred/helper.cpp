@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/epoll.h>
+#include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
@@ -390,6 +391,13 @@ bool take_lock(const std::string& path, std::optional<core::SandboxLock>& lock) 
 }
 
 }  // namespace
+
+bool helper_running(const CredPaths& p) {
+  Fd fd(::open(p.lock.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd) return false;  // never started in this directory
+  if (::flock(fd.get(), LOCK_SH | LOCK_NB) == 0) return false;  // the lock goes with the fd
+  return errno == EWOULDBLOCK;
+}
 
 int idle_seconds() {
   const char* env = std::getenv("SPACE_CREDD_IDLE_SECONDS");

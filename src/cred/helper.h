@@ -15,6 +15,8 @@
 #pragma once
 #include <string>
 
+#include "cred/paths.h"
+
 namespace space::cred {
 
 struct HelperOptions {
@@ -25,6 +27,9 @@ struct HelperOptions {
 
 // Runs the helper until idle; returns the process exit code.
 int credd_main(const HelperOptions& opts);
+// True while a helper serves `p` (it holds credd.lock exclusively). The probe takes a shared lock
+// for an instant; a helper starting meanwhile retries its lock.
+bool helper_running(const CredPaths& p);
 // Seconds of idleness before exit: $SPACE_CREDD_IDLE_SECONDS (1..86400), default 60.
 int idle_seconds();
 

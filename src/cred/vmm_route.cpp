@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "cred/client.h"
+#include "cred/helper.h"
 #include "cred/paths.h"
 #include "proto/agent.h"
 #include "util/error.h"
@@ -38,6 +39,9 @@ struct Starter {
 
   bool start() {
     if (last && last->exited()) last.reset();
+    // A helper that is running listens for every sandbox it holds a grant for: this sandbox has
+    // none, so refuse now rather than start a second helper that would wait for the lock.
+    if (helper_running(cred_paths_in(cred_dir))) return false;
     if (failed_at >= 0 && mono_ms() - failed_at < kRetryAfterFailureMs) return false;
     try {
       if (last) last->release();  // still running (it may be on its way out): not ours to kill

@@ -59,7 +59,7 @@ while True:
     data += c
     if len(data) >= 8 and len(data) >= 8 + struct.unpack('<I', data[:4])[0]:
         break
-print(struct.unpack('<H', data[4:6])[0], data[8:].decode(errors='replace'))
+print(struct.unpack('<H', data[4:6])[0], data[8:].decode(errors='replace').replace('\0', ' '))
 PY
 )
 assert_contains "$reply" "22 " "reply type to a non-VMM peer"

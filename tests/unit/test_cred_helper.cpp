@@ -2,7 +2,8 @@
 // root with one fake sandbox whose recorded VMM is this process: the operator protocol through
 // cred_call, fetches on the sandbox's socket, a reader that does not read (200 pipelined fetches
 // of a 60 KB value) while the operator is still served, answers after the peer's EOF, a
-// malformed frame, and the exit after the idle period with the sockets removed.
+// malformed frame, and the exit after the idle period with the sockets removed; helper_running
+// before, during and after.
 #include <doctest/doctest.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -59,6 +60,7 @@ TEST_CASE("credd serves the operator and one sandbox's socket, and exits when id
   st.created = core::rfc3339_now();
   core::write_state(sp.state, st);
 
+  CHECK_FALSE(cred::helper_running(cred::cred_paths(root)));  // no lock file yet
   Pipe ready = Pipe::make();
   cred::HelperOptions o;
   o.root = root;
@@ -71,6 +73,7 @@ TEST_CASE("credd serves the operator and one sandbox's socket, and exits when id
 
   core::Context ctx{root};
   cred::CredPaths p = cred::cred_paths(root);
+  CHECK(cred::helper_running(p));  // the VMM's probe before it would start a second one
   std::string value(60'000, '\0');
   for (size_t i = 0; i < value.size(); i++) value[i] = char(i * 7 + 3);
   json::Value req = json::Value::object();
@@ -138,6 +141,7 @@ TEST_CASE("credd serves the operator and one sandbox's socket, and exits when id
 
   helper.join();  // idle for 1 s: it exits by itself
   CHECK(rc == 0);
+  CHECK_FALSE(cred::helper_running(p));  // the lock file stays, unlocked
   CHECK_FALSE(fs::exists(p.sock));
   CHECK_FALSE(fs::exists(p.sandbox_socks + "/q1.sock"));
   ::unsetenv("SPACE_CREDD_IDLE_SECONDS");
