@@ -3,10 +3,10 @@
 // subvolume taken now, so its disk matches the paused memory; each gets its own config.json
 // (id, disk path) and a "creating" record, without the source's checkpoint or logs; then the
 // source VMM forks one branch VMM per branch ("branch" op, vmm/branch_fork.h), whose guest memory
-// is the source's, shared copy-on-write; the branches are recorded as running with their pids,
-// and the source resumes (if it was running). The source is paused for the N subvolume snapshots
-// plus the forks. All or nothing: a failure kills the branch VMMs started and removes every
-// branch's subvolume and run directory.
+// is the source's, shared copy-on-write, resumes the source (if it was running) as soon as the
+// forks exist, and answers once every branch is ready; the branches are recorded as running with
+// their pids. The source is paused for the N subvolume snapshots plus the forks. All or nothing:
+// a failure kills the branch VMMs started and removes every branch's subvolume and run directory.
 #include <unistd.h>
 
 #include <cerrno>
@@ -96,6 +96,7 @@ std::vector<SandboxState> branch_sandbox(const Context& ctx, const std::string& 
       return std::to_string(std::chrono::duration<double, std::milli>(b - a).count());
     };
     Clock::time_point t_paused, t_snapped, t_forked;
+    bool source_resumed = false;  // by the VMM, right after its forks
     try {
       json::Value preq = json::Value::object();
       preq.set("sync", true);
@@ -121,8 +122,10 @@ std::vector<SandboxState> branch_sandbox(const Context& ctx, const std::string& 
       t_snapped = Clock::now();
       json::Value req = json::Value::object();
       req.set("targets", std::move(targets));
+      req.set("resume", was_running);  // the source runs again once the forks exist
       json::Value r = vmm_op(s.p, "branch", kBranchTimeoutMs, std::move(req));
       t_forked = Clock::now();
+      if (const json::Value* rs = r.find("resumed"); rs && rs->is_bool()) source_resumed = rs->as_bool();
       const auto& got = r.at("branches").as_array();
       if (got.size() != out.size()) fail("the VMM made " + std::to_string(got.size()) + " branches, not " + std::to_string(out.size()));
       for (size_t i = 0; i < got.size(); i++) {
@@ -144,7 +147,7 @@ std::vector<SandboxState> branch_sandbox(const Context& ctx, const std::string& 
       }
       throw;
     }
-    if (was_running) vmm_op(s.p, "resume", kPauseTimeoutMs);
+    if (was_running && !source_resumed) vmm_op(s.p, "resume", kPauseTimeoutMs);
     auto t_end = Clock::now();
     log::info("branch " + id + " into " + std::to_string(out.size()) + ": pause " +
               ms(t0, t_paused) + " ms, snapshots and records " + ms(t_paused, t_snapped) +

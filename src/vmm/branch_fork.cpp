@@ -153,7 +153,8 @@ std::vector<ForkedBranch> fork_branches(Machine& machine, const std::string& roo
                                         const snapshot::MemoryBase& base,
                                         const std::vector<BranchTarget>& targets,
                                         std::vector<pid_t>& children,
-                                        std::chrono::milliseconds timeout, ForkTimings* timings) {
+                                        std::chrono::milliseconds timeout, ForkTimings* timings,
+                                        const std::function<void()>& forked) {
   if (!machine.paused()) fail("branch: the VM must be paused first");
   if (targets.empty()) fail("branch: no targets");
   auto t0 = std::chrono::steady_clock::now();
@@ -183,6 +184,7 @@ std::vector<ForkedBranch> fork_branches(Machine& machine, const std::string& roo
     }
     go_wr.reset();  // go: every child sees EOF
     tm.fork_ms = ms_since(t1);
+    if (forked) forked();
     auto t2 = std::chrono::steady_clock::now();
     std::string err = collect(pipes, targets, deadline);
     tm.ready_ms = ms_since(t2);

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,13 +36,16 @@ struct ForkTimings {
   double capture_ms = 0, fork_ms = 0, ready_ms = 0;
 };
 
-// Requires `machine` paused. Returns once every child reported "ok". If one fails, or `timeout`
-// passes first, kills every child started and throws with the first failure's message.
+// Requires `machine` paused. Calls `forked` (if set) once every child exists, before waiting for
+// them: the children own copy-on-write copies of the memory by then, so the caller may resume the
+// source there. Returns once every child reported "ok". If one fails, or `timeout` passes first,
+// kills every child started and throws with the first failure's message.
 std::vector<ForkedBranch> fork_branches(Machine& machine, const std::string& root,
                                         const snapshot::MemoryBase& base,
                                         const std::vector<BranchTarget>& targets,
                                         std::vector<pid_t>& children,
                                         std::chrono::milliseconds timeout,
-                                        ForkTimings* timings = nullptr);
+                                        ForkTimings* timings = nullptr,
+                                        const std::function<void()>& forked = {});
 
 }  // namespace space::vmm

@@ -71,12 +71,23 @@ json::Value branch_op(ControlContext& ctx, const json::Value& req) {
       fail("branch: \"dir\" and \"run_dir\" must be absolute paths");
     targets.push_back(std::move(b));
   }
+  // "resume": true resumes the source as soon as the children exist, without waiting for
+  // them to be ready: it is paused for the capture and the forks only.
+  const json::Value* resume = req.find("resume");
+  bool resumed = false;
+  auto after_fork = [&] {
+    if (!resume || !resume->as_bool()) return;
+    ctx.machine.resume();
+    ctx.sync.kick();
+    resumed = true;
+  };
   ForkTimings tm;
   auto made = fork_branches(ctx.machine, ctx.root, ctx.memory_base, targets, ctx.branches,
-                            std::chrono::milliseconds(kBranchTimeoutMs), &tm);
+                            std::chrono::milliseconds(kBranchTimeoutMs), &tm, after_fork);
   log::info("branched into " + std::to_string(made.size()) + ": capture " +
             std::to_string(tm.capture_ms) + " ms, fork " + std::to_string(tm.fork_ms) +
-            " ms, ready " + std::to_string(tm.ready_ms) + " ms");
+            " ms, ready " + std::to_string(tm.ready_ms) + " ms" +
+            (resumed ? " (source resumed after the forks)" : ""));
   json::Value r = json::Value::object();
   r.set("ok", true);
   r.set("status", status_of(ctx.machine));
@@ -88,6 +99,7 @@ json::Value branch_op(ControlContext& ctx, const json::Value& req) {
     arr.push_back(std::move(b));
   }
   r.set("branches", std::move(arr));
+  r.set("resumed", resumed);
   json::Value t = json::Value::object();
   t.set("capture", tm.capture_ms);
   t.set("fork", tm.fork_ms);
