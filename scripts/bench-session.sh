@@ -4,8 +4,8 @@
 # sandboxes whose guest wrote $BENCH_WRITE_MIB MiB of non-zero data to memory since the
 # template (the writer's memory is branched, so each checkpointed sandbox has the whole write
 # as its own; the checkpoint writes only pages that differ from the memory file the guest maps);
-# branch latency for each N in $BENCH_BRANCH_COUNTS (CLI wall time, and inside the source VMM:
-# capture, fork and children ready); host memory added per branch (the PSS of all VMMs of the
+# branch latency for each N in $BENCH_BRANCH_COUNTS (CLI wall time, its phases as the CLI logs
+# them, and inside the source VMM: capture, fork and children ready); host memory added per branch (the PSS of all VMMs of the
 # run before and after `branch --count N`, divided by N; PSS splits shared pages, so the sum is
 # the real total; plus one branch VMM's RSS and PSS). The peer, measured in the same run: the
 # persisted path a branch replaces (checkpoint the source to disk, restore from it).
@@ -94,9 +94,11 @@ for n in $COUNTS; do
   echo "bench: branch --count $n x$SLOW_RUNS" >&2
   for r in $(seq "$SLOW_RUNS"); do
     before=$(total_pss_kib)
-    timed "$B/branch$n" space branch s --count "$n" --name "br$r"
+    timed "$B/branch$n" space --log-level info branch s --count "$n" --name "br$r"
     grep "branched into $n:" "$SPACE_ROOT/store/sandboxes/s/vmm.log" | tail -1 |
-      sed -E 's/.*capture ([0-9.]+) ms, fork ([0-9.]+) ms, ready ([0-9.]+) ms/\1 \2 \3/' >>"$B/vmm_branch$n"
+      sed -E 's/.*capture ([0-9.]+) ms, fork ([0-9.]+) ms, ready ([0-9.]+) ms.*/\1 \2 \3/' >>"$B/vmm_branch$n"
+    grep "branch s into $n:" "$TEST_ROOT/bench.err" | tail -1 |
+      sed -E 's/.*pause ([0-9.]+) ms, clones and records ([0-9.]+) ms, fork ([0-9.]+) ms, records and resume ([0-9.]+) ms.*/\1 \2 \3 \4/' >>"$B/cli_branch$n"
     ids=$(if [ "$n" = 1 ]; then echo "br$r"; else for i in $(seq "$n"); do echo "br$r-$i"; done; fi)
     for id in $ids; do space exec "$id" -- true || fail "branch $id does not answer exec"; done
     after=$(total_pss_kib)
@@ -128,6 +130,11 @@ for n in $COUNTS; do
     name=$(echo "capture fork ready" | cut -d' ' -f$col)
     cut -d' ' -f$col "$B/vmm_branch$n" >"$B/vmm_branch$n.$name"
     stats "  in the source VMM: $name" ms "$B/vmm_branch$n.$name"
+  done
+  for col in 1 2 3 4; do
+    name=$(echo "pause clones+records branch-op records+resume" | cut -d' ' -f$col)
+    cut -d' ' -f$col "$B/cli_branch$n" >"$B/cli_branch$n.$name"
+    stats "  in the CLI: $name" ms "$B/cli_branch$n.$name"
   done
 done
 stats "host PSS added per branch (all VMMs)" MiB "$B/pss_added"

@@ -1,13 +1,17 @@
 // `branch`, the fast path (design.md). Under the source's lock: the source VMM parks its vCPUs
-// and flushes its disk ("pause" with sync); each branch is a btrfs snapshot of the source's
-// subvolume taken now, so its disk matches the paused memory; each gets its own config.json
-// (id, disk path) and a "creating" record, without the source's checkpoint or logs; then the
-// source VMM forks one branch VMM per branch ("branch" op, vmm/branch_fork.h), whose guest memory
-// is the source's, shared copy-on-write, resumes the source (if it was running) as soon as the
-// forks exist, and answers once every branch is ready; the branches are recorded as running with
-// their pids. The source is paused for the N subvolume snapshots plus the forks. All or nothing:
-// a failure kills the branch VMMs started and removes every branch's subvolume and run directory.
+// and flushes its disk ("pause" with sync); each branch is a new subvolume with reflinks of the
+// source's files taken now (clone_source), so its disk matches the paused memory; each gets its
+// own config.json (id, disk path) and a "creating" record, without the source's checkpoint or
+// logs; then the source VMM forks one branch VMM per branch ("branch" op, vmm/branch_fork.h),
+// whose guest memory is the source's, shared copy-on-write, resumes the source (if it was
+// running) as soon as the forks exist, and answers once every branch is ready; the branches are
+// recorded as running with their pids. The source is paused for the N clones plus the forks.
+// All or nothing: a failure kills the branch VMMs started and removes every branch's subvolume
+// and run directory.
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <cerrno>
 #include <cstdio>
@@ -50,13 +54,34 @@ std::vector<std::string> branch_ids(const Context& ctx, const BranchOptions& o) 
   return ids;
 }
 
-// Turns a fresh snapshot of the source into sandbox `b` (paths bp): no checkpoint, logs or
-// sockets of the source's, its own config and a "creating" record.
+// Makes branch directory `bp.dir`, a new subvolume, from the paused source's: a reflink of every
+// file (the disk as it is now, shared copy-on-write, like the template's memory and vmstate),
+// without the source's checkpoint (its history is not the branch's to resume), logs and lock.
+// A subvolume snapshot would do the same, but each one commits a btrfs transaction (about 4 ms
+// on this host's loop-mounted store, serialised: 40 ms for 10), while creating an empty
+// subvolume and reflinking files does not (about 0.1 ms per branch).
+void clone_source(const SandboxPaths& src, const SandboxPaths& bp) {
+  struct stat st {};
+  if (::stat(src.dir.c_str(), &st) != 0) throw_errno("stat " + src.dir);
+  btrfs::create_subvolume(bp.dir, st.st_mode & 07777);
+  auto in_dir = [&](const std::string& path) { return path.substr(src.dir.size() + 1); };
+  const std::string checkpoint = in_dir(checkpoint_dir(src));
+  const std::vector<std::string> left_out = {checkpoint, checkpoint + ".tmp",
+                                             in_dir(src.console_log), in_dir(src.vmm_log),
+                                             in_dir(src.lock)};
+  try {
+    fs::copy_tree(src.dir, bp.dir, [&](const std::string& rel) {
+      return std::find(left_out.begin(), left_out.end(), rel) != left_out.end();
+    });
+  } catch (...) {
+    remove_store_tree(bp.dir);
+    throw;
+  }
+}
+
+// Turns a fresh clone of the source into sandbox `b` (paths bp): its own config and a
+// "creating" record.
 void prepare_branch(const SandboxPaths& bp, const SandboxState& src, SandboxState& b) {
-  fs::remove_tree(bp.dir + "/checkpoint.tmp");
-  fs::remove_tree(checkpoint_dir(bp));  // the source's history is not this branch's to resume
-  ::unlink(bp.console_log.c_str());
-  ::unlink(bp.vmm_log.c_str());
   VmConfig cfg = load_vm_config(bp.config);
   cfg.id = b.id;
   cfg.rootfs = bp.rootfs;
@@ -105,7 +130,7 @@ std::vector<SandboxState> branch_sandbox(const Context& ctx, const std::string& 
       json::Value targets = json::Value::array();
       for (const auto& bid : ids) {
         SandboxPaths bp = sandbox_paths(ctx.root, bid);
-        btrfs::snapshot(s.p.dir, bp.dir);
+        clone_source(s.p, bp);
         made.push_back(bp);
         locks.emplace_back(bp.lock);
         SandboxState b;
@@ -150,7 +175,7 @@ std::vector<SandboxState> branch_sandbox(const Context& ctx, const std::string& 
     if (was_running && !source_resumed) vmm_op(s.p, "resume", kPauseTimeoutMs);
     auto t_end = Clock::now();
     log::info("branch " + id + " into " + std::to_string(out.size()) + ": pause " +
-              ms(t0, t_paused) + " ms, snapshots and records " + ms(t_paused, t_snapped) +
+              ms(t0, t_paused) + " ms, clones and records " + ms(t_paused, t_snapped) +
               " ms, fork " + ms(t_snapped, t_forked) + " ms, records and resume " +
               ms(t_forked, t_end) + " ms");
     return out;

@@ -18,7 +18,7 @@ namespace space::cred {
 
 namespace {
 
-constexpr int kStartWaitMs = 2000;
+constexpr int kStartWaitMs = 5000;  // the guest waits 10 s (cred_fetch.h)
 constexpr int64_t kRetryAfterFailureMs = 1000;
 
 int64_t mono_ms() {

@@ -1,7 +1,7 @@
 // The VMM's side of the credential path: a VsockHostRoute that sends the guest's connections to
 // host port proto::kCredentialPort to the helper's socket for this sandbox,
 // <cred_dir>/s/<id>.sock. When that socket does not answer and no helper is running (it stops
-// when idle), the route starts one (`space __credd`, waiting at most ~2 s for it, on the event
+// when idle), the route starts one (`space __credd`, waiting at most 5 s for it, on the event
 // loop) and dials again; when a helper is running, this sandbox has no grant and the guest's
 // connection is refused at once. The VMM forwards bytes only; it never holds, parses or logs
 // a request or a value.

@@ -276,6 +276,37 @@ void copy_file(const std::string& src, const std::string& dst, mode_t mode,
   }
 }
 
+namespace {
+void copy_tree_at(const std::string& src, const std::string& dst, const std::string& rel,
+                  const std::function<bool(const std::string&)>& skip) {
+  for (const auto& name : list_dir(src)) {
+    const std::string r = rel.empty() ? name : rel + "/" + name;
+    if (skip && skip(r)) continue;
+    const std::string from = src + "/" + name, to = dst + "/" + name;
+    struct stat st {};
+    if (::lstat(from.c_str(), &st) != 0) throw_errno("stat " + from);
+    if (S_ISREG(st.st_mode)) {
+      copy_file(from, to, st.st_mode & 07777);
+    } else if (S_ISDIR(st.st_mode)) {
+      if (::mkdir(to.c_str(), st.st_mode & 07777) != 0) throw_errno("mkdir " + to);
+      copy_tree_at(from, to, r, skip);
+    } else if (S_ISLNK(st.st_mode)) {
+      std::string target(PATH_MAX, '\0');
+      ssize_t n = ::readlink(from.c_str(), target.data(), target.size());
+      if (n < 0) throw_errno("readlink " + from);
+      target.resize(size_t(n));
+      if (::symlink(target.c_str(), to.c_str()) != 0) throw_errno("symlink " + to);
+    }
+  }
+}
+}  // namespace
+
+void copy_tree(const std::string& src, const std::string& dst,
+               const std::function<bool(const std::string&)>& skip) {
+  if (!is_dir(src)) throw_errno("copy " + src, ENOTDIR);
+  copy_tree_at(src, dst, "", skip);
+}
+
 std::string absolute(const std::string& path) {
   if (!path.empty() && path[0] == '/') return path;
   char buf[PATH_MAX];

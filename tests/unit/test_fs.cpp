@@ -1,5 +1,5 @@
 // Unit tests for util/fs: atomic writes, mkdir -p, rm -rf that neither follows symlinks nor
-// crosses mounts, sparse copies, tails and listings.
+// crosses mounts, sparse copies, tree copies, tails and listings.
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <sys/mount.h>
@@ -114,6 +114,43 @@ TEST_CASE("copy_file keeps holes and content") {
   std::string dst2 = d.path + "/dst2.img";
   CHECK_THROWS_WITH_AS(fs::copy_file(src, dst2, 0600, [] { throw Error("stop"); }), "stop", Error);
   CHECK_FALSE(fs::exists(dst2));
+}
+
+TEST_CASE("copy_tree copies files, modes, directories and symlinks, and skips what it is told") {
+  test::TempDir d("fs");
+  std::string src = d.path + "/src", dst = d.path + "/dst";
+  fs::mkdir_p(src + "/sub/deeper");
+  fs::mkdir_p(src + "/checkpoint");
+  fs::mkdir_p(dst);
+  fs::write_file_atomic(src + "/disk", "disk bytes");
+  REQUIRE(::chmod((src + "/disk").c_str(), 0640) == 0);
+  fs::write_file_atomic(src + "/sub/deeper/f", "deep");
+  fs::write_file_atomic(src + "/sub/skipped", "no");
+  fs::write_file_atomic(src + "/checkpoint/memory", "no");
+  fs::write_file_atomic(src + "/vmm.log", "no");
+  REQUIRE(::symlink("disk", (src + "/link").c_str()) == 0);
+  REQUIRE(::mkfifo((src + "/fifo").c_str(), 0600) == 0);
+  std::vector<std::string> asked;
+  fs::copy_tree(src, dst, [&](const std::string& rel) {
+    asked.push_back(rel);
+    return rel == "checkpoint" || rel == "vmm.log" || rel == "sub/skipped";
+  });
+  CHECK(fs::read_file(dst + "/disk", 100) == "disk bytes");
+  CHECK(mode_of(dst + "/disk") == 0640);
+  CHECK(fs::read_file(dst + "/sub/deeper/f", 100) == "deep");
+  CHECK_FALSE(fs::exists(dst + "/sub/skipped"));
+  CHECK_FALSE(fs::exists(dst + "/checkpoint"));
+  CHECK_FALSE(fs::exists(dst + "/vmm.log"));
+  CHECK_FALSE(fs::exists(dst + "/fifo"));
+  char target[16] = {};
+  CHECK(::readlink((dst + "/link").c_str(), target, sizeof target - 1) == 4);
+  CHECK(std::string(target) == "disk");
+  // Nothing under a skipped directory is even looked at; nested names are relative paths.
+  CHECK(std::find(asked.begin(), asked.end(), "checkpoint/memory") == asked.end());
+  CHECK(std::find(asked.begin(), asked.end(), "sub/deeper/f") != asked.end());
+  // A copy onto existing files fails rather than overwrite them.
+  CHECK_THROWS_AS(fs::copy_tree(src, dst), Error);
+  CHECK_THROWS_AS(fs::copy_tree(d.path + "/missing", dst), Error);
 }
 
 TEST_CASE("tail_lines") {
