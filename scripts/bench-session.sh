@@ -83,6 +83,10 @@ space branch s --count "$SLOW_RUNS" --name ck >/dev/null
 for r in $(seq "$SLOW_RUNS"); do
   timed "$B/checkpoint" space checkpoint "ck-$r" --format json
   echo "scale=3; $(field memory_data_bytes) / 1048576" | bc >>"$B/ck_mib"
+  python3 -c 'import json,sys; m = json.load(open(sys.argv[1]))["ms"]
+print(m["disk"], m["total"] - m["snapshot"] - m["disk"])' "$TEST_ROOT/bench.out" >>"$B/ck_cli"
+  grep "snapshot to .*checkpoint.tmp" "$SPACE_ROOT/store/sandboxes/ck-$r/vmm.log" | tail -1 |
+    sed -E 's/.* memory ([0-9.]+) ms, disk_sync ([0-9.]+) ms.*/\1 \2/' >>"$B/ck_vmm"
   timed "$B/restore" space resume "ck-$r"
   space exec "ck-$r" -- test -s /tmp/blob || fail "the written data is gone after restore"
 done
@@ -123,6 +127,12 @@ echo "guest write of $WRITE_MIB MiB: $write_s s"
 stats "checkpoint ($WRITE_MIB MiB written)" ms "$B/checkpoint"
 stats "  memory written by the checkpoint" MiB "$B/ck_mib"
 echo "  checkpoint memory file on disk: $ck_disk (a reflink of the template's plus the diff)"
+cut -d' ' -f1 "$B/ck_vmm" >"$B/ck_memory"; cut -d' ' -f2 "$B/ck_vmm" >"$B/ck_disk_sync"
+cut -d' ' -f1 "$B/ck_cli" >"$B/ck_disk"; cut -d' ' -f2 "$B/ck_cli" >"$B/ck_stop"
+stats "  in the VMM: write memory (diff, fsync)" ms "$B/ck_memory"
+stats "  in the VMM: flush the disk" ms "$B/ck_disk_sync"
+stats "  in the CLI: reflink the disk, fsync" ms "$B/ck_disk"
+stats "  in the CLI: stop the VMM, record" ms "$B/ck_stop"
 stats "restore (resume from checkpoint)" ms "$B/restore"
 for n in $COUNTS; do
   stats "branch --count $n (CLI)" ms "$B/branch$n"

@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "space: error: %s\n", e.what());
     std::fprintf(stderr, "hint: run 'space --help' or 'space <command> --help'\n");

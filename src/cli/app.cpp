@@ -2,11 +2,16 @@
 #include "cli/app.h"
 
 #include <cstdlib>
+#include <string>
+
+#include "proto/agent.h"
 
 namespace space::cli {
 
 void build_app(CLI::App& app, GlobalOptions& g) {
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("space ") + SPACE_VERSION + " (agent protocol " +
+                                        std::to_string(proto::kVersion) + ")");
   const char* env_root = std::getenv("SPACE_ROOT");
   g.root = env_root && *env_root ? env_root : "/var/lib/space";
   app.add_option("--root", g.root, "Run directory (default $SPACE_ROOT or /var/lib/space)")

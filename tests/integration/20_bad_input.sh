@@ -1,8 +1,12 @@
 # Scenario: bad input gives exit 125 and a clear message, and changes nothing: unknown ids,
 # invalid ids, a missing kernel, a duplicate id, nonsense flags. Also: every user command has
-# --help and a man page, and the internal ones (__vmm, __credd) stay out of --help.
+# --help and a man page, the internal ones (__vmm, __credd) stay out of --help, and --version
+# prints the version of CMakeLists.txt.
 source "$(dirname "$0")/lib.sh"
 
+expect_status 0 space --version
+ver=$(sed -nE 's/^project\(space VERSION ([0-9.]+).*/\1/p' "$SRC/CMakeLists.txt")
+[ "$OUT" = "space $ver (agent protocol 2)" ] || fail "space --version printed '$OUT', want 'space $ver (agent protocol 2)'"
 expect_status 0 space --help
 help=$OUT
 for c in create destroy list state check exec run template pause resume checkpoint branch \
