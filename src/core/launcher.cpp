@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "core/agent_client.h"
+#include "util/env.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -158,15 +159,6 @@ std::string log_tails(const SandboxPaths& p) {
   return out;
 }
 
-int boot_timeout_seconds() {
-  const char* env = std::getenv("SPACE_BOOT_TIMEOUT");
-  if (!env || !*env) return 300;
-  char* end = nullptr;
-  long v = std::strtol(env, &end, 10);
-  if (*end != '\0' || v <= 0 || v > 86400)
-    fail(std::string("SPACE_BOOT_TIMEOUT=") + env + ": not a number of seconds in 1..86400",
-         "set SPACE_BOOT_TIMEOUT to a whole number of seconds, e.g. 300");
-  return static_cast<int>(v);
-}
+int boot_timeout_seconds() { return env::seconds("SPACE_BOOT_TIMEOUT", 300); }
 
 }  // namespace space::core

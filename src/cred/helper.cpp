@@ -27,6 +27,7 @@
 #include "cred/service.h"
 #include "proto/agent.h"
 #include "proto/cred.h"
+#include "util/env.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -399,15 +400,7 @@ bool helper_running(const CredPaths& p) {
   return errno == EWOULDBLOCK;
 }
 
-int idle_seconds() {
-  const char* env = std::getenv("SPACE_CREDD_IDLE_SECONDS");
-  if (!env || !*env) return 60;
-  char* end = nullptr;
-  long v = std::strtol(env, &end, 10);
-  if (*end != '\0' || v <= 0 || v > 86400)
-    fail(std::string("SPACE_CREDD_IDLE_SECONDS=") + env + ": not a number of seconds in 1..86400");
-  return static_cast<int>(v);
-}
+int idle_seconds() { return env::seconds("SPACE_CREDD_IDLE_SECONDS", 60); }
 
 int credd_main(const HelperOptions& opts) {
   Fd ready(opts.ready_fd >= 0 && ::fcntl(opts.ready_fd, F_GETFD) >= 0 ? opts.ready_fd : -1);
