@@ -22,6 +22,17 @@ constexpr int kBranchTimeoutMs = 30000;
 
 const char* status_of(const Machine& m) { return m.paused() ? "paused" : "running"; }
 
+// Releases the vCPUs, then has the guest told (Hello: clock, entropy) on the event loop. Returns
+// the time the release took.
+std::chrono::microseconds resume_machine(ControlContext& ctx) {
+  auto t0 = std::chrono::steady_clock::now();
+  ctx.machine.resume();
+  auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - t0);
+  ctx.sync.kick();
+  return us;
+}
+
 json::Value snapshot_op(ControlContext& ctx, const json::Value& req) {
   std::string dir = json::string_field(req, "dir");
   if (dir.empty() || dir[0] != '/') fail("snapshot: \"dir\" must be an absolute path");
@@ -74,11 +85,12 @@ json::Value branch_op(ControlContext& ctx, const json::Value& req) {
   // "resume": true resumes the source as soon as the children exist, without waiting for
   // them to be ready: it is paused for the capture and the forks only.
   const json::Value* resume = req.find("resume");
+  if (resume && !resume->is_bool()) fail("branch: \"resume\" must be true or false");
+  const bool want_resume = resume && resume->as_bool();
   bool resumed = false;
   auto after_fork = [&] {
-    if (!resume || !resume->as_bool()) return;
-    ctx.machine.resume();
-    ctx.sync.kick();
+    if (!want_resume) return;
+    resume_machine(ctx);
     resumed = true;
   };
   ForkTimings tm;
@@ -125,11 +137,7 @@ json::Value handle_control(ControlContext& ctx, const json::Value& req) {
     r.set("status", status_of(ctx.machine));
     r.set("pause_us", static_cast<int64_t>(us.count()));
   } else if (op == "resume") {
-    auto t0 = std::chrono::steady_clock::now();
-    ctx.machine.resume();
-    auto us = std::chrono::duration_cast<std::chrono::microseconds>(
-        std::chrono::steady_clock::now() - t0);
-    ctx.sync.kick();
+    auto us = resume_machine(ctx);
     r.set("ok", true);
     r.set("resume_us", static_cast<int64_t>(us.count()));
     r.set("status", status_of(ctx.machine));
