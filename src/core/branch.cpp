@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-
 #include <cerrno>
 #include <cstdio>
 #include <chrono>
@@ -120,7 +119,7 @@ std::vector<SandboxState> branch_sandbox(const Context& ctx, const std::string& 
     auto ms = [](Clock::time_point a, Clock::time_point b) {
       return std::to_string(std::chrono::duration<double, std::milli>(b - a).count());
     };
-    Clock::time_point t_paused, t_snapped, t_forked;
+    Clock::time_point t_paused, t_cloned, t_forked;
     bool source_resumed = false;  // by the VMM, right after its forks
     try {
       json::Value preq = json::Value::object();
@@ -144,7 +143,7 @@ std::vector<SandboxState> branch_sandbox(const Context& ctx, const std::string& 
         targets.push_back(std::move(t));
       }
       sig.check();
-      t_snapped = Clock::now();
+      t_cloned = Clock::now();
       json::Value req = json::Value::object();
       req.set("targets", std::move(targets));
       req.set("resume", was_running);  // the source runs again once the forks exist
@@ -175,8 +174,8 @@ std::vector<SandboxState> branch_sandbox(const Context& ctx, const std::string& 
     if (was_running && !source_resumed) vmm_op(s.p, "resume", kPauseTimeoutMs);
     auto t_end = Clock::now();
     log::info("branch " + id + " into " + std::to_string(out.size()) + ": pause " +
-              ms(t0, t_paused) + " ms, clones and records " + ms(t_paused, t_snapped) +
-              " ms, fork " + ms(t_snapped, t_forked) + " ms, records and resume " +
+              ms(t0, t_paused) + " ms, clones and records " + ms(t_paused, t_cloned) +
+              " ms, fork " + ms(t_cloned, t_forked) + " ms, records and resume " +
               ms(t_forked, t_end) + " ms");
     return out;
   } catch (Error& e) {
