@@ -1,17 +1,17 @@
 // BootFlags; see boot_flags.h.
 #include "cli/boot_flags.h"
 
-#include "core/config.h"
+#include "store/config.h"
 
 namespace space::cli {
 
 void BootFlags::add(CLI::App* cmd, std::string& kernel, std::string& rootfs,
                     const std::string& when) {
   cpus_opt_ = cmd->add_option("--cpus", cpus_, "Number of vCPUs" + when + " (default: config.toml, else 1)")
-                  ->check(CLI::Range(1u, core::kMaxCpus));
+                  ->check(CLI::Range(1u, store::kMaxCpus));
   memory_opt_ = cmd->add_option("--memory", memory_,
                                 "Guest memory in MiB" + when + " (default: config.toml, else 256)")
-                    ->check(CLI::Range(core::kMinMemoryMib, core::kMaxMemoryMib));
+                    ->check(CLI::Range(store::kMinMemoryMib, store::kMaxMemoryMib));
   cmd->add_option("--kernel", kernel,
                   "Guest kernel, an ELF vmlinux" + when +
                       " (default: config.toml, else $SPACE_CACHE/kernel/current/vmlinux)");

@@ -30,7 +30,7 @@ void register_branch(CLI::App& app, GlobalOptions& g) {
                 "Give each branch the source's grants of secrets (default: none)");
   cmd->add_option("id", f->id, "Sandbox id")->required();
   cmd->callback([&g, f] {
-    core::Context ctx{g.root, g.log_level, g.log_format};
+    store::Context ctx{g.root, g.log_level, g.log_format};
     auto out = core::branch_sandbox(ctx, f->id, f->opts);
     if (f->keep_secrets)
       for (const auto& st : out) cred::copy_grants(ctx, f->id, st.id);

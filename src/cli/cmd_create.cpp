@@ -6,7 +6,7 @@
 
 #include "cli/app.h"
 #include "cli/boot_flags.h"
-#include "core/config.h"
+#include "store/config.h"
 #include "core/sandbox.h"
 #include "cred/hooks.h"
 #include "util/log.h"
@@ -39,7 +39,7 @@ void register_create(CLI::App& app, GlobalOptions& g) {
     f->boot.apply(f->opts.vcpus, f->opts.memory_mib);
     std::vector<cred::GrantSpec> specs;
     for (const auto& s : f->secrets) specs.push_back(cred::parse_grant_spec(s));  // before creating
-    core::Context ctx{g.root, g.log_level, g.log_format};
+    store::Context ctx{g.root, g.log_level, g.log_format};
     auto st = core::create_sandbox(ctx, f->opts);
     try {
       cred::grant_secrets(ctx, st.id, specs);

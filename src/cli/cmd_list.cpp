@@ -19,7 +19,7 @@ void register_list(CLI::App& app, GlobalOptions& g) {
     auto all = core::list_sandboxes({g.root, g.log_level, g.log_format});
     if (g.format == "json") {
       json::Value arr = json::Value::array();
-      for (const auto& s : all) arr.push_back(core::state_to_json(s));
+      for (const auto& s : all) arr.push_back(store::state_to_json(s));
       std::printf("%s\n", json::serialize(arr, 2).c_str());
       return;
     }

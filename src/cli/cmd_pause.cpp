@@ -23,7 +23,7 @@ void register_pause(CLI::App& app, GlobalOptions& g) {
                 "Also write a checkpoint to disk and stop the VMM (see space checkpoint)");
   cmd->add_option("id", f->id, "Sandbox id")->required();
   cmd->callback([&g, f] {
-    core::Context ctx{g.root, g.log_level, g.log_format};
+    store::Context ctx{g.root, g.log_level, g.log_format};
     json::Value v = json::Value::object();
     v.set("id", f->id);
     if (f->checkpoint) {

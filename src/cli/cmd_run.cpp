@@ -5,7 +5,7 @@
 #include "cli/app.h"
 #include "cli/boot_flags.h"
 #include "cli/exec_flags.h"
-#include "core/config.h"
+#include "store/config.h"
 #include "core/exec.h"
 #include "cred/hooks.h"
 
@@ -45,7 +45,7 @@ void register_run(CLI::App& app, GlobalOptions& g) {
     f->run.exec = f->exec.opts;
     std::vector<cred::GrantSpec> specs;
     for (const auto& s : f->secrets) specs.push_back(cred::parse_grant_spec(s));
-    core::Context ctx{g.root, g.log_level, g.log_format};
+    store::Context ctx{g.root, g.log_level, g.log_format};
     if (!specs.empty())
       f->run.after_create = [ctx, specs](const std::string& id) { cred::grant_secrets(ctx, id, specs); };
     auto r = core::run_sandbox(ctx, f->run);

@@ -14,7 +14,7 @@ void register_state(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("id", *id, "Sandbox id")->required();
   cmd->callback([&g, id] {
     auto s = core::sandbox_state({g.root, g.log_level, g.log_format}, *id);
-    std::printf("%s\n", json::serialize(core::state_to_json(s), 2).c_str());
+    std::printf("%s\n", json::serialize(store::state_to_json(s), 2).c_str());
   });
 }
 

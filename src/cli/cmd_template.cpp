@@ -5,8 +5,8 @@
 #include "cli/app.h"
 #include "cli/boot_flags.h"
 #include "cli/table.h"
-#include "core/config.h"
-#include "core/store.h"
+#include "store/config.h"
+#include "store/store.h"
 #include "core/template.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -61,11 +61,11 @@ void add_list(CLI::App& parent, GlobalOptions& g) {
     for (const auto& t : all) {
       if (!t.meta) {
         log::warn("template " + t.name + " is unreadable: " + t.problem);
-        rows.push_back({t.name, "-", "-", core::human_size(t.disk_bytes), "(unreadable)"});
+        rows.push_back({t.name, "-", "-", store::human_size(t.disk_bytes), "(unreadable)"});
         continue;
       }
       rows.push_back({t.name, std::to_string(t.meta->vcpus), std::to_string(t.meta->memory_mib) + "MiB",
-                      core::human_size(t.disk_bytes), t.meta->created});
+                      store::human_size(t.disk_bytes), t.meta->created});
     }
     std::printf("%s", format_table(rows).c_str());
   });

@@ -1,14 +1,14 @@
 // Hidden `space __vmm ID`: the per-sandbox VMM process, started by `create` (and by `template
 // build`, with --dir and --run-dir). Not for users.
 #include "cli/app.h"
-#include "vmm/vmm_main.h"
+#include "monitor/vmm_main.h"
 
 namespace space::cli {
 
 void register_vmm(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("__vmm", "");
   cmd->group("");  // an empty group hides it from --help
-  auto* opts = new vmm::VmmOptions;             // lives as long as the process
+  auto* opts = new monitor::VmmOptions;             // lives as long as the process
   cmd->add_option("id", opts->id)->required();
   cmd->add_option("--ready-fd", opts->ready_fd, "fd to report readiness on");
   cmd->add_option("--restore", opts->restore_dir, "resume the snapshot in this directory");
@@ -21,7 +21,7 @@ void register_vmm(CLI::App& app, GlobalOptions& g) {
   run->needs(dir);
   cmd->callback([&g, opts] {
     opts->root = g.root;
-    g.exit_code = vmm::vmm_main(*opts);
+    g.exit_code = monitor::vmm_main(*opts);
   });
 }
 

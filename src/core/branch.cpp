@@ -18,13 +18,13 @@
 #include <cstring>
 #include <optional>
 
-#include "core/btrfs.h"
+#include "store/btrfs.h"
 #include "core/launcher.h"
 #include "core/sandbox.h"
 #include "core/session.h"
 #include "core/session_util.h"
-#include "core/store.h"
-#include "core/vm_config.h"
+#include "store/store.h"
+#include "store/vm_config.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -37,16 +37,16 @@ constexpr int kPauseTimeoutMs = 10000;
 constexpr int kBranchTimeoutMs = 60000;
 constexpr uint32_t kMaxBranches = 64;
 
-std::vector<std::string> branch_ids(const Context& ctx, const BranchOptions& o) {
+std::vector<std::string> branch_ids(const store::Context& ctx, const BranchOptions& o) {
   if (o.count < 1 || o.count > kMaxBranches)
     fail("--count " + std::to_string(o.count) + ": out of range 1.." + std::to_string(kMaxBranches));
   std::vector<std::string> ids;
   for (uint32_t i = 1; i <= o.count; i++) {
-    std::string id = o.name.empty()   ? generate_id()
+    std::string id = o.name.empty()   ? store::generate_id()
                      : o.count == 1 ? o.name
                                     : o.name + "-" + std::to_string(i);
-    validate_id(id);
-    if (fs::exists(sandbox_paths(ctx.root, id).dir))
+    store::validate_id(id);
+    if (fs::exists(store::sandbox_paths(ctx.root, id).dir))
       fail("sandbox " + id + " already exists", "pick another --name, or 'space destroy " + id + "'");
     ids.push_back(id);
   }
@@ -59,10 +59,10 @@ std::vector<std::string> branch_ids(const Context& ctx, const BranchOptions& o) 
 // A subvolume snapshot would do the same, but each one commits a btrfs transaction (about 4 ms
 // on this host's loop-mounted store, serialised: 40 ms for 10), while creating an empty
 // subvolume and reflinking files does not (about 0.1 ms per branch).
-void clone_source(const SandboxPaths& src, const SandboxPaths& bp) {
+void clone_source(const store::SandboxPaths& src, const store::SandboxPaths& bp) {
   struct stat st {};
   if (::stat(src.dir.c_str(), &st) != 0) throw_errno("stat " + src.dir);
-  btrfs::create_subvolume(bp.dir, st.st_mode & 07777);
+  store::btrfs::create_subvolume(bp.dir, st.st_mode & 07777);
   auto in_dir = [&](const std::string& path) { return path.substr(src.dir.size() + 1); };
   const std::string checkpoint = in_dir(checkpoint_dir(src));
   const std::vector<std::string> left_out = {checkpoint, checkpoint + ".tmp",
@@ -73,47 +73,47 @@ void clone_source(const SandboxPaths& src, const SandboxPaths& bp) {
       return std::find(left_out.begin(), left_out.end(), rel) != left_out.end();
     });
   } catch (...) {
-    remove_store_tree(bp.dir);
+    store::remove_store_tree(bp.dir);
     throw;
   }
 }
 
 // Turns a fresh clone of the source into sandbox `b` (paths bp): its own config and a
 // "creating" record.
-void prepare_branch(const SandboxPaths& bp, const SandboxState& src, SandboxState& b) {
-  VmConfig cfg = load_vm_config(bp.config);
+void prepare_branch(const store::SandboxPaths& bp, const store::SandboxState& src, store::SandboxState& b) {
+  store::VmConfig cfg = store::load_vm_config(bp.config);
   cfg.id = b.id;
   cfg.rootfs = bp.rootfs;
-  save_vm_config(bp.config, cfg, fs::Sync::Volatile);
+  store::save_vm_config(bp.config, cfg, fs::Sync::Volatile);
   b.status = "creating";
-  b.created = rfc3339_now();
+  b.created = store::rfc3339_now();
   b.template_name = src.template_name;
   b.parent = src.id;
   b.vcpus = src.vcpus;
   b.memory_mib = src.memory_mib;
   b.annotations = src.annotations;
-  write_state(bp.state, b, fs::Sync::Volatile);
+  store::write_state(bp.state, b, fs::Sync::Volatile);
   check_socket_paths(bp);
   make_run_dir(bp);
 }
 
 }  // namespace
 
-std::vector<SandboxState> branch_sandbox(const Context& ctx, const std::string& id,
+std::vector<store::SandboxState> branch_sandbox(const store::Context& ctx, const std::string& id,
                                          const BranchOptions& opts) {
-  std::vector<SandboxPaths> made;  // subvolumes created so far, removed on failure
+  std::vector<store::SandboxPaths> made;  // subvolumes created so far, removed on failure
   std::vector<proc::ProcessRef> vmms;  // branch VMMs (children of the source's), killed on failure
   try {
     proc::SignalGuard sig;
     std::vector<std::string> ids = branch_ids(ctx, opts);
-    std::vector<SandboxState> out;
+    std::vector<store::SandboxState> out;
     LockedSandbox s = lock_sandbox(ctx, id);
     if (s.observed != "running" && s.observed != "paused") wrong_status(s, "branch");
-    if (!btrfs::is_subvolume(s.p.dir))
+    if (!store::btrfs::is_subvolume(s.p.dir))
       fail("sandbox " + id + " was made before the btrfs store and cannot be branched",
            "checkpoint it and make a new sandbox, or recreate it");
     const bool was_running = s.observed == "running";
-    std::vector<SandboxLock> locks;
+    std::vector<store::SandboxLock> locks;
     using Clock = std::chrono::steady_clock;
     auto t0 = Clock::now();
     auto ms = [](Clock::time_point a, Clock::time_point b) {
@@ -128,11 +128,11 @@ std::vector<SandboxState> branch_sandbox(const Context& ctx, const std::string& 
       t_paused = Clock::now();
       json::Value targets = json::Value::array();
       for (const auto& bid : ids) {
-        SandboxPaths bp = sandbox_paths(ctx.root, bid);
+        store::SandboxPaths bp = store::sandbox_paths(ctx.root, bid);
         clone_source(s.p, bp);
         made.push_back(bp);
         locks.emplace_back(bp.lock);
-        SandboxState b;
+        store::SandboxState b;
         b.id = bid;
         prepare_branch(bp, s.st, b);
         out.push_back(b);
@@ -161,7 +161,7 @@ std::vector<SandboxState> branch_sandbox(const Context& ctx, const std::string& 
         else
           fail("the VMM of branch " + out[i].id + " exited at once", "see " + made[i].vmm_log);
         out[i].status = "running";
-        write_state(made[i].state, out[i], fs::Sync::Volatile);
+        store::write_state(made[i].state, out[i], fs::Sync::Volatile);
       }
     } catch (...) {
       try {
@@ -190,7 +190,7 @@ std::vector<SandboxState> branch_sandbox(const Context& ctx, const std::string& 
     for (const auto& bp : made) {
       try {
         fs::remove_tree(bp.run_dir);
-        remove_store_tree(bp.dir);
+        store::remove_store_tree(bp.dir);
       } catch (const Error& cleanup) {
         log::error("branch " + id + ": cleanup failed: " + cleanup.what());
       }

@@ -7,19 +7,19 @@
 // one fork, one wait on the ready pipe; its phases are logged at debug level.
 #include <cerrno>
 
-#include "core/config.h"
+#include "store/config.h"
 #include "core/launcher.h"
 #include "core/sandbox.h"
-#include "core/store.h"
+#include "store/store.h"
 #include "core/template.h"
-#include "core/vm_config.h"
-#include "core/btrfs.h"
+#include "store/vm_config.h"
+#include "store/btrfs.h"
 #include "cred/paths.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/log.h"
 #include "util/process.h"
-#include "vmm/phase_log.h"
+#include "util/phase_log.h"
 
 namespace space::core {
 
@@ -32,11 +32,11 @@ struct Source {
   std::optional<BootSpec> boot;  // set for a cold boot
 };
 
-Source choose_source(const HostConfig& hc, const CreateOptions& o) {
+Source choose_source(const store::HostConfig& hc, const CreateOptions& o) {
   bool boot_flags = o.vcpus || o.memory_mib || !o.kernel.empty() || !o.rootfs.empty();
   Source s;
   if (!o.template_name.empty()) {
-    validate_id(o.template_name, "template name");
+    store::validate_id(o.template_name, "template name");
     if (o.cold) fail("--cold and --template exclude each other", "pass one of them");
     if (boot_flags)
       fail("--cpus, --memory, --kernel and --rootfs are cold-boot settings; the template fixes them",
@@ -50,11 +50,11 @@ Source choose_source(const HostConfig& hc, const CreateOptions& o) {
 }
 
 // Snapshots template `name` to the new sandbox directory; false if there is no such template.
-bool snapshot_template(const StorePaths& sp, const std::string& name, const SandboxPaths& p,
+bool snapshot_template(const store::StorePaths& sp, const std::string& name, const store::SandboxPaths& p,
                        const std::string& id) {
   std::string src = sp.templates + "/" + name;
   try {
-    btrfs::snapshot(src, p.dir);
+    store::btrfs::snapshot(src, p.dir);
     return true;
   } catch (Error& e) {
     if (e.err() == EEXIST) fail("already exists", "space destroy " + id);
@@ -65,10 +65,10 @@ bool snapshot_template(const StorePaths& sp, const std::string& name, const Sand
 
 // Everything after the sandbox directory exists: config, run directory, VMM, state. The VMM
 // child is handed out through `vmm` so that the caller's cleanup can kill it.
-void start(const Context& ctx, const SandboxPaths& p, SandboxState& st, const Source& src,
+void start(const store::Context& ctx, const store::SandboxPaths& p, store::SandboxState& st, const Source& src,
            const std::string& template_dir, proc::SignalGuard& sig,
            std::optional<proc::Child>& vmm, PhaseLog& ph) {
-  VmConfig cfg{st.id, 0, 0, "", p.rootfs, ""};
+  store::VmConfig cfg{st.id, 0, 0, "", p.rootfs, ""};
   try {
     cfg.cred_dir = cred::cred_dir_for_root(ctx.root);  // where guest requests for secrets go
   } catch (const Error& e) {
@@ -98,7 +98,7 @@ void start(const Context& ctx, const SandboxPaths& p, SandboxState& st, const So
   // Every write here is atomic but not fsync'ed: what they describe is a live VMM, which a power
   // cut ends anyway (a sandbox is then "stopped" whatever its record says), and on the loopback
   // store each fsync costs a flush of the host disk (about 13 ms here, twice per write).
-  save_vm_config(p.config, cfg, fs::Sync::Volatile);
+  store::save_vm_config(p.config, cfg, fs::Sync::Volatile);
   make_run_dir(p);
   ph.mark("config");
 
@@ -109,7 +109,7 @@ void start(const Context& ctx, const SandboxPaths& p, SandboxState& st, const So
   st.pid_start_time = proc::start_time(st.pid).value_or(0);
   ph.mark("spawn");
   // "creating" with the pid, so destroy can find the VMM if we die before the end.
-  write_state(p.state, st, fs::Sync::Volatile);
+  store::write_state(p.state, st, fs::Sync::Volatile);
   ph.mark("state");
   try {
     wait_started(*vmm, launch.ready, p, /*guest=*/src.boot.has_value(), sig, timeout_s);
@@ -124,25 +124,25 @@ void start(const Context& ctx, const SandboxPaths& p, SandboxState& st, const So
   }
   ph.mark(src.boot ? "boot" : "vmm ready");
   st.status = "running";
-  write_state(p.state, st, fs::Sync::Volatile);
+  store::write_state(p.state, st, fs::Sync::Volatile);
   ph.mark("state");
 }
 
 }  // namespace
 
-SandboxState create_sandbox(const Context& ctx, const CreateOptions& opts) {
+store::SandboxState create_sandbox(const store::Context& ctx, const CreateOptions& opts) {
   PhaseLog ph;
   proc::SignalGuard sig;  // outermost: cleanup below runs before a signal can end the process
-  std::string id = opts.id.empty() ? generate_id() : opts.id;
-  validate_id(id);
-  SandboxPaths p = sandbox_paths(ctx.root, id);
+  std::string id = opts.id.empty() ? store::generate_id() : opts.id;
+  store::validate_id(id);
+  store::SandboxPaths p = store::sandbox_paths(ctx.root, id);
   try {
     check_socket_paths(p);
-    HostConfig hc = load_host_config(ctx.root);
+    store::HostConfig hc = store::load_host_config(ctx.root);
     Source src = choose_source(hc, opts);
     if (src.template_name.empty())
       src.boot = resolve_boot_spec(hc, opts.vcpus, opts.memory_mib, opts.kernel, opts.rootfs);
-    StorePaths sp = ensure_store(ctx, StoreUse::Create);
+    store::StorePaths sp = store::ensure_store(ctx, store::StoreUse::Create);
     ph.mark("store");
     if (!src.template_name.empty() && !snapshot_template(sp, src.template_name, p, id)) {
       std::string build = "space template build " + src.template_name;
@@ -155,7 +155,7 @@ SandboxState create_sandbox(const Context& ctx, const CreateOptions& opts) {
     }
     if (src.boot) {
       try {
-        btrfs::create_subvolume(p.dir);
+        store::btrfs::create_subvolume(p.dir);
       } catch (const Error& e) {
         if (e.err() == EEXIST) fail("already exists", "space destroy " + id);
         throw;
@@ -163,23 +163,23 @@ SandboxState create_sandbox(const Context& ctx, const CreateOptions& opts) {
     }
     ph.mark(src.boot ? "subvolume" : "snapshot");
 
-    SandboxState st;
+    store::SandboxState st;
     st.id = id;
     st.status = "creating";
-    st.created = rfc3339_now();
+    st.created = store::rfc3339_now();
     st.template_name = src.template_name;
     std::optional<proc::Child> vmm;
     auto undo = [&] {
       vmm.reset();  // SIGKILL + reap
       try {
         fs::remove_tree(p.run_dir);
-        remove_store_tree(p.dir);
+        store::remove_store_tree(p.dir);
       } catch (const Error& cleanup) {
         log::error("create " + id + ": cleanup failed: " + cleanup.what());
       }
     };
     try {
-      SandboxLock lock(p.lock);
+      store::SandboxLock lock(p.lock);
       start(ctx, p, st, src, sp.templates + "/" + src.template_name, sig, vmm, ph);
       vmm->release();  // the sandbox is running: the VMM outlives us
       log::debug("create " + id + ": " + ph.summary());

@@ -8,7 +8,7 @@
 
 #include "core/control_client.h"
 #include "core/sandbox.h"
-#include "core/store.h"
+#include "store/store.h"
 #include "cred/hooks.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -23,12 +23,12 @@ constexpr int kPoliteStopMs = 5000;
 constexpr int kKillWaitMs = 10000;
 }  // namespace
 
-void require_sandbox(const SandboxPaths& p, const std::string& id) {
+void require_sandbox(const store::SandboxPaths& p, const std::string& id) {
   if (!fs::exists(p.state))
     throw Error("sandbox " + id + " does not exist", ENOENT, "'space list' shows the sandboxes");
 }
 
-void stop_vmm(const SandboxState& st, const SandboxPaths& p, int polite_ms) {
+void stop_vmm(const store::SandboxState& st, const store::SandboxPaths& p, int polite_ms) {
   auto vmm = proc::ProcessRef::open(st.pid, st.pid_start_time);
   if (!vmm) return;
   if (polite_ms > 0) {
@@ -49,12 +49,12 @@ void stop_vmm(const SandboxState& st, const SandboxPaths& p, int polite_ms) {
          "check 'ps -o stat,wchan -p " + std::to_string(st.pid) + "' (stuck in the kernel?)");
 }
 
-void destroy_sandbox(const Context& ctx, const std::string& id, bool force) {
-  SandboxPaths p = sandbox_paths(ctx.root, id);
-  ensure_store(ctx, StoreUse::Existing);  // after a reboot: mount the image to see the sandbox
+void destroy_sandbox(const store::Context& ctx, const std::string& id, bool force) {
+  store::SandboxPaths p = store::sandbox_paths(ctx.root, id);
+  store::ensure_store(ctx, store::StoreUse::Existing);  // after a reboot: mount the image to see the sandbox
   if (!fs::is_dir(p.dir)) require_sandbox(p, id);  // throws: no directory, no state
   try {
-    std::optional<SandboxLock> lock;
+    std::optional<store::SandboxLock> lock;
     try {
       lock.emplace(p.lock, /*nonblocking=*/true);
       if (!lock->held()) {
@@ -66,10 +66,10 @@ void destroy_sandbox(const Context& ctx, const std::string& id, bool force) {
       if (e.err() == ENOENT) require_sandbox(p, id);  // removed while we looked
       throw;
     }
-    std::optional<SandboxState> st;
+    std::optional<store::SandboxState> st;
     if (fs::exists(p.state)) {
       try {
-        st = read_state(p.state);
+        st = store::read_state(p.state);
       } catch (Error& e) {
         if (!force) throw e.set_hint("'space destroy --force " + id + "' removes it anyway");
         log::warn("destroy " + id + ": " + e.what() + "; removing it anyway (--force)");
@@ -79,7 +79,7 @@ void destroy_sandbox(const Context& ctx, const std::string& id, bool force) {
     if (st) stop_vmm(*st, p, force ? 0 : kPoliteStopMs);
     // A directory without state.json is the remains of an interrupted create: remove it too.
     fs::remove_tree(p.run_dir);
-    remove_store_tree(p.dir);
+    store::remove_store_tree(p.dir);
   } catch (Error& e) {
     e.add_context("destroy sandbox " + id);
     throw;

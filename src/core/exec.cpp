@@ -24,10 +24,10 @@ int64_t us_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration_cast<std::chrono::microseconds>(d).count();
 }
 
-void require_running(const SandboxPaths& p, const std::string& id) {
+void require_running(const store::SandboxPaths& p, const std::string& id) {
   require_sandbox(p, id);
-  SandboxState st = read_state(p.state);
-  std::string status = observed_status(st);
+  store::SandboxState st = store::read_state(p.state);
+  std::string status = store::observed_status(st);
   if (status == "running") return;
   if (status == "paused" || status == "checkpointed")
     fail("sandbox " + id + " is " + status + ", not running", "space resume " + id);
@@ -37,7 +37,7 @@ void require_running(const SandboxPaths& p, const std::string& id) {
 
 // Dial + handshake errors, explained in terms of the sandbox.
 [[noreturn]] void explain_connect_error(const Error& e, const std::string& id,
-                                       const SandboxPaths& p) {
+                                       const store::SandboxPaths& p) {
   if (e.err() == ENOENT || e.err() == ECONNREFUSED)
     throw Error("sandbox " + id + " is not running (its VMM does not answer): " + e.what(),
                 e.err(), "'space state " + id + "' shows its status");
@@ -73,12 +73,12 @@ proto::ExecRequest make_exec_request(const ExecOptions& opts, const StdioFds& io
   return req;
 }
 
-ExecResult exec_in_sandbox(const Context& ctx, const std::string& id, const ExecOptions& opts,
+ExecResult exec_in_sandbox(const store::Context& ctx, const std::string& id, const ExecOptions& opts,
                            const StdioFds& io) {
   const auto t0 = std::chrono::steady_clock::now();
   if (opts.argv.empty() || opts.argv[0].empty())
     fail("no command given", "space exec ID -- CMD [ARG...]");
-  SandboxPaths p = sandbox_paths(ctx.root, id);
+  store::SandboxPaths p = store::sandbox_paths(ctx.root, id);
   require_running(p, id);
   proc::SignalGuard sig({SIGWINCH});
   try {

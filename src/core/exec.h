@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/context.h"
+#include "store/context.h"
 #include "core/sandbox.h"
 #include "proto/exec.h"
 
@@ -54,7 +54,7 @@ struct ExecResult {
 // Runs opts.argv in running sandbox `id` with `io` as its stdio. Throws Error (exit 125) if the
 // sandbox does not exist or is not running, or the guest cannot be reached or breaks the
 // protocol; a command that cannot start is a result (126/127), not an error.
-ExecResult exec_in_sandbox(const Context& ctx, const std::string& id, const ExecOptions& opts,
+ExecResult exec_in_sandbox(const store::Context& ctx, const std::string& id, const ExecOptions& opts,
                            const StdioFds& io = {});
 
 // The Exec request for `opts`, with the window size and TERM of the caller's terminal (`io`).
@@ -70,7 +70,7 @@ struct RunOptions {
 
 // Creates a sandbox, runs the command in it and destroys it, also when the exec fails or a
 // signal arrives (the signal is forwarded first). Returns the exec's result.
-ExecResult run_sandbox(const Context& ctx, const RunOptions& opts, const StdioFds& io = {});
+ExecResult run_sandbox(const store::Context& ctx, const RunOptions& opts, const StdioFds& io = {});
 
 // What to tell the user about `r` on stderr ("" if the command ran and ended by itself), e.g.
 // "exec nosuch: No such file or directory" or "timed out after 5 s: killed".

@@ -6,7 +6,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 
-#include "core/config.h"
+#include "store/config.h"
 #include "core/template.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -31,7 +31,7 @@ void check_kvm(HostReport& r) {
       {"immediate_exit", KVM_CAP_IMMEDIATE_EXIT}, {"adjust_clock", KVM_CAP_ADJUST_CLOCK},
   };
   try {
-    Kvm kvm(r.kvm_device);
+    vmm::Kvm kvm(r.kvm_device);
     r.kvm_ok = true;
     r.api_version = ::ioctl(kvm.fd(), KVM_GET_API_VERSION, 0);
     for (auto& [name, cap] : caps) r.extensions.emplace_back(name, kvm.check_extension(cap));
@@ -47,20 +47,20 @@ void check_kvm(HostReport& r) {
 
 }  // namespace
 
-HostReport check_host(const Context& ctx) {
+HostReport check_host(const store::Context& ctx) {
   HostReport r;
-  HostKind kind = detect_host();
-  r.host = host_kind_name(kind);
+  vmm::HostKind kind = vmm::detect_host();
+  r.host = vmm::host_kind_name(kind);
   check_kvm(r);
 
-  HostConfig hc;
+  store::HostConfig hc;
   try {
-    hc = load_host_config(ctx.root);
+    hc = store::load_host_config(ctx.root);
   } catch (const Error& e) {
     r.problems.push_back(e.what());
   }
-  r.kernel = resolve_kernel(hc, "");
-  r.rootfs = resolve_rootfs(hc, "");
+  r.kernel = store::resolve_kernel(hc, "");
+  r.rootfs = store::resolve_rootfs(hc, "");
   r.kernel_present = is_regular(r.kernel);
   r.rootfs_present = is_regular(r.rootfs);
   if (!r.kernel_present)
@@ -71,7 +71,7 @@ HostReport check_host(const Context& ctx) {
                          " (run scripts/install.sh, or set [defaults] rootfs in config.toml)");
 
   r.root = fs::absolute(ctx.root);
-  r.store = store_status(ctx, hc.store_size_gib);
+  r.store = store::store_status(ctx, hc.store_size_gib);
   if (r.store.kind == "loopback" && !r.store.image_exists && proc::find_program("mkfs.btrfs").empty())
     r.problems.push_back("the root is not on btrfs and mkfs.btrfs is missing, so the loopback store "
                          "cannot be made (apt-get install btrfs-progs)");
@@ -89,9 +89,9 @@ HostReport check_host(const Context& ctx) {
       r.problems.push_back(std::string(e.what()) + " (" + e.hint() + ")");
     }
   }
-  if (kind == HostKind::Pvm)
+  if (kind == vmm::HostKind::Pvm)
     r.notes.push_back("PVM host: 1 vCPU recommended (SMP not working under PVM)");
-  if (kind == HostKind::Unknown)
+  if (kind == vmm::HostKind::Unknown)
     r.notes.push_back("no vmx/svm CPU flags and no kvm_pvm module: KVM may be unusable or slow");
   return r;
 }
@@ -120,7 +120,7 @@ json::Value host_report_json(const HostReport& r) {
   root.set("path", r.root);
   root.set("btrfs", r.store.kind == "btrfs-root");
   v.set("root", std::move(root));
-  v.set("store", store_status_json(r.store));
+  v.set("store", store::store_status_json(r.store));
   json::Value tmpl = json::Value::object();
   tmpl.set("name", r.default_template);
   tmpl.set("present", r.default_template_present);
@@ -153,7 +153,7 @@ std::string host_report_text(const HostReport& r) {
   line("kernel", r.kernel + (r.kernel_present ? "" : " (missing)"));
   line("rootfs", r.rootfs + (r.rootfs_present ? "" : " (missing)"));
   line("root", r.root + (r.store.kind == "btrfs-root" ? " (btrfs)" : " (not btrfs)"));
-  line("store", store_status_text(r.store));
+  line("store", store::store_status_text(r.store));
   line("template", r.default_template + (r.default_template_present ? "" : " (missing)"));
   for (auto& n : r.notes) line("note", n);
   for (auto& p : r.problems) line("problem", p);

@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/context.h"
-#include "core/store.h"
+#include "store/context.h"
+#include "store/store.h"
 #include "util/json.h"
 
 namespace space::core {
@@ -22,7 +22,7 @@ struct HostReport {
   std::string kernel, rootfs;         // the paths create would use
   bool kernel_present = false, rootfs_present = false;
   std::string root;                   // absolute root directory
-  StoreStatus store;                  // which store case applies, and its state
+  store::StoreStatus store;                  // which store case applies, and its state
   std::string default_template;       // config.toml [defaults] template, else "default"
   bool default_template_present = false;
   std::string default_template_problem;  // why create cannot restore it; "" when it can
@@ -32,7 +32,7 @@ struct HostReport {
 };
 
 // Inspects the host. Never throws for a host problem: those go to `problems`.
-HostReport check_host(const Context& ctx);
+HostReport check_host(const store::Context& ctx);
 // The report as JSON (for --format json) and as aligned text lines.
 json::Value host_report_json(const HostReport& r);
 std::string host_report_text(const HostReport& r);

@@ -42,40 +42,40 @@ void require_file(const std::string& what, const std::string& path, const std::s
 
 }  // namespace
 
-BootSpec resolve_boot_spec(const HostConfig& hc, std::optional<uint32_t> vcpus,
+BootSpec resolve_boot_spec(const store::HostConfig& hc, std::optional<uint32_t> vcpus,
                            std::optional<uint32_t> memory_mib, const std::string& kernel_flag,
                            const std::string& rootfs_flag) {
   BootSpec b;
   b.vcpus = vcpus.value_or(hc.cpus.value_or(1));
   b.memory_mib = memory_mib.value_or(hc.memory_mib.value_or(256));
-  if (b.vcpus < 1 || b.vcpus > kMaxCpus)
-    fail("--cpus " + std::to_string(b.vcpus) + ": out of range 1.." + std::to_string(kMaxCpus));
-  if (b.memory_mib < kMinMemoryMib || b.memory_mib > kMaxMemoryMib)
+  if (b.vcpus < 1 || b.vcpus > store::kMaxCpus)
+    fail("--cpus " + std::to_string(b.vcpus) + ": out of range 1.." + std::to_string(store::kMaxCpus));
+  if (b.memory_mib < store::kMinMemoryMib || b.memory_mib > store::kMaxMemoryMib)
     fail("--memory " + std::to_string(b.memory_mib) + ": out of range " +
-         std::to_string(kMinMemoryMib) + ".." + std::to_string(kMaxMemoryMib) + " MiB");
-  b.kernel = resolve_kernel(hc, kernel_flag);
-  b.rootfs_image = resolve_rootfs(hc, rootfs_flag);
+         std::to_string(store::kMinMemoryMib) + ".." + std::to_string(store::kMaxMemoryMib) + " MiB");
+  b.kernel = store::resolve_kernel(hc, kernel_flag);
+  b.rootfs_image = store::resolve_rootfs(hc, rootfs_flag);
   require_file("kernel", b.kernel, "--kernel");
   require_file("rootfs image", b.rootfs_image, "--rootfs");
-  if (b.vcpus > 1 && detect_host() == HostKind::Pvm)
+  if (b.vcpus > 1 && vmm::detect_host() == vmm::HostKind::Pvm)
     log::warn("this is a PVM host, where guests with more than 1 vCPU do not boot yet");
   return b;
 }
 
-void check_socket_paths(const SandboxPaths& p) {
+void check_socket_paths(const store::SandboxPaths& p) {
   // The VMM binds <run_dir>/vsock.sock_<port> (port up to 10 digits); sun_path needs a NUL.
   if (p.vsock_sock.size() + 11 >= sizeof(sockaddr_un{}.sun_path))
     fail("socket paths under " + p.run_dir + " would be too long",
          "set SPACE_RUN_DIR to a shorter directory");
 }
 
-void make_run_dir(const SandboxPaths& p) {
+void make_run_dir(const store::SandboxPaths& p) {
   fs::remove_tree(p.run_dir);
-  fs::mkdir_p(run_base(), 0700);
+  fs::mkdir_p(store::run_base(), 0700);
   if (::mkdir(p.run_dir.c_str(), 0700) != 0) throw_errno("mkdir " + p.run_dir);
 }
 
-VmmLaunch spawn_vmm(const Context& ctx, const SandboxPaths& p, const std::string& id,
+VmmLaunch spawn_vmm(const store::Context& ctx, const store::SandboxPaths& p, const std::string& id,
                     const VmmMode& mode) {
   Pipe pipe = Pipe::make();
   std::vector<std::string> argv = {"/proc/self/exe", "--root",       fs::absolute(ctx.root),
@@ -92,7 +92,7 @@ VmmLaunch spawn_vmm(const Context& ctx, const SandboxPaths& p, const std::string
   return VmmLaunch{std::move(child), std::move(pipe.read)};
 }
 
-void wait_started(proc::Child& vmm, const Fd& ready, const SandboxPaths& p, bool guest,
+void wait_started(proc::Child& vmm, const Fd& ready, const store::SandboxPaths& p, bool guest,
                   proc::SignalGuard& sig, int timeout_s) {
   auto dl = net::Deadline::after_ms(int64_t{timeout_s} * 1000);
   dl.cancel_on(sig.fd());
@@ -126,7 +126,7 @@ void wait_vmm_ready(const Fd& ready, const net::Deadline& dl) {
   fail("the VMM sent an unexpected ready line: \"" + *line + "\"");
 }
 
-proto::HelloReply wait_guest_ready(const SandboxPaths& p, const net::Deadline& dl) {
+proto::HelloReply wait_guest_ready(const store::SandboxPaths& p, const net::Deadline& dl) {
   std::string last = "no attempt made";
   for (int attempt = 1;; attempt++) {
     try {
@@ -150,7 +150,7 @@ proto::HelloReply wait_guest_ready(const SandboxPaths& p, const net::Deadline& d
   }
 }
 
-std::string log_tails(const SandboxPaths& p) {
+std::string log_tails(const store::SandboxPaths& p) {
   std::string out;
   if (std::string t = fs::tail_lines(p.vmm_log, 10); !t.empty())
     out += "\n--- vmm.log (last lines) ---\n" + t;

@@ -9,9 +9,9 @@
 #include <optional>
 #include <string>
 
-#include "core/config.h"
-#include "core/context.h"
-#include "core/paths.h"
+#include "store/config.h"
+#include "store/context.h"
+#include "store/paths.h"
 #include "proto/agent.h"
 #include "util/fd.h"
 #include "util/process.h"
@@ -25,7 +25,7 @@ struct BootSpec {
   std::string kernel, rootfs_image;  // absolute; both exist
 };
 // Resolves and checks a BootSpec (ranges; kernel and image are regular files). Throws with a hint.
-BootSpec resolve_boot_spec(const HostConfig& hc, std::optional<uint32_t> vcpus,
+BootSpec resolve_boot_spec(const store::HostConfig& hc, std::optional<uint32_t> vcpus,
                            std::optional<uint32_t> memory_mib, const std::string& kernel_flag,
                            const std::string& rootfs_flag);
 
@@ -43,25 +43,25 @@ struct VmmLaunch {
 };
 
 // Throws unless the VMM's socket paths under p.run_dir fit in sun_path.
-void check_socket_paths(const SandboxPaths& p);
+void check_socket_paths(const store::SandboxPaths& p);
 // Makes p.run_dir afresh: a stale one left by a crashed VMM of the same name is removed first.
-void make_run_dir(const SandboxPaths& p);
+void make_run_dir(const store::SandboxPaths& p);
 // Starts the VMM for `id`; its stdout and stderr go to p.vmm_log.
-VmmLaunch spawn_vmm(const Context& ctx, const SandboxPaths& p, const std::string& id,
+VmmLaunch spawn_vmm(const store::Context& ctx, const store::SandboxPaths& p, const std::string& id,
                     const VmmMode& mode = {});
 // Waits for a spawned VMM (`vmm`, with the ready pipe `ready`): its ready line, then, when `guest`, guest-init's handshake; at most
 // `timeout_s` seconds. A signal pending on `sig` or the VMM's exit ends the wait with an Error
 // saying which; on the deadline the error names the timeout.
-void wait_started(proc::Child& vmm, const Fd& ready, const SandboxPaths& p, bool guest,
+void wait_started(proc::Child& vmm, const Fd& ready, const store::SandboxPaths& p, bool guest,
                   proc::SignalGuard& sig, int timeout_s);
 // Reads the VMM's ready line. Throws with the VMM's own message, or if it exits without one.
 void wait_vmm_ready(const Fd& ready, const net::Deadline& dl);
 // Dials guest-init through vsock.sock and does the handshake, redialing every 100 ms while the
 // guest boots. Throws on deadline (naming the last failure) or on a non-retryable error.
-proto::HelloReply wait_guest_ready(const SandboxPaths& p, const net::Deadline& dl);
+proto::HelloReply wait_guest_ready(const store::SandboxPaths& p, const net::Deadline& dl);
 // The last lines of vmm.log and console.log, to append to a failed start's message before the
 // directory is deleted; "" when both are empty.
-std::string log_tails(const SandboxPaths& p);
+std::string log_tails(const store::SandboxPaths& p);
 // Seconds to wait for a boot: $SPACE_BOOT_TIMEOUT, default 300. Throws if it is not a positive integer.
 int boot_timeout_seconds();
 

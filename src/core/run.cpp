@@ -15,11 +15,11 @@ namespace {
 constexpr int kRunGiveUpMs = 10'000;
 }  // namespace
 
-ExecResult run_sandbox(const Context& ctx, const RunOptions& opts, const StdioFds& io) {
+ExecResult run_sandbox(const store::Context& ctx, const RunOptions& opts, const StdioFds& io) {
   proc::SignalGuard sig;
   CreateOptions copts = opts.create;
-  if (copts.id.empty()) copts.id = generate_id();
-  SandboxState st = create_sandbox(ctx, copts);
+  if (copts.id.empty()) copts.id = store::generate_id();
+  store::SandboxState st = create_sandbox(ctx, copts);
   ExecOptions eopts = opts.exec;
   if (!eopts.give_up_after_signal_ms) eopts.give_up_after_signal_ms = kRunGiveUpMs;
   ExecResult result;

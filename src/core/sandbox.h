@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "core/context.h"
-#include "core/paths.h"
-#include "core/state.h"
+#include "store/context.h"
+#include "store/paths.h"
+#include "store/state.h"
 
 namespace space::core {
 
@@ -29,21 +29,21 @@ struct CreateOptions {
 // returns once the restored VMM runs. Cold (or when the implicit default template is missing,
 // with a warning): boots and returns once guest-init has answered the agent handshake. Waits
 // at most $SPACE_BOOT_TIMEOUT seconds (default 300).
-SandboxState create_sandbox(const Context& ctx, const CreateOptions& opts);
+store::SandboxState create_sandbox(const store::Context& ctx, const CreateOptions& opts);
 // Stops the sandbox's VMM if it runs (politely over control.sock unless `force`, then SIGKILL)
 // and removes its run directory and its subvolume (or plain directory, for sandboxes made
 // before the btrfs store). Throws if the id does not exist.
-void destroy_sandbox(const Context& ctx, const std::string& id, bool force);
+void destroy_sandbox(const store::Context& ctx, const std::string& id, bool force);
 // Every sandbox under the root with its observed status, sorted by creation time then id.
 // Unreadable entries are skipped with a warning in the log.
-std::vector<SandboxState> list_sandboxes(const Context& ctx);
+std::vector<store::SandboxState> list_sandboxes(const store::Context& ctx);
 // One sandbox's state with its observed status. Throws if the id does not exist.
-SandboxState sandbox_state(const Context& ctx, const std::string& id);
+store::SandboxState sandbox_state(const store::Context& ctx, const std::string& id);
 
 // Ends the VMM that `st` records, if that exact process still runs: a "stop" request on
 // control.sock first (skipped when polite_ms is 0), then SIGKILL. Returns once it is gone.
-void stop_vmm(const SandboxState& st, const SandboxPaths& p, int polite_ms);
+void stop_vmm(const store::SandboxState& st, const store::SandboxPaths& p, int polite_ms);
 // Throws the "sandbox <id> does not exist" error unless its directory has a state.json.
-void require_sandbox(const SandboxPaths& p, const std::string& id);
+void require_sandbox(const store::SandboxPaths& p, const std::string& id);
 
 }  // namespace space::core

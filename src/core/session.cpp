@@ -55,14 +55,14 @@ void swap_in(const std::string& tmp, const std::string& dir, const std::string& 
 
 }  // namespace
 
-SandboxState pause_sandbox(const Context& ctx, const std::string& id, int64_t* pause_us) {
+store::SandboxState pause_sandbox(const store::Context& ctx, const std::string& id, int64_t* pause_us) {
   try {
     LockedSandbox s = lock_sandbox(ctx, id);
     if (s.observed != "running") wrong_status(s, "pause");
     json::Value r = vmm_op(s.p, "pause", kPauseTimeoutMs);
     if (pause_us) *pause_us = r.at("pause_us").as_int();
     s.st.status = "paused";
-    write_state(s.p.state, s.st, fs::Sync::Volatile);
+    store::write_state(s.p.state, s.st, fs::Sync::Volatile);
     return s.st;
   } catch (Error& e) {
     e.add_context("pause sandbox " + id);
@@ -70,7 +70,7 @@ SandboxState pause_sandbox(const Context& ctx, const std::string& id, int64_t* p
   }
 }
 
-SandboxState resume_sandbox(const Context& ctx, const std::string& id, int64_t* resume_us) {
+store::SandboxState resume_sandbox(const store::Context& ctx, const std::string& id, int64_t* resume_us) {
   try {
     proc::SignalGuard sig;  // a restore is undone (VMM killed) rather than left half-made
     LockedSandbox s = lock_sandbox(ctx, id);
@@ -78,7 +78,7 @@ SandboxState resume_sandbox(const Context& ctx, const std::string& id, int64_t* 
       json::Value r = vmm_op(s.p, "resume", kPauseTimeoutMs);
       if (const json::Value* us = r.find("resume_us"); us && resume_us) *resume_us = us->as_int();
       s.st.status = "running";
-      write_state(s.p.state, s.st, fs::Sync::Volatile);
+      store::write_state(s.p.state, s.st, fs::Sync::Volatile);
       return s.st;
     }
     std::string ck = checkpoint_dir(s.p);
@@ -100,7 +100,7 @@ SandboxState resume_sandbox(const Context& ctx, const std::string& id, int64_t* 
   }
 }
 
-SandboxState checkpoint_sandbox(const Context& ctx, const std::string& id,
+store::SandboxState checkpoint_sandbox(const store::Context& ctx, const std::string& id,
                                 CheckpointStats* stats) {
   try {
     auto t0 = std::chrono::steady_clock::now();
@@ -139,7 +139,7 @@ SandboxState checkpoint_sandbox(const Context& ctx, const std::string& id,
     stop_vmm(s.st, s.p, kStopTimeoutMs);
     s.st.pid = 0;
     s.st.pid_start_time = 0;
-    write_state(s.p.state, s.st);
+    store::write_state(s.p.state, s.st);
     fs::remove_tree(s.p.run_dir);
     cred::revoke_sandbox_grants(ctx, id, "checkpoint", /*forget=*/false);
     cs.total_ms = ms_since(t0);

@@ -12,22 +12,22 @@
 #include <string>
 #include <vector>
 
-#include "core/context.h"
-#include "core/paths.h"
-#include "core/state.h"
+#include "store/context.h"
+#include "store/paths.h"
+#include "store/state.h"
 
 namespace space::core {
 
 // Parks every vCPU of a running sandbox; status becomes "paused". Throws (with a hint) if the
 // sandbox does not exist or is not running. Returns the new state; `pause_us` gets the VMM's
 // pause latency when non-null.
-SandboxState pause_sandbox(const Context& ctx, const std::string& id, int64_t* pause_us = nullptr);
+store::SandboxState pause_sandbox(const store::Context& ctx, const std::string& id, int64_t* pause_us = nullptr);
 
 // Continues a paused sandbox in its VMM, or restores a checkpointed one (or one whose VMM is
 // gone but which has a checkpoint) in a new VMM; status becomes "running". Throws if it is
 // already running or there is nothing to resume from. `resume_us`, when non-null, gets the VMM's
 // time to resume a paused VM (left alone for a restore).
-SandboxState resume_sandbox(const Context& ctx, const std::string& id, int64_t* resume_us = nullptr);
+store::SandboxState resume_sandbox(const store::Context& ctx, const std::string& id, int64_t* resume_us = nullptr);
 
 // Timings of a checkpoint, in milliseconds.
 struct CheckpointStats {
@@ -41,7 +41,7 @@ struct CheckpointStats {
 // Writes a consistent checkpoint of a running or paused sandbox into <dir>/checkpoint, then stops
 // its VMM; status becomes "checkpointed". On failure before the checkpoint is in place, the VMM
 // is left as it was (resumed if it was running) and the old checkpoint, if any, stays.
-SandboxState checkpoint_sandbox(const Context& ctx, const std::string& id,
+store::SandboxState checkpoint_sandbox(const store::Context& ctx, const std::string& id,
                                 CheckpointStats* stats = nullptr);
 
 struct BranchOptions {
@@ -52,10 +52,10 @@ struct BranchOptions {
 // Makes `count` new running sandboxes with the source's exact memory, CPU, device and disk
 // state; the source keeps its status (running or paused). All or nothing: on failure every
 // branch made so far is removed. Returns the branches' states in order.
-std::vector<SandboxState> branch_sandbox(const Context& ctx, const std::string& id,
+std::vector<store::SandboxState> branch_sandbox(const store::Context& ctx, const std::string& id,
                                          const BranchOptions& opts);
 
 // <dir>/checkpoint: where a sandbox's last checkpoint lives.
-std::string checkpoint_dir(const SandboxPaths& p);
+std::string checkpoint_dir(const store::SandboxPaths& p);
 
 }  // namespace space::core

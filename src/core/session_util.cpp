@@ -11,19 +11,19 @@
 #include "core/launcher.h"
 #include "core/sandbox.h"
 #include "core/session.h"
-#include "core/store.h"
+#include "store/store.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/log.h"
 
 namespace space::core {
 
-std::string checkpoint_dir(const SandboxPaths& p) { return p.dir + "/checkpoint"; }
+std::string checkpoint_dir(const store::SandboxPaths& p) { return p.dir + "/checkpoint"; }
 
-LockedSandbox lock_sandbox(const Context& ctx, const std::string& id) {
+LockedSandbox lock_sandbox(const store::Context& ctx, const std::string& id) {
   LockedSandbox s;
-  s.p = sandbox_paths(ctx.root, id);
-  ensure_store(ctx, StoreUse::Existing);
+  s.p = store::sandbox_paths(ctx.root, id);
+  store::ensure_store(ctx, store::StoreUse::Existing);
   require_sandbox(s.p, id);
   try {
     s.lock.emplace(s.p.lock, /*nonblocking=*/true);
@@ -37,8 +37,8 @@ LockedSandbox lock_sandbox(const Context& ctx, const std::string& id) {
     throw;
   }
   require_sandbox(s.p, id);
-  s.st = read_state(s.p.state);
-  s.observed = observed_status(s.st);
+  s.st = store::read_state(s.p.state);
+  s.observed = store::observed_status(s.st);
   return s;
 }
 
@@ -63,7 +63,7 @@ void wrong_status(const LockedSandbox& s, const std::string& verb) {
   fail("sandbox " + id + " is " + o + ": it cannot " + verb);
 }
 
-json::Value vmm_op(const SandboxPaths& p, const std::string& op, int timeout_ms,
+json::Value vmm_op(const store::SandboxPaths& p, const std::string& op, int timeout_ms,
                    json::Value extra) {
   extra.set("op", op);
   try {
@@ -74,7 +74,7 @@ json::Value vmm_op(const SandboxPaths& p, const std::string& op, int timeout_ms,
   }
 }
 
-proc::Child start_restored(const Context& ctx, const SandboxPaths& p, SandboxState& st,
+proc::Child start_restored(const store::Context& ctx, const store::SandboxPaths& p, store::SandboxState& st,
                            const std::string& restore_dir, proc::SignalGuard& sig) {
   check_socket_paths(p);
   make_run_dir(p);
@@ -88,11 +88,11 @@ proc::Child start_restored(const Context& ctx, const SandboxPaths& p, SandboxSta
   st.pid = launch.child.pid();
   st.pid_start_time = proc::start_time(st.pid).value_or(0);
   st.status = "running";
-  write_state(p.state, st, fs::Sync::Volatile);
+  store::write_state(p.state, st, fs::Sync::Volatile);
   return std::move(launch.child);
 }
 
-void replace_disk(const SandboxPaths& p, const std::string& image) {
+void replace_disk(const store::SandboxPaths& p, const std::string& image) {
   std::string tmp = p.rootfs + ".restore";
   ::unlink(tmp.c_str());
   fs::copy_file(image, tmp, 0600);

@@ -5,9 +5,9 @@
 #include <optional>
 #include <string>
 
-#include "core/context.h"
-#include "core/paths.h"
-#include "core/state.h"
+#include "store/context.h"
+#include "store/paths.h"
+#include "store/state.h"
 #include "util/json.h"
 #include "util/process.h"
 
@@ -15,31 +15,31 @@ namespace space::core {
 
 // A sandbox held under its SandboxLock, with its record and its status as observed now.
 struct LockedSandbox {
-  SandboxPaths p;
-  std::optional<SandboxLock> lock;
-  SandboxState st;
+  store::SandboxPaths p;
+  std::optional<store::SandboxLock> lock;
+  store::SandboxState st;
   std::string observed;
 };
 
 // Mounts the store if needed, checks that `id` exists, takes its lock (waiting, with a warning,
 // if another command holds it) and reads its state. Throws "sandbox <id> does not exist".
-LockedSandbox lock_sandbox(const Context& ctx, const std::string& id);
+LockedSandbox lock_sandbox(const store::Context& ctx, const std::string& id);
 
 // Throws the error for `verb` ("pause", "branch", ...) on a sandbox whose observed status does
 // not allow it, with a hint naming what does.
 [[noreturn]] void wrong_status(const LockedSandbox& s, const std::string& verb);
 
 // Sends {"op": op, ...extra} to the sandbox's VMM and returns the reply.
-json::Value vmm_op(const SandboxPaths& p, const std::string& op, int timeout_ms,
+json::Value vmm_op(const store::SandboxPaths& p, const std::string& op, int timeout_ms,
                    json::Value extra = json::Value::object());
 
 // Starts a VMM for sandbox `st.id` (files in p) restored from `restore_dir`, waits until it
 // runs, and records it (status running, pid) in `st` and state.json. The returned Child kills
 // the VMM if destroyed before release().
-proc::Child start_restored(const Context& ctx, const SandboxPaths& p, SandboxState& st,
+proc::Child start_restored(const store::Context& ctx, const store::SandboxPaths& p, store::SandboxState& st,
                            const std::string& restore_dir, proc::SignalGuard& sig);
 
 // Replaces p.rootfs with a copy (a reflink on btrfs) of `image`, atomically.
-void replace_disk(const SandboxPaths& p, const std::string& image);
+void replace_disk(const store::SandboxPaths& p, const std::string& image);
 
 }  // namespace space::core

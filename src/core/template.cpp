@@ -8,15 +8,15 @@
 
 #include <toml++/toml.h>
 
-#include "core/toml_fields.h"
+#include "store/toml_fields.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 
-#include "core/config.h"
-#include "core/paths.h"
-#include "core/store.h"
+#include "store/config.h"
+#include "store/paths.h"
+#include "store/store.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "vmm/snapshot.h"
@@ -70,7 +70,7 @@ std::string template_meta_to_toml(const TemplateMeta& m) {
 }
 
 TemplateMeta parse_template_meta(std::string_view text, const std::string& source) {
-  const TomlFields f{source, "rebuild the template with 'space template build --force NAME'"};
+  const store::TomlFields f{source, "rebuild the template with 'space template build --force NAME'"};
   toml::table doc;
   try {
     doc = toml::parse(text, source);
@@ -95,7 +95,7 @@ TemplateMeta parse_template_meta(std::string_view text, const std::string& sourc
     } else if (key == "name") {
       m.name = f.str(n, key);
       try {
-        validate_id(m.name, "template name");
+        store::validate_id(m.name, "template name");
       } catch (const Error& e) {
         f.bad(key, e.what());
       }
@@ -106,9 +106,9 @@ TemplateMeta parse_template_meta(std::string_view text, const std::string& sourc
     } else if (key == "snapshot_format") {
       m.snapshot_format = f.uint(n, key, 1, UINT32_MAX);
     } else if (key == "vcpus") {
-      m.vcpus = f.uint(n, key, 1, kMaxCpus);
+      m.vcpus = f.uint(n, key, 1, store::kMaxCpus);
     } else if (key == "memory_mib") {
-      m.memory_mib = f.uint(n, key, kMinMemoryMib, kMaxMemoryMib);
+      m.memory_mib = f.uint(n, key, store::kMinMemoryMib, store::kMaxMemoryMib);
     } else if (key == "kernel" || key == "rootfs") {
       std::string v = f.str(n, key);
       if (v[0] != '/') f.bad(key, "expected an absolute path");
@@ -124,9 +124,9 @@ void check_restorable(const TemplateMeta& m, const std::string& name) {
   std::string hint = "rebuild it: space template build --force " + name;
   if (m.name != name)
     fail("template " + name + " says it is named \"" + m.name + "\" (was it copied by hand?)", hint);
-  if (m.snapshot_format != snapshot::kFormatVersion)
+  if (m.snapshot_format != vmm::snapshot::kFormatVersion)
     fail("template " + name + " holds a snapshot in format " + std::to_string(m.snapshot_format) +
-             ", and this space reads format " + std::to_string(snapshot::kFormatVersion),
+             ", and this space reads format " + std::to_string(vmm::snapshot::kFormatVersion),
          hint);
 }
 
@@ -138,14 +138,14 @@ TemplateMeta read_template_meta(const std::string& dir) {
 }
 
 std::string template_dir(const std::string& root, const std::string& name) {
-  validate_id(name, "template name");
-  return store_paths(root).templates + "/" + name;
+  store::validate_id(name, "template name");
+  return store::store_paths(root).templates + "/" + name;
 }
 
 bool is_build_dir_name(std::string_view entry) { return !entry.empty() && entry[0] == '.'; }
 
-std::vector<TemplateInfo> list_templates(const Context& ctx) {
-  StorePaths sp = ensure_store(ctx, StoreUse::Existing);
+std::vector<TemplateInfo> list_templates(const store::Context& ctx) {
+  store::StorePaths sp = store::ensure_store(ctx, store::StoreUse::Existing);
   std::vector<TemplateInfo> out;
   for (const auto& name : fs::list_dir(sp.templates)) {
     if (is_build_dir_name(name)) continue;
@@ -182,13 +182,13 @@ json::Value template_info_json(const TemplateInfo& t) {
   return v;
 }
 
-void remove_template(const Context& ctx, const std::string& name) {
+void remove_template(const store::Context& ctx, const std::string& name) {
   std::string dir = template_dir(ctx.root, name);
-  ensure_store(ctx, StoreUse::Existing);
+  store::ensure_store(ctx, store::StoreUse::Existing);
   if (!fs::is_dir(dir))
     throw Error("template " + name + " does not exist", ENOENT, "'space template list' shows the templates");
   try {
-    remove_store_tree(dir);
+    store::remove_store_tree(dir);
   } catch (Error& e) {
     e.add_context("remove template " + name);
     throw;

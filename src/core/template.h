@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/context.h"
+#include "store/context.h"
 #include "util/json.h"
 
 namespace space::core {
@@ -59,10 +59,10 @@ struct TemplateInfo {
   uint64_t disk_bytes = 0;           // allocated size of its files (before any sharing)
 };
 // Every template, sorted by name. Does not create the store.
-std::vector<TemplateInfo> list_templates(const Context& ctx);
+std::vector<TemplateInfo> list_templates(const store::Context& ctx);
 json::Value template_info_json(const TemplateInfo& t);
 // Deletes template `name`. Sandboxes made from it are independent snapshots and keep working.
-void remove_template(const Context& ctx, const std::string& name);
+void remove_template(const store::Context& ctx, const std::string& name);
 
 struct TemplateBuildOptions {
   std::string name;
@@ -75,6 +75,6 @@ struct TemplateBuildOptions {
 };
 // Boots a VM, waits for guest-init, snapshots it and installs the result as template
 // `o.name`; all or nothing. Waits at most $SPACE_BOOT_TIMEOUT seconds for the boot.
-TemplateMeta build_template(const Context& ctx, const TemplateBuildOptions& o);
+TemplateMeta build_template(const store::Context& ctx, const TemplateBuildOptions& o);
 
 }  // namespace space::core

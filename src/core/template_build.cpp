@@ -16,13 +16,13 @@
 
 #include "core/control_client.h"
 #include "core/launcher.h"
-#include "core/paths.h"
+#include "store/paths.h"
 #include "core/sandbox.h"
-#include "core/state.h"
-#include "core/store.h"
+#include "store/state.h"
+#include "store/store.h"
 #include "core/template.h"
-#include "core/vm_config.h"
-#include "core/btrfs.h"
+#include "store/vm_config.h"
+#include "store/btrfs.h"
 #include "util/error.h"
 #include "util/fd.h"
 #include "util/fs.h"
@@ -50,11 +50,11 @@ Fd lock_dir(const std::string& dir) {
   return fd;
 }
 
-std::string build_run_dir(const std::string& rand) { return run_base() + "/.template-" + rand; }
+std::string build_run_dir(const std::string& rand) { return store::run_base() + "/.template-" + rand; }
 
 // Deletes the working directories of builds that died (their flock is free), with their run
 // directories, after killing a VMM that outlived its build (its state.json names it).
-void sweep_dead_builds(const StorePaths& sp) {
+void sweep_dead_builds(const store::StorePaths& sp) {
   for (const auto& entry : fs::list_dir(sp.templates)) {
     auto mark = entry.rfind(kBuildMarker);
     if (!is_build_dir_name(entry) || mark == std::string::npos) continue;
@@ -63,10 +63,10 @@ void sweep_dead_builds(const StorePaths& sp) {
       Fd held = lock_dir(dir);
       if (!held) continue;  // a build in progress
       log::info("template: removing " + dir + ", left by a build that did not finish");
-      SandboxPaths p = paths_in(dir, build_run_dir(entry.substr(mark + std::string(kBuildMarker).size())));
-      if (fs::exists(p.state)) stop_vmm(read_state(p.state), p, 0);
+      store::SandboxPaths p = store::paths_in(dir, build_run_dir(entry.substr(mark + std::string(kBuildMarker).size())));
+      if (fs::exists(p.state)) stop_vmm(store::read_state(p.state), p, 0);
       fs::remove_tree(p.run_dir);
-      remove_store_tree(dir);
+      store::remove_store_tree(dir);
     } catch (const Error& e) {
       log::warn(std::string("template: could not remove a dead build: ") + e.what());
     }
@@ -85,26 +85,26 @@ void install(const std::string& build, const std::string& dest, const std::strin
   if (::renameat2(AT_FDCWD, build.c_str(), AT_FDCWD, dest.c_str(), RENAME_EXCHANGE) != 0)
     throw_errno("exchange " + build + " and " + dest);
   try {
-    remove_store_tree(build);
+    store::remove_store_tree(build);
   } catch (const Error& e) {
     log::warn("template " + name + ": the replaced template is left at " + build + ": " + e.what());
   }
 }
 
 // The VMM's part: boot, wait for guest-init, snapshot into p.dir, stop. Returns once it exited.
-void boot_and_snapshot(const Context& ctx, const SandboxPaths& p, const std::string& name,
+void boot_and_snapshot(const store::Context& ctx, const store::SandboxPaths& p, const std::string& name,
                        proc::SignalGuard& sig, const std::function<void(const std::string&)>& say) {
   int timeout_s = boot_timeout_seconds();
   make_run_dir(p);
   say("booting the VM (about a minute)");
   VmmLaunch launch = spawn_vmm(ctx, p, name, VmmMode{"", true});
-  SandboxState st;  // names the VMM, so that a later build can kill it if we die (SIGKILL)
+  store::SandboxState st;  // names the VMM, so that a later build can kill it if we die (SIGKILL)
   st.id = name;
   st.status = "creating";
   st.pid = launch.child.pid();
   st.pid_start_time = proc::start_time(st.pid).value_or(0);
-  st.created = rfc3339_now();
-  write_state(p.state, st, fs::Sync::Volatile);
+  st.created = store::rfc3339_now();
+  store::write_state(p.state, st, fs::Sync::Volatile);
   wait_started(launch.child, launch.ready, p, /*guest=*/true, sig, timeout_s);
   sig.check();
   say("snapshotting");
@@ -124,32 +124,32 @@ void boot_and_snapshot(const Context& ctx, const SandboxPaths& p, const std::str
 
 }  // namespace
 
-TemplateMeta build_template(const Context& ctx, const TemplateBuildOptions& o) {
+TemplateMeta build_template(const store::Context& ctx, const TemplateBuildOptions& o) {
   auto say = [&](const std::string& s) {
     if (o.progress) o.progress(s);
   };
   proc::SignalGuard sig;
   try {
-    validate_id(o.name, "template name");
-    HostConfig hc = load_host_config(ctx.root);
+    store::validate_id(o.name, "template name");
+    store::HostConfig hc = store::load_host_config(ctx.root);
     BootSpec boot = resolve_boot_spec(hc, o.vcpus, o.memory_mib, o.kernel, o.rootfs);
-    StorePaths sp = ensure_store(ctx, StoreUse::Create);
+    store::StorePaths sp = store::ensure_store(ctx, store::StoreUse::Create);
     sweep_dead_builds(sp);
     std::string dest = sp.templates + "/" + o.name;
     if (!o.force && fs::exists(dest))
       fail("template " + o.name + " already exists",
            "pass --force to replace it, or remove it with 'space template rm " + o.name + "'");
 
-    std::string rand = generate_id().substr(0, 8);
-    SandboxPaths p = paths_in(sp.templates + "/." + o.name + kBuildMarker + rand, build_run_dir(rand));
+    std::string rand = store::generate_id().substr(0, 8);
+    store::SandboxPaths p = store::paths_in(sp.templates + "/." + o.name + kBuildMarker + rand, build_run_dir(rand));
     check_socket_paths(p);
-    btrfs::create_subvolume(p.dir);
+    store::btrfs::create_subvolume(p.dir);
     try {
       Fd held = lock_dir(p.dir);  // marks the build as alive for sweep_dead_builds
       if (!held) fail("lock " + p.dir + ": already locked");
       say("copying the root filesystem " + boot.rootfs_image);
       fs::copy_file(boot.rootfs_image, p.rootfs, 0600, [&] { sig.check(); });
-      save_vm_config(p.config, VmConfig{o.name, boot.vcpus, boot.memory_mib, boot.kernel, p.rootfs, ""});
+      store::save_vm_config(p.config, store::VmConfig{o.name, boot.vcpus, boot.memory_mib, boot.kernel, p.rootfs, ""});
       try {
         boot_and_snapshot(ctx, p, o.name, sig, say);
       } catch (Error& e) {
@@ -160,16 +160,16 @@ TemplateMeta build_template(const Context& ctx, const TemplateBuildOptions& o) {
 
       TemplateMeta m;
       m.name = o.name;
-      m.created = rfc3339_now();
+      m.created = store::rfc3339_now();
       m.space_version = SPACE_VERSION;
-      m.snapshot_format = snapshot::kFormatVersion;
+      m.snapshot_format = vmm::snapshot::kFormatVersion;
       m.vcpus = boot.vcpus;
       m.memory_mib = boot.memory_mib;
       m.kernel = boot.kernel;
       m.rootfs = boot.rootfs_image;
       fs::write_file_atomic(template_meta_path(p.dir), template_meta_to_toml(m), 0644);
       if (::syncfs(held.get()) != 0) throw_errno("sync " + p.dir);
-      btrfs::set_read_only(p.dir, true);
+      store::btrfs::set_read_only(p.dir, true);
       sig.check();
       install(p.dir, dest, o.name, o.force);
       say("done: template " + o.name);
@@ -177,7 +177,7 @@ TemplateMeta build_template(const Context& ctx, const TemplateBuildOptions& o) {
     } catch (...) {
       try {
         fs::remove_tree(p.run_dir);
-        remove_store_tree(p.dir);
+        store::remove_store_tree(p.dir);
       } catch (const Error& cleanup) {
         log::error("template build " + o.name + ": cleanup failed: " + cleanup.what());
       }

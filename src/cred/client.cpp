@@ -18,7 +18,7 @@ constexpr int kCallTimeoutMs = 30'000;
 bool nobody_there(const Error& e) { return e.err() == ENOENT || e.err() == ECONNREFUSED; }
 }  // namespace
 
-proc::Child start_helper(const core::Context& ctx, const std::string& cred_dir, int timeout_ms) {
+proc::Child start_helper(const store::Context& ctx, const std::string& cred_dir, int timeout_ms) {
   CredPaths p = cred_paths_in(cred_dir);
   check_socket_paths(p.dir);
   make_cred_dir(p);
@@ -45,7 +45,7 @@ proc::Child start_helper(const core::Context& ctx, const std::string& cred_dir, 
   return child;
 }
 
-json::Value cred_call(const core::Context& ctx, const json::Value& req) {
+json::Value cred_call(const store::Context& ctx, const json::Value& req) {
   CredPaths p = cred_paths(ctx.root);
   const json::Value* op = req.find("op");
   std::string what = "credential helper request " + (op && op->is_string() ? op->as_string() : "?");

@@ -5,7 +5,7 @@
 #pragma once
 #include <string>
 
-#include "core/context.h"
+#include "store/context.h"
 #include "util/json.h"
 #include "util/process.h"
 
@@ -15,10 +15,10 @@ namespace space::cred {
 // waits up to `timeout_ms` for its ready line ("ok": serving, or another helper already is).
 // Returns the child, still owned (release() it to let it run on). Throws with the helper's
 // message, or on timeout.
-proc::Child start_helper(const core::Context& ctx, const std::string& cred_dir, int timeout_ms);
+proc::Child start_helper(const store::Context& ctx, const std::string& cred_dir, int timeout_ms);
 
 // Sends one operator request and returns the reply (its "ok" is true), starting the helper if
 // needed. Throws Error with the helper's message (and hint) when it refuses.
-json::Value cred_call(const core::Context& ctx, const json::Value& req);
+json::Value cred_call(const store::Context& ctx, const json::Value& req);
 
 }  // namespace space::cred

@@ -1,7 +1,7 @@
 // Grant specs and the grant table; see grants.h.
 #include "cred/grants.h"
 
-#include "core/paths.h"
+#include "store/paths.h"
 #include "cred/store.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -202,7 +202,7 @@ GrantTable GrantTable::from_json(const json::Value& v) {
   const json::Value* sbs = v.find("sandboxes");
   if (!sbs) return t;
   for (const auto& [sb, list] : sbs->as_object()) {
-    core::validate_id(sb);
+    store::validate_id(sb);
     auto& out = t.table_[sb];
     for (const auto& o : list.as_array()) {
       for (auto& [k, _] : o.as_object())

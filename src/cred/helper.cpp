@@ -20,9 +20,9 @@
 #include <thread>
 #include <vector>
 
-#include "core/context.h"
-#include "core/state.h"
-#include "core/store.h"
+#include "store/context.h"
+#include "store/state.h"
+#include "store/store.h"
 #include "cred/paths.h"
 #include "cred/service.h"
 #include "proto/agent.h"
@@ -32,9 +32,9 @@
 #include "util/fs.h"
 #include "util/log.h"
 #include "util/ready.h"
+#include "util/socket.h"
 #include "util/wipe.h"
-#include "vmm/control_server.h"
-#include "vmm/event_loop.h"
+#include "util/event_loop.h"
 
 namespace space::cred {
 
@@ -78,7 +78,7 @@ class Helper {
   void start(Fd& ready, bool store_ok) {
     if (store_ok) svc_.drop_vanished();
     svc_.sweep_expired();
-    op_listener_ = unix_listen(paths_.sock, 64);
+    op_listener_ = net::unix_listen(paths_.sock, 64);
     loop_.add(op_listener_.get(), EPOLLIN, [this](uint32_t) { on_accept(op_listener_.get(), ""); });
     sync_listeners();
     sigfd_ = watch_signals();
@@ -144,7 +144,7 @@ class Helper {
       if (listeners_.count(id)) continue;
       try {
         std::string path = sandbox_socket(paths_.dir, id);
-        Fd l = unix_listen(path, 16);
+        Fd l = net::unix_listen(path, 16);
         int fd = l.get();
         loop_.add(fd, EPOLLIN, [this, fd, id](uint32_t) { on_accept(fd, id); });
         listeners_.emplace(id, std::move(l));
@@ -380,7 +380,7 @@ class Helper {
 };
 
 // Takes credd.lock, waiting a little for a helper that is on its way out.
-bool take_lock(const std::string& path, std::optional<core::SandboxLock>& lock) {
+bool take_lock(const std::string& path, std::optional<store::SandboxLock>& lock) {
   int64_t end = mono_ms() + kLockWaitMs;
   for (;;) {
     lock.emplace(path, /*nonblocking=*/true);
@@ -409,7 +409,7 @@ int credd_main(const HelperOptions& opts) {
     check_socket_paths(p.dir);
     make_cred_dir(p);
     ::umask(077);
-    std::optional<core::SandboxLock> lock;
+    std::optional<store::SandboxLock> lock;
     if (!take_lock(p.lock, lock)) {
       log::info("a credential helper is already running for " + p.dir);
       report(ready, "ok");
@@ -417,7 +417,7 @@ int credd_main(const HelperOptions& opts) {
     }
     bool store_ok = true;
     try {
-      core::ensure_store({opts.root}, core::StoreUse::Existing);  // to see the sandboxes
+      store::ensure_store({opts.root}, store::StoreUse::Existing);  // to see the sandboxes
     } catch (const Error& e) {
       store_ok = false;  // then grants of vanished sandboxes are dropped by a later start
       log::warn(std::string("the store is not available: ") + e.what());

@@ -19,11 +19,11 @@ json::Value grant_request(const std::string& id, const GrantSpec& spec) {
   return req;
 }
 
-void grant_secrets(const core::Context& ctx, const std::string& id, const std::vector<GrantSpec>& specs) {
+void grant_secrets(const store::Context& ctx, const std::string& id, const std::vector<GrantSpec>& specs) {
   for (const auto& s : specs) cred_call(ctx, grant_request(id, s));
 }
 
-void revoke_sandbox_grants(const core::Context& ctx, const std::string& id, const std::string& reason,
+void revoke_sandbox_grants(const store::Context& ctx, const std::string& id, const std::string& reason,
                            bool forget) noexcept {
   try {
     CredPaths p = cred_paths(ctx.root);
@@ -43,7 +43,7 @@ void revoke_sandbox_grants(const core::Context& ctx, const std::string& id, cons
   }
 }
 
-std::vector<std::string> copy_grants(const core::Context& ctx, const std::string& from,
+std::vector<std::string> copy_grants(const store::Context& ctx, const std::string& from,
                                      const std::string& to) {
   json::Value req = json::Value::object();
   req.set("op", "copy");

@@ -6,7 +6,7 @@
 
 #include <cstdlib>
 
-#include "core/paths.h"
+#include "store/paths.h"
 #include "util/error.h"
 #include "util/fs.h"
 
@@ -47,7 +47,7 @@ CredPaths cred_paths_in(const std::string& dir) {
 CredPaths cred_paths(const std::string& root) { return cred_paths_in(cred_dir_for_root(root)); }
 
 std::string sandbox_socket(const std::string& dir, const std::string& id) {
-  core::validate_id(id);
+  store::validate_id(id);
   std::string path = dir + "/s/" + id + ".sock";
   if (path.size() >= kSunPath)
     fail("credential socket path too long (" + std::to_string(path.size()) + " bytes): " + path,

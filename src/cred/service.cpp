@@ -5,8 +5,8 @@
 
 #include <cerrno>
 
-#include "core/paths.h"
-#include "core/state.h"
+#include "store/paths.h"
+#include "store/state.h"
 #include "cred/audit.h"
 #include "cred/base64.h"
 #include "cred/store.h"
@@ -65,21 +65,21 @@ void CredService::audit(const std::string& sandbox, const std::string& name,
 void CredService::save_grants() { grants_.save(paths_.grants); }
 
 bool CredService::sandbox_exists(const std::string& id) const {
-  return fs::exists(core::sandbox_paths(root_, id).state);
+  return fs::exists(store::sandbox_paths(root_, id).state);
 }
 
 std::string CredService::created_of(const std::string& sandbox) const {
   try {
-    return core::read_state(core::sandbox_paths(root_, sandbox).state).created;
+    return store::read_state(store::sandbox_paths(root_, sandbox).state).created;
   } catch (const Error&) {
     return "";
   }
 }
 
 std::string CredService::check_peer(const std::string& sandbox, int pid) const {
-  core::SandboxState st;
+  store::SandboxState st;
   try {
-    st = core::read_state(core::sandbox_paths(root_, sandbox).state);
+    st = store::read_state(store::sandbox_paths(root_, sandbox).state);
   } catch (const Error& e) {
     return std::string("the sandbox's state cannot be read: ") + e.what();
   }
@@ -143,7 +143,7 @@ json::Value CredService::dispatch(const std::string& op, const json::Value& req)
     audit("", name, "removed", "");
   } else if (op == "grant") {
     std::string sb = json::string_field(req, "sandbox");
-    core::validate_id(sb);
+    store::validate_id(sb);
     GrantSpec spec;
     spec.name = json::string_field(req, "name");
     check_secret_name(spec.name);
@@ -165,7 +165,7 @@ json::Value CredService::dispatch(const std::string& op, const json::Value& req)
     audit(sb, spec.name, "granted", g ? limits_of(*g, now) : "");
   } else if (op == "revoke") {
     std::string sb = json::string_field(req, "sandbox");
-    core::validate_id(sb);
+    store::validate_id(sb);
     const json::Value* all = req.find("all");
     if (all && all->as_bool()) {
       const json::Value* f = req.find("forget");
@@ -190,8 +190,8 @@ json::Value CredService::dispatch(const std::string& op, const json::Value& req)
     }
   } else if (op == "copy") {
     std::string from = json::string_field(req, "from"), to = json::string_field(req, "to");
-    core::validate_id(from);
-    core::validate_id(to);
+    store::validate_id(from);
+    store::validate_id(to);
     if (!sandbox_exists(to))
       throw Error("sandbox " + to + " does not exist", ENOENT, "'space list' shows the sandboxes");
     sandbox_socket(paths_.dir, to);

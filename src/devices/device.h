@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace space {
+namespace space::devices {
 
 class Device {
  public:
@@ -47,4 +47,4 @@ class IrqLine {
   }
 };
 
-}  // namespace space
+}  // namespace space::devices

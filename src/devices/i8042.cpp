@@ -4,7 +4,7 @@
 #include "proto/wire.h"
 #include "util/error.h"
 
-namespace space {
+namespace space::devices {
 namespace {
 constexpr uint8_t kStatusOutputFull = 0x01;
 constexpr uint8_t kStatusSystem = 0x04;
@@ -76,4 +76,4 @@ void I8042::restore(std::span<const uint8_t> state) {
   }
 }
 
-}  // namespace space
+}  // namespace space::devices

@@ -8,7 +8,7 @@
 
 #include "devices/device.h"
 
-namespace space {
+namespace space::devices {
 
 class I8042 : public Device {
  public:
@@ -33,4 +33,4 @@ class I8042 : public Device {
   bool reset_ = false;
 };
 
-}  // namespace space
+}  // namespace space::devices

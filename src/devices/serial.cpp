@@ -6,7 +6,7 @@
 #include "proto/wire.h"
 #include "util/error.h"
 
-namespace space {
+namespace space::devices {
 namespace {
 constexpr uint8_t kIerRdi = 0x01, kIerThri = 0x02, kIerRlsi = 0x04;
 constexpr uint8_t kLcrDlab = 0x80;
@@ -160,4 +160,4 @@ void Serial::restore(std::span<const uint8_t> state) {
   }
 }
 
-}  // namespace space
+}  // namespace space::devices

@@ -10,7 +10,7 @@
 
 #include "devices/device.h"
 
-namespace space {
+namespace space::devices {
 
 class Serial : public Device {
  public:
@@ -42,4 +42,4 @@ class Serial : public Device {
   std::deque<uint8_t> rx_;
 };
 
-}  // namespace space
+}  // namespace space::devices

@@ -3,6 +3,7 @@
 
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -188,6 +189,23 @@ std::optional<std::string> read_line(int fd, const Deadline& dl, size_t max_len)
     if (errno != EAGAIN) throw_errno("receive");
     wait_ready(fd, POLLIN, dl, "receive");
   }
+}
+
+Fd unix_listen(const std::string& path, int backlog) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path)
+    fail("socket path too long (" + std::to_string(path.size()) + " bytes): " + path,
+         "use a shorter --root or $SPACE_RUN_DIR");
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd) throw_errno("socket(AF_UNIX)");
+  ::unlink(path.c_str());
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
+    throw_errno("bind " + path);
+  ::chmod(path.c_str(), 0600);
+  if (::listen(fd.get(), backlog) != 0) throw_errno("listen " + path);
+  return fd;
 }
 
 }  // namespace space::net

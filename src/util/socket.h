@@ -56,6 +56,9 @@ void wait_ready(int fd, short events, const Deadline& dl, const std::string& wha
 void sleep_ms(int ms, const Deadline& dl);
 // A connected unix stream socket. Throws Error carrying the connect errno (ENOENT, ECONNREFUSED).
 Fd unix_connect(const std::string& path, const Deadline& dl);
+// Creates a listening, non-blocking Unix stream socket at `path` (replacing a stale socket file),
+// mode 0600. Throws with a hint when the path is too long for sun_path.
+Fd unix_listen(const std::string& path, int backlog = 16);
 // Writes all of `data`. Throws on error or deadline.
 void send_all(int fd, std::string_view data, const Deadline& dl);
 // Reads exactly `len` bytes; false on EOF before the first byte; throws on EOF after it.

@@ -6,9 +6,9 @@
 
 #include "util/error.h"
 
-namespace space {
+namespace space::vmm {
 
-void Bus::add(uint64_t base, uint64_t len, Device* dev) {
+void Bus::add(uint64_t base, uint64_t len, devices::Device* dev) {
   if (len == 0 || base + len < base) fail("bus range for " + dev->name() + " is invalid");
   for (auto& r : ranges_)
     if (base < r.base + r.len && r.base < base + len)
@@ -41,4 +41,4 @@ bool Bus::write(uint64_t addr, std::span<const uint8_t> data) const {
   return true;
 }
 
-}  // namespace space
+}  // namespace space::vmm

@@ -9,12 +9,12 @@
 
 #include "devices/device.h"
 
-namespace space {
+namespace space::vmm {
 
 class Bus {
  public:
   // Claims [base, base+len) for `dev` (not owned; must outlive the bus). Throws on overlap.
-  void add(uint64_t base, uint64_t len, Device* dev);
+  void add(uint64_t base, uint64_t len, devices::Device* dev);
   // Dispatches a read; returns false (data filled with 0xff) when no device claims `addr`.
   bool read(uint64_t addr, std::span<uint8_t> data) const;
   // Dispatches a write; returns false when no device claims `addr`.
@@ -23,10 +23,10 @@ class Bus {
  private:
   struct Range {
     uint64_t base, len;
-    Device* dev;
+    devices::Device* dev;
   };
   const Range* find(uint64_t addr, uint64_t len) const;
   std::vector<Range> ranges_;
 };
 
-}  // namespace space
+}  // namespace space::vmm

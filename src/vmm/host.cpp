@@ -5,7 +5,7 @@
 
 #include <fstream>
 
-namespace space {
+namespace space::vmm {
 
 HostKind detect_host(const std::string& sys_module_dir, const std::string& cpuinfo) {
   struct stat st;
@@ -46,4 +46,4 @@ std::string pvm_boot_params() {
          "GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX,-AVX2,-AVX512F,-AVX512VL,-AVX_Fast_Unaligned_Load";
 }
 
-}  // namespace space
+}  // namespace space::vmm

@@ -5,7 +5,7 @@
 #pragma once
 #include <string>
 
-namespace space {
+namespace space::vmm {
 
 enum class HostKind { Hardware, Pvm, Unknown };
 
@@ -17,4 +17,4 @@ const char* host_kind_name(HostKind k);
 // Kernel command-line parameters every PVM guest needs (see scripts/kernel/README.md).
 std::string pvm_boot_params();
 
-}  // namespace space
+}  // namespace space::vmm

@@ -10,7 +10,7 @@
 
 #include "util/error.h"
 
-namespace space {
+namespace space::vmm {
 
 Kvm::Kvm(const std::string& path) {
   fd_.reset(::open(path.c_str(), O_RDWR | O_CLOEXEC));
@@ -126,4 +126,4 @@ VcpuFd Vm::create_vcpu(const Kvm& kvm, int index) {
   return VcpuFd(std::move(vfd), std::move(run), index);
 }
 
-}  // namespace space
+}  // namespace space::vmm

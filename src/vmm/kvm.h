@@ -12,7 +12,7 @@
 #include "util/fd.h"
 #include "util/mmap.h"
 
-namespace space {
+namespace space::vmm {
 
 class Kvm {
  public:
@@ -70,4 +70,4 @@ class Vm {
   Fd fd_;
 };
 
-}  // namespace space
+}  // namespace space::vmm

@@ -20,10 +20,10 @@
 #include "vmm/arch/x86_64/mptable.h"
 #include "vmm/arch/x86_64/vcpu_state.h"
 
-namespace space {
+namespace space::vmm {
 
 namespace {
-constexpr uint64_t kVirtioMmioSize = VirtioMmio::kWindowSize;
+constexpr uint64_t kVirtioMmioSize = devices::VirtioMmio::kWindowSize;
 constexpr uint32_t kFirstVirtioIrq = 5;
 constexpr uint64_t kTssAddr = 0xfffbd000;
 constexpr uint64_t kIdentityMapAddr = 0xfffbc000;
@@ -45,7 +45,7 @@ void set_lvt(kvm_lapic_state& l, uint32_t reg, uint32_t mode) {
 }  // namespace
 
 // An IRQ line into the in-kernel irqchip through KVM_IRQ_LINE.
-class Machine::KvmIrq : public IrqLine {
+class Machine::KvmIrq : public devices::IrqLine {
  public:
   KvmIrq(const Vm& vm, uint32_t gsi) : vm_(vm), gsi_(gsi) {}
   void set_level(bool level) override {
@@ -62,9 +62,9 @@ class Machine::KvmIrq : public IrqLine {
 };
 
 Machine::Machine(const MachineSpec& spec, EventLoop& loop, std::function<void()> on_exit)
-    : Machine(spec, GuestMemory::anonymous(spec.memory_bytes), loop, std::move(on_exit)) {}
+    : Machine(spec, memory::GuestMemory::anonymous(spec.memory_bytes), loop, std::move(on_exit)) {}
 
-Machine::Machine(const MachineSpec& spec, GuestMemory memory, EventLoop& loop,
+Machine::Machine(const MachineSpec& spec, memory::GuestMemory memory, EventLoop& loop,
                  std::function<void()> on_exit)
     : spec_(spec),
       loop_(loop),
@@ -90,26 +90,26 @@ Machine::Machine(const MachineSpec& spec, GuestMemory memory, EventLoop& loop,
   vm_.create_pit();
   mark("pit");
 
-  irqs_.push_back(std::make_unique<KvmIrq>(vm_, Serial::kCom1Irq));
-  auto serial = std::make_unique<Serial>(*irqs_.back(), spec.console_fd);
-  pio_.add(Serial::kCom1Base, 8, serial.get());
+  irqs_.push_back(std::make_unique<KvmIrq>(vm_, devices::Serial::kCom1Irq));
+  auto serial = std::make_unique<devices::Serial>(*irqs_.back(), spec.console_fd);
+  pio_.add(devices::Serial::kCom1Base, 8, serial.get());
   devices_.push_back(std::move(serial));
-  auto i8042 = std::make_unique<I8042>([this] {
+  auto i8042 = std::make_unique<devices::I8042>([this] {
     record_exit({VmExit::Kind::Reset, "the guest reset the machine (i8042)"});
   });
-  pio_.add(I8042::kDataPort, 5, i8042.get());
+  pio_.add(devices::I8042::kDataPort, 5, i8042.get());
   devices_.push_back(std::move(i8042));
 
   // virtio-mmio devices, announced to the guest on the command line: vda is the rootfs.
-  VirtioBlock::Options blk_opts;
+  devices::VirtioBlock::Options blk_opts;
   blk_opts.serial = "space-root";
-  auto blk = std::make_unique<VirtioBlock>(open_file(spec.rootfs, O_RDWR, "rootfs"), blk_opts);
-  VirtioBlock* blk_ptr = blk.get();
+  auto blk = std::make_unique<devices::VirtioBlock>(open_file(spec.rootfs, O_RDWR, "rootfs"), blk_opts);
+  devices::VirtioBlock* blk_ptr = blk.get();
   disks_.emplace_back(add_virtio("virtio-blk0", std::move(blk)), blk_ptr);
-  auto vsock = std::make_unique<VirtioVsock>(loop_, spec.guest_cid, spec.vsock_uds, spec.vsock_routes);
+  auto vsock = std::make_unique<devices::VirtioVsock>(loop_, spec.guest_cid, spec.vsock_uds, spec.vsock_routes);
   vsock_ = vsock.get();
   vsock_dev_ = add_virtio("virtio-vsock", std::move(vsock));
-  add_virtio("virtio-rng", std::make_unique<VirtioRng>());
+  add_virtio("virtio-rng", std::make_unique<devices::VirtioRng>());
   mark("devices");
 
   for (uint32_t i = 0; i < spec.vcpus; i++) {
@@ -126,17 +126,17 @@ void Machine::mark(const char* phase) const {
 
 Machine::~Machine() { stop(); }
 
-VirtioMmio* Machine::add_virtio(const std::string& name, std::unique_ptr<VirtioBackend> backend) {
+devices::VirtioMmio* Machine::add_virtio(const std::string& name, std::unique_ptr<devices::VirtioBackend> backend) {
   const uint32_t irq = kFirstVirtioIrq + static_cast<uint32_t>(virtio_cmdline_.size());
-  const uint64_t base = GuestMemory::kMmioBase + virtio_cmdline_.size() * kVirtioMmioSize;
+  const uint64_t base = memory::GuestMemory::kMmioBase + virtio_cmdline_.size() * kVirtioMmioSize;
   irqs_.push_back(std::make_unique<KvmIrq>(vm_, irq));
-  auto dev = std::make_unique<VirtioMmio>(name, mem_, *irqs_.back(), std::move(backend));
+  auto dev = std::make_unique<devices::VirtioMmio>(name, mem_, *irqs_.back(), std::move(backend));
   mmio_.add(base, kVirtioMmioSize, dev.get());
   char arg[96];
   std::snprintf(arg, sizeof arg, "virtio_mmio.device=4K@0x%llx:%u",
                 static_cast<unsigned long long>(base), irq);
   virtio_cmdline_.push_back(arg);
-  VirtioMmio* raw = dev.get();
+  devices::VirtioMmio* raw = dev.get();
   devices_.push_back(std::move(dev));
   return raw;
 }
@@ -223,4 +223,4 @@ std::optional<VmExit> Machine::exit_reason() const {
   return exit_;
 }
 
-}  // namespace space
+}  // namespace space::vmm

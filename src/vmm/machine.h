@@ -20,15 +20,21 @@
 #include "devices/virtio/backend.h"
 #include "devices/virtio/vsock_route.h"
 #include "vmm/bus.h"
-#include "vmm/event_loop.h"
+#include "util/event_loop.h"
 #include "vmm/host.h"
 #include "vmm/kvm.h"
-#include "vmm/memory.h"
-#include "vmm/phase_log.h"
+#include "memory/guest_memory.h"
+#include "util/phase_log.h"
 #include "vmm/snapshot.h"
 #include "vmm/vcpu.h"
 
-namespace space {
+namespace space::devices {
+class VirtioBlock;
+class VirtioMmio;
+class VirtioVsock;
+}  // namespace space::devices
+
+namespace space::vmm {
 
 struct MachineSpec {
   std::string id;
@@ -39,23 +45,19 @@ struct MachineSpec {
   std::string rootfs;         // ext4 image for /dev/vda
   std::string cmdline_extra;  // appended to the generated command line
   std::string vsock_uds;      // host side of virtio-vsock (vsock.sock)
-  std::map<uint32_t, VsockHostRoute> vsock_routes;  // guest->host ports served elsewhere
+  std::map<uint32_t, devices::VsockHostRoute> vsock_routes;  // guest->host ports served elsewhere
   uint64_t guest_cid = 3;
   int console_fd = -1;        // serial output (not owned)
   HostKind host = HostKind::Unknown;
   PhaseLog* phases = nullptr;  // optional: construction phases are marked here
 };
 
-class VirtioBlock;
-class VirtioMmio;
-class VirtioVsock;
-
 class Machine {
  public:
   // Builds the VM and its devices over fresh anonymous RAM; throws Error (with context).
   Machine(const MachineSpec& spec, EventLoop& loop, std::function<void()> on_exit);
   // Same over `memory` (spec.memory_bytes is ignored): a restore passes the mapped memory file.
-  Machine(const MachineSpec& spec, GuestMemory memory, EventLoop& loop,
+  Machine(const MachineSpec& spec, memory::GuestMemory memory, EventLoop& loop,
           std::function<void()> on_exit);
   ~Machine();
 
@@ -86,14 +88,14 @@ class Machine {
   const std::string& cmdline() const { return cmdline_; }
   // The sandbox id this machine was built for.
   const std::string& id() const { return spec_.id; }
-  const GuestMemory& memory() const { return mem_; }
+  const memory::GuestMemory& memory() const { return mem_; }
 
  private:
   class KvmIrq;
   void record_exit(const VmExit& e);
   void mark(const char* phase) const;
   // Wraps `backend` in a virtio-mmio transport at the next MMIO window and IRQ.
-  VirtioMmio* add_virtio(const std::string& name, std::unique_ptr<VirtioBackend> backend);
+  devices::VirtioMmio* add_virtio(const std::string& name, std::unique_ptr<devices::VirtioBackend> backend);
   std::string build_cmdline() const;
   void setup_vcpu(Vcpu& v, uint64_t entry, const std::vector<kvm_cpuid_entry2>& supported);
   void check_restorable(const snapshot::Snapshot& snap) const;
@@ -102,22 +104,22 @@ class Machine {
   EventLoop& loop_;
   std::function<void()> on_exit_;
   Kvm kvm_;
-  GuestMemory mem_;
+  memory::GuestMemory mem_;
   Vm vm_;
   Bus pio_, mmio_;
   std::vector<std::unique_ptr<KvmIrq>> irqs_;
-  std::vector<std::unique_ptr<Device>> devices_;
+  std::vector<std::unique_ptr<devices::Device>> devices_;
   std::vector<std::string> virtio_cmdline_;
   std::vector<std::unique_ptr<Vcpu>> vcpus_;
   std::vector<std::vector<kvm_cpuid_entry2>> vcpu_cpuid_;  // what KVM_SET_CPUID2 got, per vCPU
   std::vector<uint32_t> msrs_;  // readable MSRs, found at the first capture()
-  VirtioMmio* vsock_dev_ = nullptr;
-  VirtioVsock* vsock_ = nullptr;
-  std::vector<std::pair<VirtioMmio*, VirtioBlock*>> disks_;
+  devices::VirtioMmio* vsock_dev_ = nullptr;
+  devices::VirtioVsock* vsock_ = nullptr;
+  std::vector<std::pair<devices::VirtioMmio*, devices::VirtioBlock*>> disks_;
   std::atomic<bool> paused_{false};
   std::string cmdline_;
   mutable std::mutex exit_mu_;
   std::optional<VmExit> exit_;
 };
 
-}  // namespace space
+}  // namespace space::vmm

@@ -15,7 +15,7 @@
 #include "vmm/arch/x86_64/vm_state.h"
 #include "vmm/machine.h"
 
-namespace space {
+namespace space::vmm {
 
 std::chrono::microseconds Machine::pause(std::chrono::milliseconds timeout) {
   using Clock = std::chrono::steady_clock;
@@ -124,4 +124,4 @@ void Machine::restore(const snapshot::Snapshot& snap) {
   mark("device state");
 }
 
-}  // namespace space
+}  // namespace space::vmm

@@ -13,10 +13,10 @@
 #include "util/error.h"
 #include "util/fd.h"
 #include "util/fs.h"
-#include "vmm/memory.h"
+#include "memory/guest_memory.h"
 #include "vmm/state_codec.h"
 
-namespace space::snapshot {
+namespace space::vmm::snapshot {
 namespace {
 
 constexpr uint32_t kMaxSections = 1024;
@@ -42,7 +42,7 @@ MachineInfo decode_machine(proto::Reader& r) {
   if (m.vcpus < 1 || m.vcpus > kMaxVcpus)
     throw proto::ProtoError("bad vCPU count " + std::to_string(m.vcpus));
   m.memory_bytes = r.u64();
-  if (m.memory_bytes == 0 || m.memory_bytes % 4096 != 0 || m.memory_bytes > GuestMemory::kMaxBytes)
+  if (m.memory_bytes == 0 || m.memory_bytes % 4096 != 0 || m.memory_bytes > memory::GuestMemory::kMaxBytes)
     throw proto::ProtoError("bad memory size " + std::to_string(m.memory_bytes));
   m.cmdline = r.str();
   if (m.cmdline.size() > kMaxCmdline) throw proto::ProtoError("command line too long");
@@ -155,7 +155,7 @@ Snapshot decode(std::span<const uint8_t> image, const std::string& origin) {
   std::map<std::string, std::span<const uint8_t>> sections;
   try {
     proto::Reader r(payload);
-    uint32_t n = state::get_count(r, kMaxSections, "sections");
+    uint32_t n = codec::get_count(r, kMaxSections, "sections");
     for (uint32_t i = 0; i < n; i++) {
       std::string name = r.str();
       if (name.empty() || name.size() > kMaxNameLen) throw proto::ProtoError("bad section name");
@@ -216,4 +216,4 @@ Snapshot read_vmstate(const std::string& path) {
   return decode(image, path);
 }
 
-}  // namespace space::snapshot
+}  // namespace space::vmm::snapshot

@@ -20,7 +20,7 @@
 #include "vmm/arch/x86_64/vcpu_state.h"
 #include "vmm/arch/x86_64/vm_state.h"
 
-namespace space::snapshot {
+namespace space::vmm::snapshot {
 
 inline constexpr char kMagic[8] = {'S', 'P', 'A', 'C', 'E', 'S', 'N', 'P'};
 inline constexpr uint32_t kFormatVersion = 1;
@@ -60,4 +60,4 @@ Snapshot read_vmstate(const std::string& path);
 // The hint attached to every snapshot validation error.
 const char* rebuild_hint();
 
-}  // namespace space::snapshot
+}  // namespace space::vmm::snapshot

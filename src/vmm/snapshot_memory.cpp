@@ -16,7 +16,7 @@
 #include "util/log.h"
 #include "vmm/snapshot.h"
 
-namespace space::snapshot {
+namespace space::vmm::snapshot {
 namespace {
 
 constexpr size_t kPage = 4096;
@@ -214,4 +214,4 @@ Fd open_memory_file(const std::string& path, uint64_t expected_bytes) {
   return fd;
 }
 
-}  // namespace space::snapshot
+}  // namespace space::vmm::snapshot

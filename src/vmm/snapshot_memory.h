@@ -17,7 +17,7 @@
 
 #include "util/fd.h"
 
-namespace space::snapshot {
+namespace space::vmm::snapshot {
 
 struct MemoryFileStats {
   uint64_t size = 0;        // logical size (== guest RAM)
@@ -55,4 +55,4 @@ bool page_is_zero(const uint8_t* p);
 // space::Error "snapshot <path>: ..." otherwise.
 Fd open_memory_file(const std::string& path, uint64_t expected_bytes);
 
-}  // namespace space::snapshot
+}  // namespace space::vmm::snapshot

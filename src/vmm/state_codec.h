@@ -10,7 +10,7 @@
 
 #include "proto/wire.h"
 
-namespace space::state {
+namespace space::vmm::codec {
 
 // Appends `v` as a blob of sizeof(T) bytes.
 template <class T>
@@ -39,4 +39,4 @@ inline uint32_t get_count(proto::Reader& r, uint32_t max, const char* what) {
   return n;
 }
 
-}  // namespace space::state
+}  // namespace space::vmm::codec

@@ -12,7 +12,7 @@
 #include "util/error.h"
 #include "util/log.h"
 
-namespace space {
+namespace space::vmm {
 namespace {
 void kick_handler(int) {}
 
@@ -199,4 +199,4 @@ bool Vcpu::handle_exit() {
   }
 }
 
-}  // namespace space
+}  // namespace space::vmm

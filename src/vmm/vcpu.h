@@ -20,7 +20,7 @@
 #include "vmm/bus.h"
 #include "vmm/kvm.h"
 
-namespace space {
+namespace space::vmm {
 
 // Why the guest stopped running.
 struct VmExit {
@@ -74,4 +74,4 @@ class Vcpu {
   bool ended_ = false;   // guarded by park_mu_: the run thread has returned
 };
 
-}  // namespace space
+}  // namespace space::vmm

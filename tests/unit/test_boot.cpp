@@ -13,11 +13,13 @@
 #include "vmm/arch/x86_64/boot.h"
 
 using namespace space;
-using namespace space::x86;
+using namespace space::memory;
+using namespace space::vmm;
+using namespace space::vmm::x86;
 
 namespace {
 template <class T>
-T at(const GuestMemory& m, uint64_t gpa) {
+T at(const memory::GuestMemory& m, uint64_t gpa) {
   T v{};
   REQUIRE(m.read_obj(gpa, v));
   return v;
@@ -65,7 +67,7 @@ TEST_CASE("e820 map covers RAM with a reserved hole for the MP table") {
 }
 
 TEST_CASE("zero page carries the boot protocol header, cmdline and e820") {
-  auto mem = GuestMemory::anonymous(64 << 20);
+  auto mem = memory::GuestMemory::anonymous(64 << 20);
   write_zero_page(mem, 42, 0x3000000, 0x1000, e820_map(mem.size()));
   CHECK(at<uint16_t>(mem, kZeroPage + 0x1fe) == 0xaa55);
   CHECK(at<uint32_t>(mem, kZeroPage + 0x202) == 0x53726448);
@@ -82,7 +84,7 @@ TEST_CASE("zero page carries the boot protocol header, cmdline and e820") {
 }
 
 TEST_CASE("command line is NUL-terminated and bounded") {
-  auto mem = GuestMemory::anonymous(64 << 20);
+  auto mem = memory::GuestMemory::anonymous(64 << 20);
   write_cmdline(mem, "console=ttyS0 quiet");
   char buf[32] = {};
   REQUIRE(mem.read(kCmdline, buf, 20));
@@ -92,7 +94,7 @@ TEST_CASE("command line is NUL-terminated and bounded") {
 }
 
 TEST_CASE("page tables identity-map 4 GiB with 2 MiB pages") {
-  auto mem = GuestMemory::anonymous(64 << 20);
+  auto mem = memory::GuestMemory::anonymous(64 << 20);
   write_page_tables(mem);
   CHECK(at<uint64_t>(mem, kPml4) == (kPdpt | 3));
   CHECK(at<uint64_t>(mem, kPml4 + 8) == 0);
@@ -108,7 +110,7 @@ TEST_CASE("page tables identity-map 4 GiB with 2 MiB pages") {
 }
 
 TEST_CASE("GDT and long-mode sregs agree") {
-  auto mem = GuestMemory::anonymous(64 << 20);
+  auto mem = memory::GuestMemory::anonymous(64 << 20);
   write_gdt(mem);
   CHECK(at<uint64_t>(mem, kGdtAddr) == 0);
   CHECK(at<uint64_t>(mem, kGdtAddr + kCodeSelector) == 0x00af9b000000ffffULL);
@@ -130,7 +132,7 @@ TEST_CASE("GDT and long-mode sregs agree") {
 }
 
 TEST_CASE("ELF loader copies segments, zeroes bss and rejects hostile images") {
-  auto mem = GuestMemory::anonymous(64 << 20);
+  auto mem = memory::GuestMemory::anonymous(64 << 20);
   {
     Fd fd = make_elf(0x1000000, 0x2000, 0x3000);
     KernelImage img = load_elf_kernel(mem, fd.get(), "k");
@@ -162,7 +164,7 @@ TEST_CASE("ELF loader copies segments, zeroes bss and rejects hostile images") {
 }
 
 TEST_CASE("initrd goes high, aligned, above the kernel") {
-  auto mem = GuestMemory::anonymous(64 << 20);
+  auto mem = memory::GuestMemory::anonymous(64 << 20);
   char path[] = "/tmp/space-test-initrd-XXXXXX";
   Fd fd(mkstemp(path));
   unlink(path);

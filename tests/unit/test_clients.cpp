@@ -181,7 +181,7 @@ TEST_CASE("vsock dial and agent handshake, retried while the guest boots") {
   } catch (const Error& e) {
     CHECK(e.err() == ECONNRESET);
   }
-  core::SandboxPaths p;
+  store::SandboxPaths p;
   p.vsock_sock = srv.path;
   auto reply = core::wait_guest_ready(p, net::Deadline::after_ms(5000));
   CHECK(reply.agent == "guest-init test");
@@ -190,7 +190,7 @@ TEST_CASE("vsock dial and agent handshake, retried while the guest boots") {
 }
 
 TEST_CASE("the boot wait gives up at its deadline with the last failure") {
-  core::SandboxPaths p;
+  store::SandboxPaths p;
   p.vsock_sock = "/tmp/space-test-no-such-dir/vsock.sock";
   CHECK_THROWS_WITH_AS(core::wait_guest_ready(p, net::Deadline::after_ms(300)),
                        doctest::Contains("No such file"), Error);
@@ -206,7 +206,7 @@ TEST_CASE("a guest that refuses the handshake is not retried") {
     auto bytes = proto::encode_frame(proto::Type::Error, err.encode());
     write_all(fd, bytes.data(), bytes.size());
   });
-  core::SandboxPaths p;
+  store::SandboxPaths p;
   p.vsock_sock = srv.path;
   CHECK_THROWS_WITH_AS(core::wait_guest_ready(p, net::Deadline::after_ms(5000)),
                        doctest::Contains("refused the handshake: version mismatch"), Error);

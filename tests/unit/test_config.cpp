@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/config.h"
-#include "core/vm_config.h"
+#include "store/config.h"
+#include "store/vm_config.h"
 #include "util/error.h"
 #include "util/fs.h"
 
@@ -15,7 +15,7 @@ using namespace space;
 namespace {
 std::string error_of(std::string_view toml) {
   try {
-    core::parse_host_config(toml, "config.toml");
+    store::parse_host_config(toml, "config.toml");
   } catch (const Error& e) {
     return e.what();
   }
@@ -24,7 +24,7 @@ std::string error_of(std::string_view toml) {
 }  // namespace
 
 TEST_CASE("config.toml: a full file") {
-  auto c = core::parse_host_config(R"(
+  auto c = store::parse_host_config(R"(
 [defaults]
 cpus = 2
 memory_mib = 512
@@ -39,11 +39,11 @@ size_gib = 40
   CHECK(c.rootfs == "/r/rootfs.ext4");
   CHECK(c.store_size_gib == 40u);
   CHECK(c.default_template == "default");
-  CHECK(core::parse_host_config("[defaults]\ntemplate = \"py3\"\n", "c").default_template == "py3");
+  CHECK(store::parse_host_config("[defaults]\ntemplate = \"py3\"\n", "c").default_template == "py3");
 }
 
 TEST_CASE("config.toml: empty means defaults") {
-  auto c = core::parse_host_config("", "config.toml");
+  auto c = store::parse_host_config("", "config.toml");
   CHECK_FALSE(c.cpus.has_value());
   CHECK_FALSE(c.memory_mib.has_value());
   CHECK(c.kernel.empty());
@@ -72,26 +72,26 @@ TEST_CASE("config.toml: loading from a root") {
   char tmpl[] = "/tmp/space-test-config-XXXXXX";
   REQUIRE(::mkdtemp(tmpl));
   std::string root = tmpl;
-  CHECK(core::load_host_config(root).store_size_gib == 20u);  // absent file
+  CHECK(store::load_host_config(root).store_size_gib == 20u);  // absent file
   fs::write_file_atomic(root + "/config.toml", "[defaults]\nkernel = \"/x/vmlinux\"\n");
-  auto c = core::load_host_config(root);
+  auto c = store::load_host_config(root);
   CHECK(c.kernel == "/x/vmlinux");
-  CHECK(core::resolve_kernel(c, "") == "/x/vmlinux");
-  CHECK(core::resolve_kernel(c, "/flag/vmlinux") == "/flag/vmlinux");  // flag wins
+  CHECK(store::resolve_kernel(c, "") == "/x/vmlinux");
+  CHECK(store::resolve_kernel(c, "/flag/vmlinux") == "/flag/vmlinux");  // flag wins
   ::setenv("SPACE_CACHE", "/cache", 1);
-  CHECK(core::resolve_rootfs(c, "") == "/cache/rootfs/current/rootfs.ext4");
-  CHECK(core::resolve_kernel({}, "") == "/cache/kernel/current/vmlinux");
+  CHECK(store::resolve_rootfs(c, "") == "/cache/rootfs/current/rootfs.ext4");
+  CHECK(store::resolve_kernel({}, "") == "/cache/kernel/current/vmlinux");
   ::unsetenv("SPACE_CACHE");
-  CHECK(core::resolve_kernel({}, "") == "/var/cache/space/kernel/current/vmlinux");
+  CHECK(store::resolve_kernel({}, "") == "/var/cache/space/kernel/current/vmlinux");
   fs::write_file_atomic(root + "/config.toml", "[defaults]\nbogus = 1\n");
-  CHECK_THROWS_WITH_AS(core::load_host_config(root), doctest::Contains("defaults.bogus: unknown key"),
+  CHECK_THROWS_WITH_AS(store::load_host_config(root), doctest::Contains("defaults.bogus: unknown key"),
                        Error);
   fs::remove_tree(root);
 }
 
 TEST_CASE("config.json: round trip and strictness") {
-  core::VmConfig c{"box", 1, 128, "/k/vmlinux", "/s/rootfs.ext4", "quiet"};
-  auto back = core::vm_config_from_json(core::vm_config_to_json(c));
+  store::VmConfig c{"box", 1, 128, "/k/vmlinux", "/s/rootfs.ext4", "quiet"};
+  auto back = store::vm_config_from_json(store::vm_config_to_json(c));
   CHECK(back.id == c.id);
   CHECK(back.vcpus == c.vcpus);
   CHECK(back.memory_mib == c.memory_mib);
@@ -99,22 +99,22 @@ TEST_CASE("config.json: round trip and strictness") {
   CHECK(back.rootfs == c.rootfs);
   CHECK(back.cmdline_extra == c.cmdline_extra);
 
-  auto v = core::vm_config_to_json(c);
+  auto v = store::vm_config_to_json(c);
   v.set("disks", json::Value::array());
-  CHECK_THROWS_WITH_AS(core::vm_config_from_json(v), "unknown field \"disks\"", Error);
-  v = core::vm_config_to_json(c);
+  CHECK_THROWS_WITH_AS(store::vm_config_from_json(v), "unknown field \"disks\"", Error);
+  v = store::vm_config_to_json(c);
   v.set("vcpus", 0);
-  CHECK_THROWS_AS(core::vm_config_from_json(v), Error);
-  v = core::vm_config_to_json(c);
+  CHECK_THROWS_AS(store::vm_config_from_json(v), Error);
+  v = store::vm_config_to_json(c);
   v.set("memory_mib", "lots");
-  CHECK_THROWS_AS(core::vm_config_from_json(v), Error);
+  CHECK_THROWS_AS(store::vm_config_from_json(v), Error);
 
   char tmpl[] = "/tmp/space-test-vmconfig-XXXXXX";
   REQUIRE(::mkdtemp(tmpl));
   std::string dir = tmpl;
-  core::save_vm_config(dir + "/config.json", c);
-  CHECK(core::load_vm_config(dir + "/config.json").kernel == "/k/vmlinux");
-  CHECK_THROWS_WITH_AS(core::load_vm_config(dir + "/missing.json"),
+  store::save_vm_config(dir + "/config.json", c);
+  CHECK(store::load_vm_config(dir + "/config.json").kernel == "/k/vmlinux");
+  CHECK_THROWS_WITH_AS(store::load_vm_config(dir + "/missing.json"),
                        doctest::Contains("read VM config"), Error);
   fs::remove_tree(dir);
 }

@@ -3,7 +3,7 @@
 
 #include "vmm/arch/x86_64/cpuid.h"
 
-using namespace space::x86;
+using namespace space::vmm::x86;
 
 namespace {
 std::vector<kvm_cpuid_entry2> sample() {

@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/paths.h"
-#include "core/state.h"
+#include "store/paths.h"
+#include "store/state.h"
 #include "cred/audit.h"
 #include "cred/base64.h"
 #include "cred/grants.h"
@@ -43,15 +43,15 @@ mode_t mode_of(const std::string& p) {
 
 // A sandbox directory with a state.json whose VMM is this test process.
 void fake_sandbox(const std::string& root, const std::string& id) {
-  auto p = core::sandbox_paths(root, id);
+  auto p = store::sandbox_paths(root, id);
   fs::mkdir_p(p.dir);
-  core::SandboxState st;
+  store::SandboxState st;
   st.id = id;
   st.status = "running";
   st.pid = ::getpid();
   st.pid_start_time = *proc::start_time(::getpid());
-  st.created = core::rfc3339_now();
-  core::write_state(p.state, st);
+  st.created = store::rfc3339_now();
+  store::write_state(p.state, st);
 }
 
 }  // namespace
@@ -257,15 +257,15 @@ TEST_CASE("CredService: grants, fetches and denials, all audited, no value outsi
   CHECK(op(req({{"op", "grant"}, {"sandbox", "a"}, {"name", "T"}})).at("ok").as_bool());
   CHECK(svc.fetch("a", "T", "").ok);
   {
-    auto sp = core::sandbox_paths(root, "a");
-    auto st = core::read_state(sp.state);
+    auto sp = store::sandbox_paths(root, "a");
+    auto st = store::read_state(sp.state);
     st.created = "2099-01-01T00:00:00Z";  // recreated with the same id
-    core::write_state(sp.state, st);
+    store::write_state(sp.state, st);
   }
   CHECK(svc.fetch("a", "T", "").code == proto::DenyCode::NotGranted);
   // A sandbox that vanished loses its grants when the helper starts.
   CHECK(op(req({{"op", "grant"}, {"sandbox", "a"}, {"name", "T"}})).at("ok").as_bool());
-  fs::remove_tree(core::sandbox_paths(root, "a").dir);
+  fs::remove_tree(store::sandbox_paths(root, "a").dir);
   svc.drop_vanished();
   CHECK(svc.socket_sandboxes().empty());
 

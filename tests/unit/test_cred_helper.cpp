@@ -13,8 +13,8 @@
 #include <cstring>
 #include <thread>
 
-#include "core/paths.h"
-#include "core/state.h"
+#include "store/paths.h"
+#include "store/state.h"
 #include "cred/base64.h"
 #include "cred/client.h"
 #include "cred/helper.h"
@@ -50,15 +50,15 @@ TEST_CASE("credd serves the operator and one sandbox's socket, and exits when id
   } cleanup{base};
   ::unsetenv("SPACE_CRED_DIR");
   ::setenv("SPACE_CREDD_IDLE_SECONDS", "1", 1);
-  auto sp = core::sandbox_paths(root, "q1");
+  auto sp = store::sandbox_paths(root, "q1");
   fs::mkdir_p(sp.dir);
-  core::SandboxState st;
+  store::SandboxState st;
   st.id = "q1";
   st.status = "running";
   st.pid = ::getpid();
   st.pid_start_time = *proc::start_time(::getpid());
-  st.created = core::rfc3339_now();
-  core::write_state(sp.state, st);
+  st.created = store::rfc3339_now();
+  store::write_state(sp.state, st);
 
   CHECK_FALSE(cred::helper_running(cred::cred_paths(root)));  // no lock file yet
   Pipe ready = Pipe::make();
@@ -71,7 +71,7 @@ TEST_CASE("credd serves the operator and one sandbox's socket, and exits when id
   REQUIRE(line);
   REQUIRE(*line == "ok");
 
-  core::Context ctx{root};
+  store::Context ctx{root};
   cred::CredPaths p = cred::cred_paths(root);
   CHECK(cred::helper_running(p));  // the VMM's probe before it would start a second one
   std::string value(60'000, '\0');

@@ -13,24 +13,26 @@
 #include "vmm/bus.h"
 
 using namespace space;
+using namespace space::devices;
+using namespace space::vmm;
 
 namespace {
-struct FakeIrq : IrqLine {
+struct FakeIrq : devices::IrqLine {
   std::vector<bool> levels;
   void set_level(bool l) override { levels.push_back(l); }
   bool high() const { return !levels.empty() && levels.back(); }
 };
-uint8_t rd(Device& d, uint64_t off) {
+uint8_t rd(devices::Device& d, uint64_t off) {
   uint8_t v = 0;
   d.read(off, {&v, 1});
   return v;
 }
-void wr(Device& d, uint64_t off, uint8_t v) { d.write(off, {&v, 1}); }
+void wr(devices::Device& d, uint64_t off, uint8_t v) { d.write(off, {&v, 1}); }
 }  // namespace
 
 TEST_CASE("serial passes the 8250 driver's probe") {
   FakeIrq irq;
-  Serial s(irq, -1);
+  devices::Serial s(irq, -1);
   wr(s, 1, 0);
   CHECK((rd(s, 1) & 0x0f) == 0);
   wr(s, 1, 0x0f);
@@ -49,7 +51,7 @@ TEST_CASE("serial passes the 8250 driver's probe") {
 TEST_CASE("serial writes THR to its fd and raises THRE interrupts") {
   Pipe p = Pipe::make();
   FakeIrq irq;
-  Serial s(irq, p.write.get());
+  devices::Serial s(irq, p.write.get());
   wr(s, 0, 'h');
   wr(s, 0, 'i');
   char buf[2];
@@ -69,7 +71,7 @@ TEST_CASE("serial writes THR to its fd and raises THRE interrupts") {
 
 TEST_CASE("serial receive path and save/restore") {
   FakeIrq irq;
-  Serial s(irq, -1);
+  devices::Serial s(irq, -1);
   wr(s, 1, 0x01);
   const uint8_t in[] = {'a', 'b'};
   s.enqueue_input(in);
@@ -77,7 +79,7 @@ TEST_CASE("serial receive path and save/restore") {
   CHECK((rd(s, 5) & 1) == 1);
   CHECK(rd(s, 0) == 'a');
   auto saved = s.save();
-  Serial t(irq, -1);
+  devices::Serial t(irq, -1);
   t.restore(saved);
   CHECK(rd(t, 1) == 0x01);
   CHECK(rd(t, 0) == 'b');
@@ -88,7 +90,7 @@ TEST_CASE("serial receive path and save/restore") {
 
 TEST_CASE("i8042 reset command ends the VM") {
   int resets = 0;
-  I8042 k([&] { resets++; });
+  devices::I8042 k([&] { resets++; });
   CHECK((rd(k, 4) & 1) == 0);
   wr(k, 4, 0xaa);
   CHECK((rd(k, 4) & 1) == 1);
@@ -96,16 +98,16 @@ TEST_CASE("i8042 reset command ends the VM") {
   wr(k, 4, 0xfe);
   CHECK(resets == 1);
   CHECK(k.reset_requested());
-  I8042 k2(nullptr);
+  devices::I8042 k2(nullptr);
   k2.restore(k.save());
   CHECK_THROWS_AS(k2.restore(std::vector<uint8_t>{1, 2}), Error);
 }
 
 TEST_CASE("bus routes by range, rejects overlaps, and ignores unclaimed addresses") {
   FakeIrq irq;
-  Serial s(irq, -1);
-  I8042 k(nullptr);
-  Bus bus;
+  devices::Serial s(irq, -1);
+  devices::I8042 k(nullptr);
+  vmm::Bus bus;
   bus.add(0x3f8, 8, &s);
   bus.add(0x60, 5, &k);
   CHECK_THROWS_AS(bus.add(0x3fc, 8, &k), Error);

@@ -14,8 +14,8 @@
 #include "proto/agent.h"
 #include "util/fs.h"
 #include "util/socket.h"
-#include "vmm/event_loop.h"
-#include "vmm/guest_sync.h"
+#include "util/event_loop.h"
+#include "monitor/guest_sync.h"
 
 using namespace space;
 
@@ -100,7 +100,7 @@ TEST_CASE("guest sync: a Hello with the sandbox id, entropy and time; a HelloRep
   TempSock s;
   Fd l = s.listen();
   EventLoop loop;
-  vmm::GuestSync sync(loop, s.path, "b-1");
+  monitor::GuestSync sync(loop, s.path, "b-1");
   std::array<uint8_t, proto::kEntropySize> first{};
   {
     FakeGuest g(l, proto::Type::HelloReply);
@@ -129,7 +129,7 @@ TEST_CASE("guest sync: an Error frame is not an answer") {
   TempSock s;
   Fd l = s.listen();
   EventLoop loop;
-  vmm::GuestSync sync(loop, s.path, "x");
+  monitor::GuestSync sync(loop, s.path, "x");
   FakeGuest g(l, proto::Type::Error);
   sync.kick();
   auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
@@ -140,7 +140,7 @@ TEST_CASE("guest sync: an Error frame is not an answer") {
 TEST_CASE("guest sync: nobody listening is not an error") {
   TempSock s;
   EventLoop loop;
-  vmm::GuestSync sync(loop, s.path, "x");
+  monitor::GuestSync sync(loop, s.path, "x");
   CHECK_NOTHROW(sync.kick());
   loop.run_once(10);
   CHECK(sync.answered() == 0);

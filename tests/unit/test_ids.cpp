@@ -6,14 +6,14 @@
 #include <string>
 #include <vector>
 
-#include "core/paths.h"
+#include "store/paths.h"
 #include "util/error.h"
 
 using namespace space;
 
 TEST_CASE("valid ids") {
   for (const std::string& id : std::vector<std::string>{"a", "0", "abc-123", "a.b_c-d", "9lives", std::string(64, 'x')})
-    CHECK_NOTHROW(core::validate_id(id));
+    CHECK_NOTHROW(store::validate_id(id));
 }
 
 TEST_CASE("invalid ids are rejected with a hint") {
@@ -21,7 +21,7 @@ TEST_CASE("invalid ids are rejected with a hint") {
                          std::string(65, 'x'), std::string("a\0b", 3)}) {
     CAPTURE(id);
     try {
-      core::validate_id(id);
+      store::validate_id(id);
       FAIL("accepted");
     } catch (const Error& e) {
       CHECK(std::string(e.what()).rfind("invalid sandbox id", 0) == 0);
@@ -33,9 +33,9 @@ TEST_CASE("invalid ids are rejected with a hint") {
 TEST_CASE("generated ids are valid and distinct") {
   std::set<std::string> seen;
   for (int i = 0; i < 100; i++) {
-    std::string id = core::generate_id();
+    std::string id = store::generate_id();
     CHECK(id.size() == 12);
-    CHECK_NOTHROW(core::validate_id(id));
+    CHECK_NOTHROW(store::validate_id(id));
     seen.insert(id);
   }
   CHECK(seen.size() == 100);
@@ -43,7 +43,7 @@ TEST_CASE("generated ids are valid and distinct") {
 
 TEST_CASE("path layout") {
   ::setenv("SPACE_RUN_DIR", "/tmp/rd/", 1);
-  auto p = core::sandbox_paths("/var/lib/space/", "box");
+  auto p = store::sandbox_paths("/var/lib/space/", "box");
   CHECK(p.dir == "/var/lib/space/store/sandboxes/box");
   CHECK(p.state == p.dir + "/state.json");
   CHECK(p.config == p.dir + "/config.json");
@@ -55,7 +55,7 @@ TEST_CASE("path layout") {
   CHECK(p.control_sock == "/tmp/rd/box/control.sock");
   CHECK(p.vsock_sock == "/tmp/rd/box/vsock.sock");
   ::unsetenv("SPACE_RUN_DIR");
-  CHECK(core::sandbox_paths("/r", "box").run_dir == "/run/space/box");
-  CHECK(core::sandbox_paths("rel", "box").dir.front() == '/');  // made absolute
-  CHECK_THROWS_AS(core::sandbox_paths("/r", "../x"), Error);
+  CHECK(store::sandbox_paths("/r", "box").run_dir == "/run/space/box");
+  CHECK(store::sandbox_paths("rel", "box").dir.front() == '/');  // made absolute
+  CHECK_THROWS_AS(store::sandbox_paths("/r", "../x"), Error);
 }

@@ -9,11 +9,13 @@
 #include "vmm/arch/x86_64/mptable.h"
 
 using namespace space;
-using namespace space::x86;
+using namespace space::memory;
+using namespace space::vmm;
+using namespace space::vmm::x86;
 
 TEST_CASE("MP table is well formed for 1 and 4 vCPUs") {
   for (int n : {1, 4}) {
-    auto mem = GuestMemory::anonymous(64 << 20);
+    auto mem = memory::GuestMemory::anonymous(64 << 20);
     size_t len = write_mptable(mem, n);
     std::vector<uint8_t> b(len);
     REQUIRE(mem.read(kMpTable, b.data(), len));
@@ -49,7 +51,7 @@ TEST_CASE("MP table is well formed for 1 and 4 vCPUs") {
 }
 
 TEST_CASE("MP table rejects bad vCPU counts") {
-  auto mem = GuestMemory::anonymous(64 << 20);
+  auto mem = memory::GuestMemory::anonymous(64 << 20);
   CHECK_THROWS_AS(write_mptable(mem, 0), Error);
   CHECK_THROWS_AS(write_mptable(mem, kMaxVcpusMpTable + 1), Error);
 }

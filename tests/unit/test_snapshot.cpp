@@ -15,12 +15,14 @@
 #include "util/fd.h"
 #include "util/fs.h"
 #include "vmm/arch/x86_64/cpu_features.h"
-#include "vmm/memory.h"
+#include "memory/guest_memory.h"
 #include "vmm/snapshot.h"
 #include "vmm/snapshot_memory.h"
 
 using namespace space;
-using namespace space::snapshot;
+using namespace space::memory;
+using namespace space::vmm;
+using namespace space::vmm::snapshot;
 
 namespace {
 
@@ -42,7 +44,7 @@ Snapshot sample(uint32_t vcpus = 1) {
   s.machine.devices = {"serial", "virtio-blk0"};
   s.cpu = {0x80202001, 0x178bfbff, 0x219c91a9, 0x00400004, 0x10};
   for (uint32_t i = 0; i < vcpus; i++) {
-    x86::VcpuState v;
+    vmm::x86::VcpuState v;
     v.regs.rip = 0xffffffff81000000ULL + i;
     v.regs.rsp = 0x1234;
     v.sregs.cr0 = 0x80050033;
@@ -257,7 +259,7 @@ TEST_CASE("vmstate: files") {
 TEST_CASE("memory file: sparse, exact, size-checked") {
   test::TempDir d("snap");
   const uint64_t size = 64 * 4096;
-  GuestMemory mem = GuestMemory::anonymous(size);
+  memory::GuestMemory mem = memory::GuestMemory::anonymous(size);
   uint8_t one = 1;
   REQUIRE(mem.write(0, &one, 1));
   REQUIRE(mem.write(5 * 4096 + 4095, &one, 1));  // last byte of page 5
@@ -274,7 +276,7 @@ TEST_CASE("memory file: sparse, exact, size-checked") {
   CHECK(static_cast<uint64_t>(st.st_blocks) * 512 < size / 2);  // holes where pages were zero
 
   Fd fd = open_memory_file(p, size);
-  GuestMemory back = GuestMemory::from_file(fd.get(), size);
+  memory::GuestMemory back = memory::GuestMemory::from_file(fd.get(), size);
   CHECK(std::memcmp(back.host_base(), mem.host_base(), size) == 0);
   CHECK_THROWS_WITH_AS(open_memory_file(p, size * 2), doctest::Contains("memory file is"), Error);
   CHECK_THROWS_AS(open_memory_file(d.path + "/nope", size), Error);
@@ -291,7 +293,7 @@ TEST_CASE("memory diff: pagemap tells written pages of a private file mapping") 
     fs::write_file_atomic(base, std::string(bytes.begin(), bytes.end()), 0600);
   }
   Fd fd = open_memory_file(base, size);
-  GuestMemory mem = GuestMemory::from_file(fd.get(), size);
+  memory::GuestMemory mem = memory::GuestMemory::from_file(fd.get(), size);
   volatile uint8_t sink = mem.host_base()[1 * 4096];  // read: stays a file page
   (void)sink;
   uint8_t two = 2;
@@ -309,7 +311,7 @@ TEST_CASE("memory diff: pagemap tells written pages of a private file mapping") 
   CHECK(st.size == size);
   if (diff) CHECK(st.data_bytes == 4096);  // page 3; page 9 became a hole
   Fd back_fd = open_memory_file(d.path + "/memory", size);
-  GuestMemory back = GuestMemory::from_file(back_fd.get(), size);
+  memory::GuestMemory back = memory::GuestMemory::from_file(back_fd.get(), size);
   CHECK(std::memcmp(back.host_base(), mem.host_base(), size) == 0);
 
   // A base replaced since it was mapped is not used as one.
@@ -330,7 +332,7 @@ TEST_CASE("memory file: zero-page test") {
 }
 
 TEST_CASE("cpu features: extraction and the host check") {
-  using namespace space::x86;
+  using namespace space::vmm::x86;
   std::vector<kvm_cpuid_entry2> t = {leaf(0, 0, 1, 1, 1), leaf(1, 0, 0, 0xa, 0xb),
                                      leaf(7, 1, 9, 9, 9), leaf(7, 0, 0x20, 0x40, 0x80)};
   CpuFeatures f = cpu_features_of(t);

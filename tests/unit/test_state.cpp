@@ -10,7 +10,7 @@
 
 #include "temp_dir.h"
 #include "core/sandbox.h"
-#include "core/state.h"
+#include "store/state.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/process.h"
@@ -18,8 +18,8 @@
 using namespace space;
 
 namespace {
-core::SandboxState sample() {
-  core::SandboxState s;
+store::SandboxState sample() {
+  store::SandboxState s;
   s.id = "sb-1";
   s.status = "running";
   s.pid = 1234;
@@ -32,7 +32,7 @@ core::SandboxState sample() {
   return s;
 }
 
-void check_same(const core::SandboxState& a, const core::SandboxState& b) {
+void check_same(const store::SandboxState& a, const store::SandboxState& b) {
   CHECK(a.id == b.id);
   CHECK(a.status == b.status);
   CHECK(a.pid == b.pid);
@@ -49,8 +49,8 @@ void check_same(const core::SandboxState& a, const core::SandboxState& b) {
 TEST_CASE("state.json round trip") {
   test::TempDir d("state");
   std::string path = d.path + "/state.json";
-  core::write_state(path, sample());
-  check_same(core::read_state(path), sample());
+  store::write_state(path, sample());
+  check_same(store::read_state(path), sample());
   // Fixed key order; empty parent is null.
   auto v = json::parse(fs::read_file(path));
   CHECK(v.as_object()[0].first == "id");
@@ -59,31 +59,31 @@ TEST_CASE("state.json round trip") {
   // Overwrite keeps it whole.
   auto s2 = sample();
   s2.status = "paused";
-  core::write_state(path, s2);
-  CHECK(core::read_state(path).status == "paused");
+  store::write_state(path, s2);
+  CHECK(store::read_state(path).status == "paused");
 }
 
 TEST_CASE("state.json reading is checked") {
-  auto v = core::state_to_json(sample());
+  auto v = store::state_to_json(sample());
   v.set("status", "exploded");
-  CHECK_THROWS_WITH_AS(core::state_from_json(v), "field \"status\": unknown status \"exploded\"",
+  CHECK_THROWS_WITH_AS(store::state_from_json(v), "field \"status\": unknown status \"exploded\"",
                        Error);
-  v = core::state_to_json(sample());
+  v = store::state_to_json(sample());
   v.set("pid", "12");
-  CHECK_THROWS_AS(core::state_from_json(v), Error);
-  v = core::state_to_json(sample());
+  CHECK_THROWS_AS(store::state_from_json(v), Error);
+  v = store::state_to_json(sample());
   v.set("id", "../etc");
-  CHECK_THROWS_AS(core::state_from_json(v), Error);
+  CHECK_THROWS_AS(store::state_from_json(v), Error);
   // Unknown keys are tolerated (newer writers may add fields); optional ones default.
   auto minimal = json::parse(R"({"id":"x","status":"stopped","future":1})");
-  auto s = core::state_from_json(minimal);
+  auto s = store::state_from_json(minimal);
   CHECK(s.pid == 0);
   CHECK(s.vcpus == 1);
   CHECK(s.memory_mib == 256);
   test::TempDir d("state");
   fs::write_file_atomic(d.path + "/bad.json", "{\"id\":");
   try {
-    core::read_state(d.path + "/bad.json");
+    store::read_state(d.path + "/bad.json");
     FAIL("no error");
   } catch (const Error& e) {
     CHECK(std::string(e.what()).find("bad.json: invalid JSON at line 1, column 7") != std::string::npos);
@@ -94,41 +94,41 @@ TEST_CASE("observed status derives liveness from pid and start time") {
   auto s = sample();
   s.pid = ::getpid();
   s.pid_start_time = proc::start_time(::getpid()).value();
-  CHECK(core::observed_status(s) == "running");
+  CHECK(store::observed_status(s) == "running");
   s.status = "paused";
-  CHECK(core::observed_status(s) == "paused");
+  CHECK(store::observed_status(s) == "paused");
   s.pid_start_time += 1;  // same pid, another process (pid reuse)
-  CHECK(core::observed_status(s) == "stopped");
+  CHECK(store::observed_status(s) == "stopped");
   s.pid_start_time -= 1;
   s.pid = 0x7ffffff0;  // no such process
   s.status = "running";
-  CHECK(core::observed_status(s) == "stopped");
+  CHECK(store::observed_status(s) == "stopped");
   s.status = "creating";
   s.pid = 0;  // not started yet
-  CHECK(core::observed_status(s) == "creating");
+  CHECK(store::observed_status(s) == "creating");
   s.status = "checkpointed";
-  CHECK(core::observed_status(s) == "checkpointed");
+  CHECK(store::observed_status(s) == "checkpointed");
 }
 
 TEST_CASE("SandboxLock is exclusive") {
   test::TempDir d("state");
   std::string lock = d.path + "/lock";
   {
-    core::SandboxLock a(lock);
+    store::SandboxLock a(lock);
     CHECK(a.held());
-    core::SandboxLock b(lock, true);
+    store::SandboxLock b(lock, true);
     CHECK_FALSE(b.held());
   }
-  core::SandboxLock c(lock, true);
+  store::SandboxLock c(lock, true);
   CHECK(c.held());
   // A vanished sandbox directory: nonblocking says "not held", blocking throws.
-  core::SandboxLock gone(d.path + "/nope/lock", true);
+  store::SandboxLock gone(d.path + "/nope/lock", true);
   CHECK_FALSE(gone.held());
-  CHECK_THROWS_AS(core::SandboxLock(d.path + "/nope/lock"), Error);
+  CHECK_THROWS_AS(store::SandboxLock(d.path + "/nope/lock"), Error);
 }
 
 TEST_CASE("rfc3339_now looks right") {
-  std::string t = core::rfc3339_now();
+  std::string t = store::rfc3339_now();
   REQUIRE(t.size() == 20);
   CHECK(t[4] == '-');
   CHECK(t[10] == 'T');
@@ -139,13 +139,13 @@ TEST_CASE("rfc3339_now looks right") {
 namespace {
 struct FakeSandbox {
   test::TempDir root{"state"};
-  core::Context ctx;
+  store::Context ctx;
   proc::Child vmm;
-  core::SandboxPaths p;
+  store::SandboxPaths p;
   explicit FakeSandbox(const std::string& id, const std::string& status = "running") {
     ::setenv("SPACE_RUN_DIR", (root.path + "/run").c_str(), 1);
     ctx.root = root.path;
-    p = core::sandbox_paths(ctx.root, id);
+    p = store::sandbox_paths(ctx.root, id);
     fs::mkdir_p(p.dir);
     fs::mkdir_p(p.run_dir);
     pid_t pid = ::fork();
@@ -155,13 +155,13 @@ struct FakeSandbox {
       ::_exit(127);
     }
     vmm = proc::Child(pid);
-    core::SandboxState st;
+    store::SandboxState st;
     st.id = id;
     st.status = status;
     st.pid = pid;
     st.pid_start_time = proc::start_time(pid).value();
-    st.created = core::rfc3339_now();
-    core::write_state(p.state, st);
+    st.created = store::rfc3339_now();
+    store::write_state(p.state, st);
   }
   ~FakeSandbox() { ::unsetenv("SPACE_RUN_DIR"); }
 };
@@ -177,8 +177,8 @@ TEST_CASE("list and state report the observed status") {
   while (!f.vmm.exited()) ::usleep(1000);
   CHECK(core::sandbox_state(f.ctx, "alive").status == "stopped");
   CHECK(core::list_sandboxes(f.ctx)[0].status == "stopped");
-  fs::write_file_atomic(core::sandboxes_dir(f.ctx.root) + "/../junk", "");  // not a sandbox
-  fs::mkdir_p(core::sandboxes_dir(f.ctx.root) + "/Bad-Name");                 // invalid id: skipped
+  fs::write_file_atomic(store::sandboxes_dir(f.ctx.root) + "/../junk", "");  // not a sandbox
+  fs::mkdir_p(store::sandboxes_dir(f.ctx.root) + "/Bad-Name");                 // invalid id: skipped
   CHECK(core::list_sandboxes(f.ctx).size() == 1);
   CHECK_THROWS_WITH_AS(core::sandbox_state(f.ctx, "nope"), "sandbox nope does not exist", Error);
 }
@@ -196,9 +196,9 @@ TEST_CASE("destroy kills the recorded VMM and removes both directories") {
 
 TEST_CASE("destroy never signals a recycled pid") {
   FakeSandbox f("recycled");
-  auto st = core::read_state(f.p.state);
+  auto st = store::read_state(f.p.state);
   st.pid_start_time += 1;  // the recorded process is gone; this pid now names another one
-  core::write_state(f.p.state, st);
+  store::write_state(f.p.state, st);
   core::destroy_sandbox(f.ctx, "recycled", /*force=*/true);
   CHECK_FALSE(f.vmm.exited());
   CHECK_FALSE(fs::exists(f.p.dir));

@@ -8,18 +8,18 @@
 #include <string>
 
 #include "temp_dir.h"
-#include "core/btrfs.h"
-#include "core/store.h"
+#include "store/btrfs.h"
+#include "store/store.h"
 #include "util/error.h"
 #include "util/fs.h"
 
 using namespace space;
-using core::StoreAction;
-using core::StoreUse;
+using store::StoreAction;
+using store::StoreUse;
 
 namespace {
-core::StoreProbe probe(bool store_btrfs, bool root_btrfs, bool image, bool plain) {
-  core::StoreProbe p;
+store::StoreProbe probe(bool store_btrfs, bool root_btrfs, bool image, bool plain) {
+  store::StoreProbe p;
   p.store_btrfs = store_btrfs;
   p.root_btrfs = root_btrfs;
   p.image_exists = image;
@@ -29,15 +29,15 @@ core::StoreProbe probe(bool store_btrfs, bool root_btrfs, bool image, bool plain
 }  // namespace
 
 TEST_CASE("store paths") {
-  auto sp = core::store_paths("/var/lib/space/");
+  auto sp = store::store_paths("/var/lib/space/");
   CHECK(sp.root == "/var/lib/space");
   CHECK(sp.dir == "/var/lib/space/store");
   CHECK(sp.image == "/var/lib/space/store.img");
   CHECK(sp.templates == "/var/lib/space/store/templates");
   CHECK(sp.sandboxes == "/var/lib/space/store/sandboxes");
-  CHECK(core::store_paths("/").dir == "/store");
-  CHECK(core::sandboxes_dir("/r") == "/r/store/sandboxes");
-  auto p = core::paths_in("/r/store/templates/.t.tmp-1", "/run/space/.template-1");
+  CHECK(store::store_paths("/").dir == "/store");
+  CHECK(store::sandboxes_dir("/r") == "/r/store/sandboxes");
+  auto p = store::paths_in("/r/store/templates/.t.tmp-1", "/run/space/.template-1");
   CHECK(p.config == "/r/store/templates/.t.tmp-1/config.json");
   CHECK(p.vsock_sock == "/run/space/.template-1/vsock.sock");
 }
@@ -46,57 +46,57 @@ TEST_CASE("plan_store: what set-up does for each state of the filesystem") {
   // In place already (btrfs root or mounted image): nothing, for any use.
   for (bool root : {false, true})
     for (bool image : {false, true}) {
-      CHECK(core::plan_store(probe(true, root, image, false), StoreUse::Create) == StoreAction::Ready);
-      CHECK(core::plan_store(probe(true, root, image, false), StoreUse::Existing) == StoreAction::Ready);
+      CHECK(store::plan_store(probe(true, root, image, false), StoreUse::Create) == StoreAction::Ready);
+      CHECK(store::plan_store(probe(true, root, image, false), StoreUse::Existing) == StoreAction::Ready);
     }
   // Root on btrfs: plain directories, made only when something is to be created.
-  CHECK(core::plan_store(probe(false, true, false, false), StoreUse::Create) == StoreAction::MakeDirs);
-  CHECK(core::plan_store(probe(false, true, false, false), StoreUse::Existing) == StoreAction::Nothing);
+  CHECK(store::plan_store(probe(false, true, false, false), StoreUse::Create) == StoreAction::MakeDirs);
+  CHECK(store::plan_store(probe(false, true, false, false), StoreUse::Existing) == StoreAction::Nothing);
   // Not btrfs, image present but not mounted (after a reboot): mount, for any use.
-  CHECK(core::plan_store(probe(false, false, true, false), StoreUse::Create) == StoreAction::Mount);
-  CHECK(core::plan_store(probe(false, false, true, true), StoreUse::Existing) == StoreAction::Mount);
+  CHECK(store::plan_store(probe(false, false, true, false), StoreUse::Create) == StoreAction::Mount);
+  CHECK(store::plan_store(probe(false, false, true, true), StoreUse::Existing) == StoreAction::Mount);
   // Not btrfs, no image: make one, unless that would hide sandboxes made before the store.
-  CHECK(core::plan_store(probe(false, false, false, false), StoreUse::Create) == StoreAction::CreateImage);
-  CHECK(core::plan_store(probe(false, false, false, true), StoreUse::Create) == StoreAction::Refuse);
-  CHECK(core::plan_store(probe(false, false, false, true), StoreUse::Existing) == StoreAction::Nothing);
-  CHECK(core::plan_store(probe(false, false, false, false), StoreUse::Existing) == StoreAction::Nothing);
+  CHECK(store::plan_store(probe(false, false, false, false), StoreUse::Create) == StoreAction::CreateImage);
+  CHECK(store::plan_store(probe(false, false, false, true), StoreUse::Create) == StoreAction::Refuse);
+  CHECK(store::plan_store(probe(false, false, false, true), StoreUse::Existing) == StoreAction::Nothing);
+  CHECK(store::plan_store(probe(false, false, false, false), StoreUse::Existing) == StoreAction::Nothing);
 }
 
 TEST_CASE("store_kind: btrfs root or loopback") {
-  CHECK(core::store_kind(true, true, false) == "btrfs-root");   // store is a directory on the btrfs root
-  CHECK(core::store_kind(true, false, false) == "btrfs-root");  // not made yet
-  CHECK(core::store_kind(false, true, true) == "loopback");     // image mounted
-  CHECK(core::store_kind(false, false, false) == "loopback");   // image absent or unmounted
-  CHECK(core::store_kind(true, true, true) == "loopback");      // something mounted on store/
+  CHECK(store::store_kind(true, true, false) == "btrfs-root");   // store is a directory on the btrfs root
+  CHECK(store::store_kind(true, false, false) == "btrfs-root");  // not made yet
+  CHECK(store::store_kind(false, true, true) == "loopback");     // image mounted
+  CHECK(store::store_kind(false, false, false) == "loopback");   // image absent or unmounted
+  CHECK(store::store_kind(true, true, true) == "loopback");      // something mounted on store/
 }
 
 TEST_CASE("btrfs magic and probes off btrfs") {
-  CHECK(btrfs::is_btrfs_magic(0x9123683E));
-  CHECK_FALSE(btrfs::is_btrfs_magic(0xEF53));  // ext4
+  CHECK(store::btrfs::is_btrfs_magic(0x9123683E));
+  CHECK_FALSE(store::btrfs::is_btrfs_magic(0xEF53));  // ext4
   test::TempDir t("store");
-  if (btrfs::on_btrfs(t.path)) return;  // the checks below assume /tmp is not btrfs
-  CHECK_FALSE(btrfs::is_subvolume(t.path));
-  CHECK_FALSE(btrfs::on_btrfs(t.path + "/missing"));
+  if (store::btrfs::on_btrfs(t.path)) return;  // the checks below assume /tmp is not btrfs
+  CHECK_FALSE(store::btrfs::is_subvolume(t.path));
+  CHECK_FALSE(store::btrfs::on_btrfs(t.path + "/missing"));
 }
 
 TEST_CASE("human sizes") {
-  CHECK(core::human_size(0) == "0 B");
-  CHECK(core::human_size(1023) == "1023 B");
-  CHECK(core::human_size(1024) == "1.0 KiB");
-  CHECK(core::human_size(64ull << 20) == "64.0 MiB");
-  CHECK(core::human_size((20ull << 30) + (512ull << 20)) == "20.5 GiB");
+  CHECK(store::human_size(0) == "0 B");
+  CHECK(store::human_size(1023) == "1023 B");
+  CHECK(store::human_size(1024) == "1.0 KiB");
+  CHECK(store::human_size(64ull << 20) == "64.0 MiB");
+  CHECK(store::human_size((20ull << 30) + (512ull << 20)) == "20.5 GiB");
 }
 
 TEST_CASE("ensure_store on a plain root: Existing makes nothing, Create refuses to hide old sandboxes") {
   test::TempDir t("store");
-  if (btrfs::on_btrfs(t.path)) return;
-  core::Context ctx{t.path + "/root"};
-  auto sp = core::ensure_store(ctx, StoreUse::Existing);  // root missing: fine, nothing made
+  if (store::btrfs::on_btrfs(t.path)) return;
+  store::Context ctx{t.path + "/root"};
+  auto sp = store::ensure_store(ctx, StoreUse::Existing);  // root missing: fine, nothing made
   CHECK_FALSE(fs::exists(t.path + "/root"));
   fs::mkdir_p(sp.sandboxes + "/old");
-  core::ensure_store(ctx, StoreUse::Existing);
+  store::ensure_store(ctx, StoreUse::Existing);
   CHECK_FALSE(fs::exists(sp.image));
-  CHECK_THROWS_WITH_AS(core::ensure_store(ctx, StoreUse::Create),
+  CHECK_THROWS_WITH_AS(store::ensure_store(ctx, StoreUse::Create),
                        doctest::Contains("holds sandboxes made before the btrfs store"), Error);
   CHECK_FALSE(fs::exists(sp.image));
   CHECK(fs::is_dir(sp.sandboxes + "/old"));
@@ -104,14 +104,14 @@ TEST_CASE("ensure_store on a plain root: Existing makes nothing, Create refuses 
 
 TEST_CASE("status of a store not made yet") {
   test::TempDir t("store");
-  if (btrfs::on_btrfs(t.path)) return;
-  auto s = core::store_status(core::Context{t.path}, 7);
+  if (store::btrfs::on_btrfs(t.path)) return;
+  auto s = store::store_status(store::Context{t.path}, 7);
   CHECK(s.kind == "loopback");
   CHECK_FALSE(s.ready);
   CHECK_FALSE(s.image_exists);
   CHECK_FALSE(s.mounted);
-  CHECK(core::store_status_text(s).find("not created yet (7 GiB") != std::string::npos);
-  auto j = core::store_status_json(s);
+  CHECK(store::store_status_text(s).find("not created yet (7 GiB") != std::string::npos);
+  auto j = store::store_status_json(s);
   CHECK(j.at("kind").as_string() == "loopback");
   CHECK(j.at("image").as_string() == t.path + "/store.img");
 }
@@ -120,7 +120,7 @@ TEST_CASE("remove_store_tree removes plain directories (sandboxes made before th
   test::TempDir t("store");
   fs::mkdir_p(t.path + "/sb/x/y");
   fs::write_file_atomic(t.path + "/sb/x/y/f", "data");
-  core::remove_store_tree(t.path + "/sb");
+  store::remove_store_tree(t.path + "/sb");
   CHECK_FALSE(fs::exists(t.path + "/sb"));
-  CHECK_NOTHROW(core::remove_store_tree(t.path + "/sb"));  // missing is fine
+  CHECK_NOTHROW(store::remove_store_tree(t.path + "/sb"));  // missing is fine
 }

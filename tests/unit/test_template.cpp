@@ -22,7 +22,7 @@ core::TemplateMeta sample() {
   m.name = "py3";
   m.created = "2026-01-02T03:04:05Z";
   m.space_version = "0.1.0";
-  m.snapshot_format = snapshot::kFormatVersion;
+  m.snapshot_format = vmm::snapshot::kFormatVersion;
   m.vcpus = 2;
   m.memory_mib = 512;
   m.kernel = "/k/vmlinux";
@@ -87,7 +87,7 @@ TEST_CASE("check_restorable: the name and the snapshot format must match") {
   auto m = sample();
   CHECK_NOTHROW(core::check_restorable(m, "py3"));
   CHECK_THROWS_WITH_AS(core::check_restorable(m, "other"), doctest::Contains("says it is named \"py3\""), Error);
-  m.snapshot_format = snapshot::kFormatVersion + 1;
+  m.snapshot_format = vmm::snapshot::kFormatVersion + 1;
   try {
     core::check_restorable(m, "py3");
     FAIL("accepted");
@@ -107,13 +107,13 @@ TEST_CASE("template names and build directories") {
 
 TEST_CASE("list and remove templates (plain directories)") {
   test::TempDir t("template");
-  core::Context ctx{t.path};
+  store::Context ctx{t.path};
   std::string tdir = core::template_dir(t.path, "py3");
   fs::mkdir_p(tdir);
   fs::write_file_atomic(core::template_meta_path(tdir), core::template_meta_to_toml(sample()));
   fs::write_file_atomic(tdir + "/memory", std::string(8192, 'x'));
   fs::mkdir_p(core::template_dir(t.path, "broken"));
-  fs::mkdir_p(core::store_paths(t.path).templates + "/.py3.tmp-12345678");  // a build: hidden
+  fs::mkdir_p(store::store_paths(t.path).templates + "/.py3.tmp-12345678");  // a build: hidden
   auto all = core::list_templates(ctx);
   REQUIRE(all.size() == 2);
   CHECK(all[0].name == "broken");
@@ -140,7 +140,7 @@ TEST_CASE("list and remove templates (plain directories)") {
 TEST_CASE("create: option conflicts and a missing named template fail before anything is made") {
   test::TempDir t("template");
   ::setenv("SPACE_RUN_DIR", (t.path + "/run").c_str(), 1);
-  core::Context ctx{t.path + "/root"};
+  store::Context ctx{t.path + "/root"};
   core::CreateOptions o;
   o.id = "x";
   o.template_name = "py3";

@@ -11,6 +11,8 @@
 #include "test_virtio_driver.h"
 
 using namespace space;
+using namespace space::devices;
+using namespace space::memory;
 using space::testing::Buf;
 using space::testing::FakeDriver;
 using space::testing::RecordingIrq;
@@ -39,18 +41,18 @@ struct TempFile {
 
 struct Rig {
   TempFile file{1 << 20};  // 2048 sectors
-  GuestMemory mem = GuestMemory::anonymous(8 << 20);
+  memory::GuestMemory mem = memory::GuestMemory::anonymous(8 << 20);
   RecordingIrq irq;
-  VirtioBlock* blk;
-  std::unique_ptr<VirtioMmio> dev;
+  devices::VirtioBlock* blk;
+  std::unique_ptr<devices::VirtioMmio> dev;
   std::unique_ptr<FakeDriver> drv;
   explicit Rig(bool ro = false) {
-    auto b = std::make_unique<VirtioBlock>(file.reopen(ro ? O_RDONLY : O_RDWR),
-                                           VirtioBlock::Options{ro, "serial-123"});
+    auto b = std::make_unique<devices::VirtioBlock>(file.reopen(ro ? O_RDONLY : O_RDWR),
+                                           devices::VirtioBlock::Options{ro, "serial-123"});
     blk = b.get();
-    dev = std::make_unique<VirtioMmio>("virtio-blk0", mem, irq, std::move(b));
+    dev = std::make_unique<devices::VirtioMmio>("virtio-blk0", mem, irq, std::move(b));
     drv = std::make_unique<FakeDriver>(mem, *dev);
-    REQUIRE((drv->init(256) & virtio::kStatusDriverOk) != 0);
+    REQUIRE((drv->init(256) & devices::virtio::kStatusDriverOk) != 0);
   }
   uint64_t header(uint32_t type, uint64_t sector) {
     uint8_t h[16] = {};
@@ -85,7 +87,7 @@ TEST_CASE("config space reports capacity, seg_max and size_max") {
   CHECK(cap == 2048);
   uint32_t v;
   r.dev->read(0x10c, {reinterpret_cast<uint8_t*>(&v), 4});
-  CHECK(v == VirtioBlock::kSegMax);
+  CHECK(v == devices::VirtioBlock::kSegMax);
   r.drv->wr(0x14, 0);
   CHECK((r.drv->rd(0x10) & (1u << 9)) != 0);  // FLUSH
   CHECK((r.drv->rd(0x10) & (1u << 5)) == 0);  // not RO
@@ -164,7 +166,7 @@ TEST_CASE("malformed requests fail without crashing") {
   SUBCASE("hostile chain marks the device broken") {
     r.drv->post(0, {{0xfffffff000ULL, 16, false}});
     r.drv->kick(0);
-    CHECK((r.dev->status() & virtio::kStatusNeedsReset) != 0);
+    CHECK((r.dev->status() & devices::virtio::kStatusNeedsReset) != 0);
   }
 }
 

@@ -12,11 +12,14 @@
 #include "devices/device.h"
 #include "devices/virtio/backend.h"
 #include "devices/virtio/mmio.h"
-#include "vmm/memory.h"
+#include "memory/guest_memory.h"
 
 namespace space::testing {
 
-struct RecordingIrq : IrqLine {
+using namespace space::devices;
+using namespace space::memory;
+
+struct RecordingIrq : devices::IrqLine {
   int edges = 0;
   bool level = false;
   void set_level(bool l) override {
@@ -37,7 +40,7 @@ class FakeDriver {
   static constexpr uint64_t kRingStride = 0x10000;
   static constexpr uint64_t kHeapBase = 0x100000;
 
-  FakeDriver(const GuestMemory& mem, VirtioMmio& dev) : mem_(mem), dev_(dev) {}
+  FakeDriver(const memory::GuestMemory& mem, devices::VirtioMmio& dev) : mem_(mem), dev_(dev) {}
 
   uint32_t rd(uint64_t off) {
     uint32_t v = 0;
@@ -48,7 +51,7 @@ class FakeDriver {
 
   // Full bring-up: ACK, DRIVER, accept `features` (masked by the offer), FEATURES_OK, every
   // queue at size `qsize`, DRIVER_OK. Returns the final status.
-  uint32_t init(uint16_t qsize = 64, uint64_t features = virtio::kFVersion1) {
+  uint32_t init(uint16_t qsize = 64, uint64_t features = devices::virtio::kFVersion1) {
     wr(0x70, 0);
     wr(0x70, 1);
     wr(0x70, 1 | 2);
@@ -154,8 +157,8 @@ class FakeDriver {
     uint16_t avail_idx;
     uint16_t used_seen;
   };
-  const GuestMemory& mem_;
-  VirtioMmio& dev_;
+  const memory::GuestMemory& mem_;
+  devices::VirtioMmio& dev_;
   std::vector<Q> queues_;
   uint64_t heap_ = kHeapBase;
 };

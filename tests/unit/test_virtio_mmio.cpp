@@ -8,12 +8,14 @@
 #include "util/error.h"
 
 using namespace space;
+using namespace space::devices;
+using namespace space::memory;
 using space::testing::FakeDriver;
 using space::testing::RecordingIrq;
 
 namespace {
 
-struct TestBackend : VirtioBackend {
+struct TestBackend : devices::VirtioBackend {
   int activations = 0, resets = 0;
   std::vector<size_t> notified;
   uint8_t config[8] = {1, 2, 3, 4, 5, 6, 7, 8};
@@ -37,19 +39,19 @@ struct TestBackend : VirtioBackend {
     if (s.size() != 2) fail("bad test state");
     saved_value = s[0] | (s[1] << 8);
   }
-  VirtioTransport& t() { return *transport_; }
+  devices::VirtioTransport& t() { return *transport_; }
 };
 
 struct Rig {
-  GuestMemory mem = GuestMemory::anonymous(4 << 20);
+  memory::GuestMemory mem = memory::GuestMemory::anonymous(4 << 20);
   RecordingIrq irq;
   TestBackend* be;
-  std::unique_ptr<VirtioMmio> dev;
+  std::unique_ptr<devices::VirtioMmio> dev;
   std::unique_ptr<FakeDriver> drv;
   Rig() {
     auto b = std::make_unique<TestBackend>();
     be = b.get();
-    dev = std::make_unique<VirtioMmio>("virtio-test0", mem, irq, std::move(b));
+    dev = std::make_unique<devices::VirtioMmio>("virtio-test0", mem, irq, std::move(b));
     drv = std::make_unique<FakeDriver>(mem, *dev);
   }
 };
@@ -61,7 +63,7 @@ TEST_CASE("identification registers") {
   CHECK(r.drv->rd(0x000) == 0x74726976);
   CHECK(r.drv->rd(0x004) == 2);
   CHECK(r.drv->rd(0x008) == 42);
-  CHECK(r.drv->rd(0x00c) == VirtioMmio::kVendorId);
+  CHECK(r.drv->rd(0x00c) == devices::VirtioMmio::kVendorId);
   CHECK(r.dev->name() == "virtio-test0");
   // Registers only take aligned 32-bit accesses.
   uint8_t b[2] = {0xff, 0xff};
@@ -102,7 +104,7 @@ TEST_CASE("feature negotiation requires VERSION_1 and a subset of the offer") {
     CHECK((d.rd(0x70) & 8) == 8);
     d.wr(0x24, 0);
     d.wr(0x20, 1u << 3);  // too late
-    CHECK(r.be->t().driver_features() == virtio::kFVersion1);
+    CHECK(r.be->t().driver_features() == devices::virtio::kFVersion1);
   }
 }
 
@@ -160,7 +162,7 @@ TEST_CASE("an invalid queue marks the device as needing reset") {
   d.wr(0x38, 24);  // not a power of two
   d.wr(0x44, 1);
   CHECK(d.rd(0x44) == 0);
-  CHECK((d.rd(0x70) & virtio::kStatusNeedsReset) != 0);
+  CHECK((d.rd(0x70) & devices::virtio::kStatusNeedsReset) != 0);
   d.wr(0x70, 0);
   CHECK(d.rd(0x70) == 0);
 }
@@ -187,7 +189,7 @@ TEST_CASE("interrupts set InterruptStatus, pulse the line and are acked") {
   CHECK(d.rd(0x60) == 0);
   // fail() sets DEVICE_NEEDS_RESET and raises a config interrupt; notifications stop.
   r.be->t().fail("test");
-  CHECK((d.rd(0x70) & virtio::kStatusNeedsReset) != 0);
+  CHECK((d.rd(0x70) & devices::virtio::kStatusNeedsReset) != 0);
   CHECK(r.irq.edges == 3);
   CHECK_FALSE(r.be->t().running());
   d.kick(0);
@@ -215,9 +217,9 @@ TEST_CASE("save/restore round trip") {
   a.be->t().signal_used(0);
   a.be->saved_value = 0xbeef;
   a.drv->post(0, {{0x200000, 8, true}});
-  DescChain c;
+  devices::DescChain c;
   std::string why;
-  REQUIRE(a.be->t().queue(0).pop(c, why) == Virtqueue::Pop::Chain);
+  REQUIRE(a.be->t().queue(0).pop(c, why) == devices::Virtqueue::Pop::Chain);
   a.be->t().queue(0).push_used(c.head, 8);
   auto blob = a.dev->save();
 
@@ -250,9 +252,9 @@ TEST_CASE("save/restore round trip") {
     CHECK(c2.be->resets == 0);
   }
   SUBCASE("a queue outside RAM is refused") {
-    GuestMemory small = GuestMemory::anonymous(64 << 10);  // rings at 0x10000+ do not fit
+    memory::GuestMemory small = memory::GuestMemory::anonymous(64 << 10);  // rings at 0x10000+ do not fit
     RecordingIrq irq;
-    VirtioMmio small_dev("virtio-test1", small, irq, std::make_unique<TestBackend>());
+    devices::VirtioMmio small_dev("virtio-test1", small, irq, std::make_unique<TestBackend>());
     CHECK_THROWS_AS(small_dev.restore(blob), Error);
   }
 }

@@ -8,13 +8,15 @@
 #include "devices/virtio/queue.h"
 
 using namespace space;
+using namespace space::devices;
+using namespace space::memory;
 
 namespace {
 
 constexpr uint64_t kDesc = 0x1000, kAvail = 0x2000, kUsed = 0x3000;
 
 struct Ring {
-  const GuestMemory& mem;
+  const memory::GuestMemory& mem;
   uint16_t size;
   uint16_t avail_idx = 0;
 
@@ -33,8 +35,8 @@ struct Ring {
   }
 };
 
-Virtqueue make_queue(const GuestMemory& mem, uint16_t size, uint16_t max = 256) {
-  Virtqueue q(mem, max);
+devices::Virtqueue make_queue(const memory::GuestMemory& mem, uint16_t size, uint16_t max = 256) {
+  devices::Virtqueue q(mem, max);
   q.set_size(size);
   q.set_desc_addr(kDesc);
   q.set_avail_addr(kAvail);
@@ -47,8 +49,8 @@ Virtqueue make_queue(const GuestMemory& mem, uint16_t size, uint16_t max = 256) 
 }  // namespace
 
 TEST_CASE("a normal chain pops as readable then writable segments") {
-  auto mem = GuestMemory::anonymous(1 << 20);
-  Virtqueue q = make_queue(mem, 16);
+  auto mem = memory::GuestMemory::anonymous(1 << 20);
+  devices::Virtqueue q = make_queue(mem, 16);
   Ring r{mem, 16};
   const char msg[] = "hello, device";
   mem.write(0x10000, msg, sizeof msg);
@@ -59,9 +61,9 @@ TEST_CASE("a normal chain pops as readable then writable segments") {
   r.publish(3);
   CHECK(q.has_available());
 
-  DescChain c;
+  devices::DescChain c;
   std::string why;
-  REQUIRE(q.pop(c, why) == Virtqueue::Pop::Chain);
+  REQUIRE(q.pop(c, why) == devices::Virtqueue::Pop::Chain);
   CHECK(c.head == 3);
   REQUIRE(c.segments.size() == 3);
   CHECK(c.readable_bytes == sizeof msg);
@@ -93,23 +95,23 @@ TEST_CASE("a normal chain pops as readable then writable segments") {
   CHECK(used_idx == 1);
   CHECK(elem[0] == 3);
   CHECK(elem[1] == 42);
-  CHECK(q.pop(c, why) == Virtqueue::Pop::Empty);
+  CHECK(q.pop(c, why) == devices::Virtqueue::Pop::Empty);
 }
 
 TEST_CASE("undo_pop returns the same chain again and ring indexes wrap") {
-  auto mem = GuestMemory::anonymous(1 << 20);
-  Virtqueue q = make_queue(mem, 4);
+  auto mem = memory::GuestMemory::anonymous(1 << 20);
+  devices::Virtqueue q = make_queue(mem, 4);
   Ring r{mem, 4};
-  DescChain c;
+  devices::DescChain c;
   std::string why;
   for (int round = 0; round < 70000; round += 1000) {  // avail/used idx wrap past 65535
     for (int i = 0; i < 1000; i++) {
       r.desc(0, 0x10000, 8, 2);
       r.publish(0);
-      REQUIRE(q.pop(c, why) == Virtqueue::Pop::Chain);
+      REQUIRE(q.pop(c, why) == devices::Virtqueue::Pop::Chain);
       if (i == 0) {
         q.undo_pop();
-        REQUIRE(q.pop(c, why) == Virtqueue::Pop::Chain);
+        REQUIRE(q.pop(c, why) == devices::Virtqueue::Pop::Chain);
       }
       q.push_used(c.head, 8);
     }
@@ -118,18 +120,18 @@ TEST_CASE("undo_pop returns the same chain again and ring indexes wrap") {
 }
 
 TEST_CASE("NO_INTERRUPT in the avail flags suppresses interrupts") {
-  auto mem = GuestMemory::anonymous(1 << 20);
-  Virtqueue q = make_queue(mem, 8);
+  auto mem = memory::GuestMemory::anonymous(1 << 20);
+  devices::Virtqueue q = make_queue(mem, 8);
   CHECK(q.needs_interrupt());
   mem.write_obj(kAvail, uint16_t{1});
   CHECK_FALSE(q.needs_interrupt());
 }
 
 TEST_CASE("enable rejects bad sizes and misplaced rings") {
-  auto mem = GuestMemory::anonymous(1 << 20);
+  auto mem = memory::GuestMemory::anonymous(1 << 20);
   std::string why;
   auto try_cfg = [&](uint16_t size, uint64_t d, uint64_t a, uint64_t u) {
-    Virtqueue q(mem, 256);
+    devices::Virtqueue q(mem, 256);
     q.set_size(size);
     q.set_desc_addr(d);
     q.set_avail_addr(a);
@@ -146,22 +148,22 @@ TEST_CASE("enable rejects bad sizes and misplaced rings") {
   CHECK_FALSE(try_cfg(16, kDesc + 8, kAvail, kUsed));  // misaligned
   CHECK_FALSE(try_cfg(16, kDesc, kAvail + 1, kUsed));
   CHECK_FALSE(try_cfg(16, kDesc, kAvail, kUsed + 2));
-  Virtqueue q(mem, 256);
-  DescChain c;
-  CHECK(q.pop(c, why) == Virtqueue::Pop::Empty);  // never enabled: nothing read
+  devices::Virtqueue q(mem, 256);
+  devices::DescChain c;
+  CHECK(q.pop(c, why) == devices::Virtqueue::Pop::Empty);  // never enabled: nothing read
 }
 
 TEST_CASE("hostile chains are reported as Bad") {
-  auto mem = GuestMemory::anonymous(1 << 20);
-  Virtqueue q = make_queue(mem, 8);
+  auto mem = memory::GuestMemory::anonymous(1 << 20);
+  devices::Virtqueue q = make_queue(mem, 8);
   Ring r{mem, 8};
-  DescChain c;
+  devices::DescChain c;
   std::string why;
   auto pop_bad = [&](uint16_t head) {
     r.publish(head);
     auto res = q.pop(c, why);
     INFO(why);
-    return res == Virtqueue::Pop::Bad;
+    return res == devices::Virtqueue::Pop::Bad;
   };
 
   SUBCASE("loop") {
@@ -206,43 +208,43 @@ TEST_CASE("hostile chains are reported as Bad") {
   }
   SUBCASE("avail idx claims more than the queue holds") {
     mem.write_obj(kAvail + 2, uint16_t{9});
-    CHECK(q.pop(c, why) == Virtqueue::Pop::Bad);
+    CHECK(q.pop(c, why) == devices::Virtqueue::Pop::Bad);
   }
 }
 
 TEST_CASE("a chain totalling more than 4 GiB is rejected") {
-  auto mem = GuestMemory::anonymous(128 << 20);
-  Virtqueue q = make_queue(mem, 64);
+  auto mem = memory::GuestMemory::anonymous(128 << 20);
+  devices::Virtqueue q = make_queue(mem, 64);
   Ring r{mem, 64};
   for (uint16_t i = 0; i < 40; i++) r.desc(i, 0, 128 << 20, 1, static_cast<uint16_t>(i + 1));
   r.publish(0);
-  DescChain c;
+  devices::DescChain c;
   std::string why;
-  CHECK(q.pop(c, why) == Virtqueue::Pop::Bad);
+  CHECK(q.pop(c, why) == devices::Virtqueue::Pop::Bad);
   CHECK(why.find("4 GiB") != std::string::npos);
 }
 
 TEST_CASE("queue state round-trips and invalid state is refused") {
-  auto mem = GuestMemory::anonymous(1 << 20);
-  Virtqueue q = make_queue(mem, 16);
+  auto mem = memory::GuestMemory::anonymous(1 << 20);
+  devices::Virtqueue q = make_queue(mem, 16);
   Ring r{mem, 16};
   r.desc(0, 0x10000, 4, 2);
   r.publish(0);
-  DescChain c;
+  devices::DescChain c;
   std::string why;
-  REQUIRE(q.pop(c, why) == Virtqueue::Pop::Chain);
+  REQUIRE(q.pop(c, why) == devices::Virtqueue::Pop::Chain);
   q.push_used(0, 4);
-  VirtqueueState s = q.state();
+  devices::VirtqueueState s = q.state();
 
-  Virtqueue q2(mem, 256);
+  devices::Virtqueue q2(mem, 256);
   REQUIRE(q2.set_state(s, why));
   CHECK(q2.ready());
   CHECK(q2.state().next_avail == 1);
   CHECK(q2.state().next_used == 1);
-  CHECK(q2.pop(c, why) == Virtqueue::Pop::Empty);
+  CHECK(q2.pop(c, why) == devices::Virtqueue::Pop::Empty);
 
   s.used = 1 << 20;
-  Virtqueue q3(mem, 256);
+  devices::Virtqueue q3(mem, 256);
   CHECK_FALSE(q3.set_state(s, why));
   CHECK_FALSE(q3.ready());
 }

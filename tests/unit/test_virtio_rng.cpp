@@ -7,16 +7,18 @@
 #include "test_virtio_driver.h"
 
 using namespace space;
+using namespace space::devices;
+using namespace space::memory;
 using space::testing::FakeDriver;
 using space::testing::RecordingIrq;
 
 TEST_CASE("virtio-rng fills writable buffers, at most 64 KiB per request") {
-  GuestMemory mem = GuestMemory::anonymous(8 << 20);
+  memory::GuestMemory mem = memory::GuestMemory::anonymous(8 << 20);
   RecordingIrq irq;
-  VirtioMmio dev("virtio-rng0", mem, irq, std::make_unique<VirtioRng>());
+  devices::VirtioMmio dev("virtio-rng0", mem, irq, std::make_unique<devices::VirtioRng>());
   FakeDriver drv(mem, dev);
   CHECK(drv.rd(0x008) == 4);
-  REQUIRE((drv.init(64) & virtio::kStatusDriverOk) != 0);
+  REQUIRE((drv.init(64) & devices::virtio::kStatusDriverOk) != 0);
 
   uint64_t a = drv.alloc(16), b = drv.alloc(48);
   drv.post(0, {{a, 16, true}, {b, 48, true}});
@@ -35,7 +37,7 @@ TEST_CASE("virtio-rng fills writable buffers, at most 64 KiB per request") {
   drv.kick(0);
   u = drv.used(0);
   REQUIRE(u.size() == 1);
-  CHECK(u[0].second == VirtioRng::kMaxPerRequest);
+  CHECK(u[0].second == devices::VirtioRng::kMaxPerRequest);
 
   // A readable-only request gets nothing; a hostile one breaks the device, nothing more.
   drv.post(0, {{a, 16, false}});
@@ -45,5 +47,5 @@ TEST_CASE("virtio-rng fills writable buffers, at most 64 KiB per request") {
   CHECK(u[0].second == 0);
   drv.post(0, {{~0ULL - 8, 16, true}});
   drv.kick(0);
-  CHECK((dev.status() & virtio::kStatusNeedsReset) != 0);
+  CHECK((dev.status() & devices::virtio::kStatusNeedsReset) != 0);
 }

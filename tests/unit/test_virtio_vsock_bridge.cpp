@@ -9,7 +9,9 @@
 #include "test_virtio_vsock_rig.h"
 
 using namespace space;
-using namespace space::vsock;
+using namespace space::devices;
+using namespace space::memory;
+using namespace space::devices::vsock;
 using namespace space::testing;
 
 TEST_CASE("guest-initiated connections go to <path>_<port>, or get RST") {
@@ -147,7 +149,7 @@ TEST_CASE("save/restore keeps guest_cid and queue state; connections are not kep
   uint64_t cid = 0;
   b.dev->read(0x100, {reinterpret_cast<uint8_t*>(&cid), 8});
   CHECK(cid == kCid);
-  CHECK((b.dev->status() & virtio::kStatusDriverOk) != 0);
+  CHECK((b.dev->status() & devices::virtio::kStatusDriverOk) != 0);
   CHECK(b.dev->save() == blob);
 }
 
@@ -159,7 +161,7 @@ TEST_CASE("a hostile RX ring breaks the device without crashing it") {
   Fd client = r.connect_client();
   r.write_host(client.get(), "CONNECT 5\n");
   for (int i = 0; i < 10; i++) r.round();
-  CHECK((r.dev->status() & virtio::kStatusNeedsReset) != 0);
+  CHECK((r.dev->status() & devices::virtio::kStatusNeedsReset) != 0);
 }
 
 TEST_CASE("threaded: the loop on its own thread, a vCPU thread under the device mutex") {

@@ -20,7 +20,7 @@
 
 namespace space::testing {
 
-using namespace space::vsock;
+using namespace space::devices::vsock;
 
 constexpr uint64_t kCid = 3;
 
@@ -34,10 +34,10 @@ struct Rig {
   std::string dir;
   std::string path;
   EventLoop loop;
-  GuestMemory mem = GuestMemory::anonymous(32 << 20);
+  memory::GuestMemory mem = memory::GuestMemory::anonymous(32 << 20);
   RecordingIrq irq;
-  VirtioVsock* vs = nullptr;
-  std::unique_ptr<VirtioMmio> dev;
+  devices::VirtioVsock* vs = nullptr;
+  std::unique_ptr<devices::VirtioMmio> dev;
   std::unique_ptr<FakeDriver> drv;
   std::map<uint16_t, std::pair<uint64_t, uint64_t>> rx_bufs;  // head -> (hdr gpa, data gpa)
   std::map<uint16_t, uint64_t> ev_bufs;
@@ -49,9 +49,9 @@ struct Rig {
     REQUIRE(::mkdtemp(tmpl) != nullptr);
     dir = tmpl;
     path = dir + "/v.sock";
-    auto b = std::make_unique<VirtioVsock>(loop, cid, path);
+    auto b = std::make_unique<devices::VirtioVsock>(loop, cid, path);
     vs = b.get();
-    dev = std::make_unique<VirtioMmio>("virtio-vsock0", mem, irq, std::move(b));
+    dev = std::make_unique<devices::VirtioMmio>("virtio-vsock0", mem, irq, std::move(b));
     drv = std::make_unique<FakeDriver>(mem, *dev);
   }
   ~Rig() {
@@ -59,7 +59,7 @@ struct Rig {
     ::rmdir(dir.c_str());
   }
   void init(int rx = 16) {
-    REQUIRE((drv->init(256) & virtio::kStatusDriverOk) != 0);
+    REQUIRE((drv->init(256) & devices::virtio::kStatusDriverOk) != 0);
     post_rx(rx);
     post_events(4);
   }
@@ -206,8 +206,8 @@ inline uint32_t establish(Rig& r, int client, uint32_t gport, const std::string&
   CHECK(req.h.dst_port == gport);
   CHECK(req.h.dst_cid == kCid);
   CHECK(req.h.src_cid == kHostCid);
-  CHECK(req.h.src_port >= VirtioVsock::kFirstEphemeralPort);
-  CHECK(req.h.buf_alloc == VirtioVsock::kBufAlloc);
+  CHECK(req.h.src_port >= devices::VirtioVsock::kFirstEphemeralPort);
+  CHECK(req.h.buf_alloc == devices::VirtioVsock::kBufAlloc);
   r.send(kOpResponse, gport, req.h.src_port);
   std::string ok = r.read_host(client, format_ok_line(req.h.src_port).size());
   CHECK(ok == format_ok_line(req.h.src_port));

@@ -6,7 +6,9 @@
 #include "test_virtio_vsock_rig.h"
 
 using namespace space;
-using namespace space::vsock;
+using namespace space::devices;
+using namespace space::memory;
+using namespace space::devices::vsock;
 using namespace space::testing;
 
 TEST_CASE("vsock header encodes to the 44-byte little-endian layout") {
@@ -93,7 +95,7 @@ TEST_CASE("host-initiated connection: handshake, data both ways, credit, shutdow
     r.send(kOpCreditRequest, 1234, hp);
     Pkt p = r.expect(kOpCreditUpdate);
     CHECK(p.h.fwd_cnt == 4);
-    CHECK(p.h.buf_alloc == VirtioVsock::kBufAlloc);
+    CHECK(p.h.buf_alloc == devices::VirtioVsock::kBufAlloc);
   }
   SUBCASE("half-close both ways, then RST ends the connection") {
     ::shutdown(client.get(), SHUT_WR);

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "devices/virtio/queue.h"
-#include "vmm/memory.h"
+#include "memory/guest_memory.h"
 
-namespace space {
+namespace space::devices {
 
 namespace virtio {
 // Device status bits (virtio 1.x "Device Status Field").
@@ -38,7 +38,7 @@ class VirtioTransport {
   virtual ~VirtioTransport() = default;
   // The one mutex that serialises the transport and its backend (the Device's mutex()).
   virtual std::mutex& device_mutex() = 0;
-  virtual const GuestMemory& memory() const = 0;
+  virtual const memory::GuestMemory& memory() const = 0;
   // Queue `index` (< backend num_queues()).
   virtual Virtqueue& queue(size_t index) = 0;
   // Features the driver accepted (valid once FEATURES_OK is set).
@@ -113,4 +113,4 @@ inline void copy_config(std::span<const uint8_t> image, uint64_t offset, std::sp
     out[i] = offset + i < image.size() ? image[offset + i] : 0;
 }
 
-}  // namespace space
+}  // namespace space::devices

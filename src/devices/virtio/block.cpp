@@ -15,7 +15,7 @@
 #include "util/error.h"
 #include "util/log.h"
 
-namespace space {
+namespace space::devices {
 namespace {
 
 constexpr uint64_t kFSizeMax = 1ULL << 1;
@@ -95,7 +95,7 @@ void VirtioBlock::notify(size_t index) {
 }
 
 uint32_t VirtioBlock::handle(const DescChain& chain) {
-  const GuestMemory& mem = transport_->memory();
+  const memory::GuestMemory& mem = transport_->memory();
   if (chain.writable_bytes == 0) {
     log::warn("virtio-blk: request without a status byte; dropped");
     return 0;
@@ -150,4 +150,4 @@ uint32_t VirtioBlock::handle(const DescChain& chain) {
   return static_cast<uint32_t>(written + 1);
 }
 
-}  // namespace space
+}  // namespace space::devices

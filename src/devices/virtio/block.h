@@ -12,7 +12,7 @@
 #include "devices/virtio/backend.h"
 #include "util/fd.h"
 
-namespace space {
+namespace space::devices {
 
 class VirtioBlock final : public VirtioBackend {
  public:
@@ -53,4 +53,4 @@ class VirtioBlock final : public VirtioBackend {
   uint64_t capacity_ = 0;
 };
 
-}  // namespace space
+}  // namespace space::devices

@@ -11,7 +11,7 @@
 #include "util/error.h"
 #include "util/log.h"
 
-namespace space {
+namespace space::devices {
 namespace {
 
 enum Reg : uint64_t {
@@ -55,7 +55,7 @@ uint64_t set_high(uint64_t v, uint32_t hi) { return (v & 0xffffffffULL) | (uint6
 
 }  // namespace
 
-VirtioMmio::VirtioMmio(std::string name, const GuestMemory& mem, IrqLine& irq,
+VirtioMmio::VirtioMmio(std::string name, const memory::GuestMemory& mem, IrqLine& irq,
                        std::unique_ptr<VirtioBackend> backend)
     : name_(std::move(name)), mem_(mem), irq_(irq), backend_(std::move(backend)) {
   if (!backend_) space::fail("virtio-mmio " + name_ + ": no backend");
@@ -303,4 +303,4 @@ void VirtioMmio::restore(std::span<const uint8_t> state) {
   }
 }
 
-}  // namespace space
+}  // namespace space::devices

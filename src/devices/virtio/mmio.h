@@ -17,7 +17,7 @@
 #include "devices/virtio/backend.h"
 #include "devices/virtio/queue.h"
 
-namespace space {
+namespace space::devices {
 
 class VirtioMmio final : public Device, private VirtioTransport {
  public:
@@ -27,7 +27,7 @@ class VirtioMmio final : public Device, private VirtioTransport {
 
   // A transport named `name` (the snapshot key) over `mem`, raising `irq`; both must outlive it.
   // Calls backend->attach(*this).
-  VirtioMmio(std::string name, const GuestMemory& mem, IrqLine& irq,
+  VirtioMmio(std::string name, const memory::GuestMemory& mem, IrqLine& irq,
              std::unique_ptr<VirtioBackend> backend);
 
   std::string name() const override { return name_; }
@@ -45,7 +45,7 @@ class VirtioMmio final : public Device, private VirtioTransport {
  private:
   // VirtioTransport
   std::mutex& device_mutex() override { return Device::mutex(); }
-  const GuestMemory& memory() const override { return mem_; }
+  const memory::GuestMemory& memory() const override { return mem_; }
   Virtqueue& queue(size_t index) override { return queues_.at(index); }
   uint64_t driver_features() const override { return driver_features_; }
   void signal_used(size_t queue) override;
@@ -60,7 +60,7 @@ class VirtioMmio final : public Device, private VirtioTransport {
   Virtqueue* selected_queue();
 
   std::string name_;
-  const GuestMemory& mem_;
+  const memory::GuestMemory& mem_;
   IrqLine& irq_;
   std::unique_ptr<VirtioBackend> backend_;
   std::vector<Virtqueue> queues_;
@@ -74,4 +74,4 @@ class VirtioMmio final : public Device, private VirtioTransport {
   uint32_t config_generation_ = 0;
 };
 
-}  // namespace space
+}  // namespace space::devices

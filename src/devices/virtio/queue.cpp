@@ -7,7 +7,7 @@
 #include <bit>
 #include <cstring>
 
-namespace space {
+namespace space::devices {
 namespace {
 
 static_assert(std::endian::native == std::endian::little, "virtio rings are little-endian");
@@ -31,7 +31,7 @@ uint64_t used_bytes(uint16_t size) { return 6ULL + 8ULL * size; }
 
 }  // namespace
 
-Virtqueue::Virtqueue(const GuestMemory& mem, uint16_t max_size) : mem_(mem), max_size_(max_size) {
+Virtqueue::Virtqueue(const memory::GuestMemory& mem, uint16_t max_size) : mem_(mem), max_size_(max_size) {
   if (max_size_ == 0 || max_size_ > kMaxSize || !std::has_single_bit(max_size_)) max_size_ = 256;
   reset();
 }
@@ -162,7 +162,7 @@ namespace {
 // Walks the readable or writable segments overlapping [offset, offset+len), calling
 // fn(host_ptr, n) for each piece; returns the bytes covered.
 template <class Fn>
-uint64_t walk(const GuestMemory& mem, const DescChain& chain, bool writable, uint64_t offset,
+uint64_t walk(const memory::GuestMemory& mem, const DescChain& chain, bool writable, uint64_t offset,
               uint64_t len, Fn fn) {
   uint64_t done = 0;
   for (const auto& s : chain.segments) {
@@ -183,7 +183,7 @@ uint64_t walk(const GuestMemory& mem, const DescChain& chain, bool writable, uin
 }
 }  // namespace
 
-size_t chain_read(const GuestMemory& mem, const DescChain& chain, uint64_t offset,
+size_t chain_read(const memory::GuestMemory& mem, const DescChain& chain, uint64_t offset,
                   std::span<uint8_t> out) {
   uint8_t* dst = out.data();
   return walk(mem, chain, false, offset, out.size(), [&](uint8_t* p, uint64_t n) {
@@ -192,7 +192,7 @@ size_t chain_read(const GuestMemory& mem, const DescChain& chain, uint64_t offse
   });
 }
 
-size_t chain_write(const GuestMemory& mem, const DescChain& chain, uint64_t offset,
+size_t chain_write(const memory::GuestMemory& mem, const DescChain& chain, uint64_t offset,
                    std::span<const uint8_t> in) {
   const uint8_t* src = in.data();
   return walk(mem, chain, true, offset, in.size(), [&](uint8_t* p, uint64_t n) {
@@ -201,7 +201,7 @@ size_t chain_write(const GuestMemory& mem, const DescChain& chain, uint64_t offs
   });
 }
 
-std::vector<iovec> chain_iovecs(const GuestMemory& mem, const DescChain& chain, bool writable,
+std::vector<iovec> chain_iovecs(const memory::GuestMemory& mem, const DescChain& chain, bool writable,
                                 uint64_t offset, uint64_t len) {
   std::vector<iovec> v;
   walk(mem, chain, writable, offset, len,
@@ -209,4 +209,4 @@ std::vector<iovec> chain_iovecs(const GuestMemory& mem, const DescChain& chain, 
   return v;
 }
 
-}  // namespace space
+}  // namespace space::devices

@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "vmm/memory.h"
+#include "memory/guest_memory.h"
 
-namespace space {
+namespace space::devices {
 
 // One guest buffer of a descriptor chain; validated to lie inside guest RAM.
 struct DescSegment {
@@ -52,7 +52,7 @@ class Virtqueue {
   enum class Pop { Empty, Chain, Bad };
 
   // A queue over `mem` (which must outlive it) accepting sizes up to `max_size` (power of two).
-  Virtqueue(const GuestMemory& mem, uint16_t max_size);
+  Virtqueue(const memory::GuestMemory& mem, uint16_t max_size);
 
   uint16_t max_size() const { return max_size_; }
   // Transport setters; they take effect at the next enable().
@@ -95,21 +95,21 @@ class Virtqueue {
   bool check_config(const VirtqueueState& s, std::string& why) const;
   uint16_t load_avail_idx() const;
 
-  const GuestMemory& mem_;
+  const memory::GuestMemory& mem_;
   uint16_t max_size_;
   VirtqueueState st_;
 };
 
 // Copies up to out.size() bytes of the chain's readable bytes, starting `offset` bytes in.
 // Returns the count copied (short when the chain has fewer readable bytes).
-size_t chain_read(const GuestMemory& mem, const DescChain& chain, uint64_t offset,
+size_t chain_read(const memory::GuestMemory& mem, const DescChain& chain, uint64_t offset,
                   std::span<uint8_t> out);
 // Copies `in` into the chain's writable bytes starting `offset` bytes in; returns the count copied.
-size_t chain_write(const GuestMemory& mem, const DescChain& chain, uint64_t offset,
+size_t chain_write(const memory::GuestMemory& mem, const DescChain& chain, uint64_t offset,
                    std::span<const uint8_t> in);
 // Host iovecs covering [offset, offset+len) of the chain's readable (or writable) bytes, clipped
 // to what the chain has; for readv/writev/preadv/pwritev straight into guest memory.
-std::vector<iovec> chain_iovecs(const GuestMemory& mem, const DescChain& chain, bool writable,
+std::vector<iovec> chain_iovecs(const memory::GuestMemory& mem, const DescChain& chain, bool writable,
                                 uint64_t offset, uint64_t len);
 
-}  // namespace space
+}  // namespace space::devices

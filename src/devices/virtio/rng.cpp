@@ -7,7 +7,7 @@
 
 #include "util/log.h"
 
-namespace space {
+namespace space::devices {
 namespace {
 // Fills [p, p+n) with host entropy; false if getrandom fails.
 bool fill_random(uint8_t* p, size_t n) {
@@ -39,4 +39,4 @@ void VirtioRng::notify(size_t index) {
   });
 }
 
-}  // namespace space
+}  // namespace space::devices

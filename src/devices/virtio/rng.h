@@ -5,7 +5,7 @@
 #pragma once
 #include "devices/virtio/backend.h"
 
-namespace space {
+namespace space::devices {
 
 class VirtioRng final : public VirtioBackend {
  public:
@@ -24,4 +24,4 @@ class VirtioRng final : public VirtioBackend {
   void reset() override {}
 };
 
-}  // namespace space
+}  // namespace space::devices

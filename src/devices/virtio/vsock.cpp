@@ -15,7 +15,7 @@
 #include "util/error.h"
 #include "util/log.h"
 
-namespace space {
+namespace space::devices {
 
 using namespace vsock;
 
@@ -114,7 +114,7 @@ void VirtioVsock::process_tx() {
 }
 
 void VirtioVsock::handle_tx(const DescChain& chain) {
-  const GuestMemory& mem = transport_->memory();
+  const memory::GuestMemory& mem = transport_->memory();
   uint8_t raw[kHeaderSize];
   Header h;
   if (chain_read(mem, chain, 0, raw) != kHeaderSize || !decode_header(raw, h)) {
@@ -226,7 +226,7 @@ Header VirtioVsock::reply_header(const Conn& c, uint16_t op) {
 
 void VirtioVsock::process_rx() {
   if (!transport_->running() || reset_unacked_) return;
-  const GuestMemory& mem = transport_->memory();
+  const memory::GuestMemory& mem = transport_->memory();
   Virtqueue& q = transport_->queue(kRxQueue);
   DescChain chain;
   std::string why;
@@ -271,7 +271,7 @@ void VirtioVsock::process_rx() {
 }
 
 uint32_t VirtioVsock::fill_rx(Conn& c, const DescChain& chain, bool& erase) {
-  const GuestMemory& mem = transport_->memory();
+  const memory::GuestMemory& mem = transport_->memory();
   if ((c.pending & ~Conn::kSendCreditUpdate) == 0 && c.host_readable && c.can_read_host()) {
     uint32_t n = read_host(c, chain);
     if (n > 0) {
@@ -353,4 +353,4 @@ void VirtioVsock::process_event() {
   transport_->signal_used(kEventQueue);
 }
 
-}  // namespace space
+}  // namespace space::devices

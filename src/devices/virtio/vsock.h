@@ -30,9 +30,9 @@
 #include "devices/virtio/vsock_packet.h"
 #include "devices/virtio/vsock_route.h"
 #include "util/fd.h"
-#include "vmm/event_loop.h"
+#include "util/event_loop.h"
 
-namespace space {
+namespace space::devices {
 
 class VirtioVsock final : public VirtioBackend {
  public:
@@ -137,4 +137,4 @@ class VirtioVsock final : public VirtioBackend {
   bool event_kicked_ = false;         // the guest notified the event queue since the delivery
 };
 
-}  // namespace space
+}  // namespace space::devices

@@ -15,7 +15,7 @@
 #include "devices/virtio/vsock_packet.h"
 #include "util/fd.h"
 
-namespace space {
+namespace space::devices {
 
 // (host-side port, guest-side port): identifies a connection.
 struct VsockKey {
@@ -103,4 +103,4 @@ struct VsockConnection {
   bool has_rx_work() const { return pending != 0 || (host_readable && can_read_host()); }
 };
 
-}  // namespace space
+}  // namespace space::devices

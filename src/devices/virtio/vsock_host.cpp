@@ -19,7 +19,7 @@
 #include "util/error.h"
 #include "util/log.h"
 
-namespace space {
+namespace space::devices {
 
 using namespace vsock;
 
@@ -259,7 +259,7 @@ void VirtioVsock::update_epoll(Conn& c) {
 }
 
 void VirtioVsock::send_to_host(Conn& c, const DescChain& chain, uint32_t len) {
-  const GuestMemory& mem = transport_->memory();
+  const memory::GuestMemory& mem = transport_->memory();
   size_t sent = 0;
   if (c.to_host.empty() && len > 0) {
     auto iov = chain_iovecs(mem, chain, false, kHeaderSize, len);
@@ -351,4 +351,4 @@ void VirtioVsock::bury_dead() {
   dead_fds_.clear();
 }
 
-}  // namespace space
+}  // namespace space::devices

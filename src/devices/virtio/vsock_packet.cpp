@@ -4,7 +4,7 @@
 #include <bit>
 #include <cstring>
 
-namespace space::vsock {
+namespace space::devices::vsock {
 namespace {
 static_assert(std::endian::native == std::endian::little, "vsock headers are little-endian");
 
@@ -73,4 +73,4 @@ uint32_t peer_credit(uint32_t peer_buf_alloc, uint32_t peer_fwd_cnt, uint32_t se
   return in_flight >= peer_buf_alloc ? 0 : peer_buf_alloc - in_flight;
 }
 
-}  // namespace space::vsock
+}  // namespace space::devices::vsock

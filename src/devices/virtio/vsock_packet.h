@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-namespace space::vsock {
+namespace space::devices::vsock {
 
 constexpr uint64_t kHostCid = 2;
 constexpr uint16_t kTypeStream = 1;
@@ -59,4 +59,4 @@ std::string format_ok_line(uint32_t host_port);
 // Bytes the peer can still accept: its buf_alloc minus what is in flight (never negative).
 uint32_t peer_credit(uint32_t peer_buf_alloc, uint32_t peer_fwd_cnt, uint32_t sent_cnt);
 
-}  // namespace space::vsock
+}  // namespace space::devices::vsock

@@ -6,7 +6,7 @@
 #include <functional>
 #include <string>
 
-namespace space {
+namespace space::devices {
 
 struct VsockHostRoute {
   std::string path;  // connect to this Unix socket instead
@@ -15,4 +15,4 @@ struct VsockHostRoute {
   std::function<bool()> start;
 };
 
-}  // namespace space
+}  // namespace space::devices

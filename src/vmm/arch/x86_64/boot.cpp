@@ -10,7 +10,7 @@
 
 #include "util/error.h"
 
-namespace space::x86 {
+namespace space::vmm::x86 {
 namespace {
 
 // boot_params offsets.
@@ -31,7 +31,7 @@ constexpr uint64_t kE820Table = 0x2d0;
 constexpr size_t kE820Max = 128;
 
 template <class T>
-void put(const GuestMemory& mem, uint64_t gpa, T v) {
+void put(const memory::GuestMemory& mem, uint64_t gpa, T v) {
   if (!mem.write_obj(gpa, v)) fail("boot structure at " + std::to_string(gpa) + " is outside RAM");
 }
 
@@ -78,7 +78,7 @@ constexpr uint16_t kTssFlags = 0x808b;   // G, present, busy 64-bit TSS
 
 }  // namespace
 
-KernelImage load_elf_kernel(const GuestMemory& mem, int fd, const std::string& path) {
+KernelImage load_elf_kernel(const memory::GuestMemory& mem, int fd, const std::string& path) {
   Elf64_Ehdr eh;
   pread_exact(fd, &eh, sizeof eh, 0, path);
   if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
@@ -111,7 +111,7 @@ KernelImage load_elf_kernel(const GuestMemory& mem, int fd, const std::string& p
   return img;
 }
 
-uint64_t load_initrd(const GuestMemory& mem, int fd, uint64_t size, uint64_t kernel_end) {
+uint64_t load_initrd(const memory::GuestMemory& mem, int fd, uint64_t size, uint64_t kernel_end) {
   uint64_t limit = std::min<uint64_t>(mem.size(), 0x7fffffffULL);
   if (size == 0 || size > limit) fail("initrd does not fit in guest memory");
   uint64_t addr = (limit - size) & ~0xfffULL;
@@ -129,7 +129,7 @@ std::vector<E820Entry> e820_map(uint64_t mem_size) {
   };
 }
 
-void write_cmdline(const GuestMemory& mem, const std::string& cmdline) {
+void write_cmdline(const memory::GuestMemory& mem, const std::string& cmdline) {
   if (cmdline.size() + 1 > kCmdlineMax)
     fail("kernel command line is " + std::to_string(cmdline.size()) + " bytes, over the limit of " +
          std::to_string(kCmdlineMax - 1));
@@ -137,7 +137,7 @@ void write_cmdline(const GuestMemory& mem, const std::string& cmdline) {
     fail("command line outside guest memory");
 }
 
-void write_zero_page(const GuestMemory& mem, size_t cmdline_len, uint64_t initrd_addr,
+void write_zero_page(const memory::GuestMemory& mem, size_t cmdline_len, uint64_t initrd_addr,
                      uint64_t initrd_size, const std::vector<E820Entry>& e820) {
   uint8_t* zp = mem.ptr(kZeroPage, 4096);
   if (!zp) fail("zero page outside guest memory");
@@ -164,7 +164,7 @@ void write_zero_page(const GuestMemory& mem, size_t cmdline_len, uint64_t initrd
   put<uint32_t>(mem, kZeroPage + kKernelAlignment, 0x1000000);
 }
 
-void write_page_tables(const GuestMemory& mem) {
+void write_page_tables(const memory::GuestMemory& mem) {
   put<uint64_t>(mem, kPml4, kPdpt | 0x3);  // present, writable
   for (uint64_t i = 1; i < 512; i++) put<uint64_t>(mem, kPml4 + i * 8, 0);
   for (uint64_t g = 0; g < 512; g++)
@@ -174,7 +174,7 @@ void write_page_tables(const GuestMemory& mem) {
       put<uint64_t>(mem, kPd + g * 0x1000 + j * 8, ((g << 30) | (j << 21)) | 0x83);  // 2 MiB page
 }
 
-void write_gdt(const GuestMemory& mem) {
+void write_gdt(const memory::GuestMemory& mem) {
   const uint64_t gdt[] = {0, 0, gdt_entry(kCodeFlags, 0, 0xfffff), gdt_entry(kDataFlags, 0, 0xfffff),
                           gdt_entry(kTssFlags, 0, 0xfffff)};
   if (!mem.write(kGdtAddr, gdt, sizeof gdt)) fail("GDT outside guest memory");
@@ -218,4 +218,4 @@ kvm_fpu boot_fpu() {
   return f;
 }
 
-}  // namespace space::x86
+}  // namespace space::vmm::x86

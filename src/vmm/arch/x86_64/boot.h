@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "vmm/memory.h"
+#include "memory/guest_memory.h"
 
-namespace space::x86 {
+namespace space::vmm::x86 {
 
 // Guest-physical layout of the boot structures.
 constexpr uint64_t kGdtAddr = 0x500;
@@ -45,22 +45,22 @@ struct E820Entry {
 
 // Loads an ELF64 x86_64 vmlinux from `fd`; throws Error on a malformed image or one that does
 // not fit in guest RAM.
-KernelImage load_elf_kernel(const GuestMemory& mem, int fd, const std::string& path);
+KernelImage load_elf_kernel(const memory::GuestMemory& mem, int fd, const std::string& path);
 // Loads an initrd from `fd` at the highest 4 KiB-aligned address that fits below `limit`
 // and above `kernel_end`; returns its guest address. Throws if it does not fit.
-uint64_t load_initrd(const GuestMemory& mem, int fd, uint64_t size, uint64_t kernel_end);
+uint64_t load_initrd(const memory::GuestMemory& mem, int fd, uint64_t size, uint64_t kernel_end);
 // The e820 map for `mem_size` bytes of RAM: base memory, a reserved hole for the MP table and
 // legacy ROM area, and RAM from 1 MiB up.
 std::vector<E820Entry> e820_map(uint64_t mem_size);
 // Writes the NUL-terminated command line at kCmdline; throws if it is too long.
-void write_cmdline(const GuestMemory& mem, const std::string& cmdline);
+void write_cmdline(const memory::GuestMemory& mem, const std::string& cmdline);
 // Writes the zero page at kZeroPage.
-void write_zero_page(const GuestMemory& mem, size_t cmdline_len, uint64_t initrd_addr,
+void write_zero_page(const memory::GuestMemory& mem, size_t cmdline_len, uint64_t initrd_addr,
                      uint64_t initrd_size, const std::vector<E820Entry>& e820);
 // Identity-maps the first 4 GiB with 2 MiB pages (PML4 at kPml4).
-void write_page_tables(const GuestMemory& mem);
+void write_page_tables(const memory::GuestMemory& mem);
 // Writes the flat GDT (null, null, code64, data, TSS) at kGdtAddr.
-void write_gdt(const GuestMemory& mem);
+void write_gdt(const memory::GuestMemory& mem);
 // Puts `sregs` (as read from KVM) into 64-bit long mode over the tables above.
 void setup_long_mode_sregs(kvm_sregs& sregs);
 // General registers for entry at `entry` with RSI = zero page.
@@ -68,4 +68,4 @@ kvm_regs boot_regs(uint64_t entry);
 // FPU state after reset (FCW 0x37f, MXCSR 0x1f80).
 kvm_fpu boot_fpu();
 
-}  // namespace space::x86
+}  // namespace space::vmm::x86

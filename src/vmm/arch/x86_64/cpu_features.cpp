@@ -4,7 +4,7 @@
 
 #include <array>
 
-namespace space::x86 {
+namespace space::vmm::x86 {
 namespace {
 
 using Names = std::array<const char*, 32>;
@@ -88,4 +88,4 @@ std::vector<std::string> missing_cpu_features(const CpuFeatures& need, const Cpu
   return out;
 }
 
-}  // namespace space::x86
+}  // namespace space::vmm::x86

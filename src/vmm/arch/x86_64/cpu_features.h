@@ -11,7 +11,7 @@
 
 #include "vmm/kvm_api.h"
 
-namespace space::x86 {
+namespace space::vmm::x86 {
 
 struct CpuFeatures {
   uint32_t leaf1_ecx = 0, leaf1_edx = 0;
@@ -25,4 +25,4 @@ CpuFeatures cpu_features_of(std::span<const kvm_cpuid_entry2> entries);
 // order; empty when `have` covers `need`.
 std::vector<std::string> missing_cpu_features(const CpuFeatures& need, const CpuFeatures& have);
 
-}  // namespace space::x86
+}  // namespace space::vmm::x86

@@ -1,7 +1,7 @@
 // CPUID filter; see cpuid.h.
 #include "vmm/arch/x86_64/cpuid.h"
 
-namespace space::x86 {
+namespace space::vmm::x86 {
 namespace {
 constexpr uint32_t kLeaf1EcxCx16 = 1u << 13;
 constexpr uint32_t kLeaf1EcxHypervisor = 1u << 31;
@@ -34,4 +34,4 @@ std::vector<kvm_cpuid_entry2> filter_cpuid(std::vector<kvm_cpuid_entry2> entries
   return entries;
 }
 
-}  // namespace space::x86
+}  // namespace space::vmm::x86

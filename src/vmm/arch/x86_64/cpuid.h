@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace space::x86 {
+namespace space::vmm::x86 {
 
 struct CpuidPolicy {
   int vcpu_index = 0;
@@ -19,4 +19,4 @@ struct CpuidPolicy {
 std::vector<kvm_cpuid_entry2> filter_cpuid(std::vector<kvm_cpuid_entry2> entries,
                                            const CpuidPolicy& policy);
 
-}  // namespace space::x86
+}  // namespace space::vmm::x86

@@ -7,7 +7,7 @@
 #include "util/error.h"
 #include "vmm/arch/x86_64/boot.h"
 
-namespace space::x86 {
+namespace space::vmm::x86 {
 namespace {
 
 class Bytes {
@@ -42,7 +42,7 @@ uint8_t mp_checksum(const uint8_t* p, size_t len) {
   return s;
 }
 
-size_t write_mptable(const GuestMemory& mem, int vcpus) {
+size_t write_mptable(const memory::GuestMemory& mem, int vcpus) {
   if (vcpus < 1 || vcpus > kMaxVcpusMpTable)
     fail("MP table: unsupported vCPU count " + std::to_string(vcpus));
   const uint8_t ioapic_id = static_cast<uint8_t>(vcpus);
@@ -125,4 +125,4 @@ size_t write_mptable(const GuestMemory& mem, int vcpus) {
   return total;
 }
 
-}  // namespace space::x86
+}  // namespace space::vmm::x86

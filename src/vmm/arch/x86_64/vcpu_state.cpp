@@ -10,7 +10,7 @@
 #include "util/error.h"
 #include "vmm/state_codec.h"
 
-namespace space::x86 {
+namespace space::vmm::x86 {
 namespace {
 
 constexpr uint32_t kMaxMsrs = 1024;
@@ -150,7 +150,7 @@ void apply_vcpu(const VcpuFd& fd, const VcpuState& s, size_t xsave_size) {
 }
 
 void encode_vcpu(proto::Writer& w, const VcpuState& s) {
-  using state::put_pod;
+  using codec::put_pod;
   put_pod(w, s.regs);
   put_pod(w, s.sregs);
   put_pod(w, s.fpu);
@@ -179,8 +179,8 @@ void encode_vcpu(proto::Writer& w, const VcpuState& s) {
 }
 
 VcpuState decode_vcpu(proto::Reader& r) {
-  using state::get_count;
-  using state::get_pod;
+  using codec::get_count;
+  using codec::get_pod;
   VcpuState s;
   get_pod(r, s.regs, "regs");
   get_pod(r, s.sregs, "sregs");
@@ -219,4 +219,4 @@ VcpuState decode_vcpu(proto::Reader& r) {
   return s;
 }
 
-}  // namespace space::x86
+}  // namespace space::vmm::x86

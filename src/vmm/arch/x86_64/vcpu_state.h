@@ -13,7 +13,7 @@
 #include "vmm/kvm.h"
 #include "vmm/kvm_api.h"
 
-namespace space::x86 {
+namespace space::vmm::x86 {
 
 struct VcpuState {
   kvm_regs regs{};
@@ -53,4 +53,4 @@ void apply_vcpu(const VcpuFd& fd, const VcpuState& s, size_t xsave_size);
 void encode_vcpu(proto::Writer& w, const VcpuState& s);
 VcpuState decode_vcpu(proto::Reader& r);
 
-}  // namespace space::x86
+}  // namespace space::vmm::x86

@@ -3,7 +3,7 @@
 
 #include "vmm/state_codec.h"
 
-namespace space::x86 {
+namespace space::vmm::x86 {
 namespace {
 
 kvm_irqchip get_chip(const Vm& vm, uint32_t id, const char* what) {
@@ -46,24 +46,24 @@ void apply_vm(const Vm& vm, const VmState& s) {
 }
 
 void encode_vm(proto::Writer& w, const VmState& s) {
-  state::put_pod(w, s.pic_master);
-  state::put_pod(w, s.pic_slave);
-  state::put_pod(w, s.ioapic);
-  state::put_pod(w, s.pit);
+  codec::put_pod(w, s.pic_master);
+  codec::put_pod(w, s.pic_slave);
+  codec::put_pod(w, s.ioapic);
+  codec::put_pod(w, s.pit);
   w.u64(s.clock);
 }
 
 VmState decode_vm(proto::Reader& r) {
   VmState s;
-  state::get_pod(r, s.pic_master, "PIC master");
+  codec::get_pod(r, s.pic_master, "PIC master");
   check_chip(s.pic_master, KVM_IRQCHIP_PIC_MASTER, "PIC master");
-  state::get_pod(r, s.pic_slave, "PIC slave");
+  codec::get_pod(r, s.pic_slave, "PIC slave");
   check_chip(s.pic_slave, KVM_IRQCHIP_PIC_SLAVE, "PIC slave");
-  state::get_pod(r, s.ioapic, "IOAPIC");
+  codec::get_pod(r, s.ioapic, "IOAPIC");
   check_chip(s.ioapic, KVM_IRQCHIP_IOAPIC, "IOAPIC");
-  state::get_pod(r, s.pit, "PIT");
+  codec::get_pod(r, s.pit, "PIT");
   s.clock = r.u64();
   return s;
 }
 
-}  // namespace space::x86
+}  // namespace space::vmm::x86

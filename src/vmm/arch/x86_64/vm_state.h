@@ -8,7 +8,7 @@
 #include "vmm/kvm.h"
 #include "vmm/kvm_api.h"
 
-namespace space::x86 {
+namespace space::vmm::x86 {
 
 struct VmState {
   kvm_irqchip pic_master{};
@@ -27,4 +27,4 @@ void apply_vm(const Vm& vm, const VmState& s);
 void encode_vm(proto::Writer& w, const VmState& s);
 VmState decode_vm(proto::Reader& r);
 
-}  // namespace space::x86
+}  // namespace space::vmm::x86

@@ -1,0 +1,38 @@
+// GuestMemory constructors: validate the size, then map private memory.
+#include "memory/guest_memory.h"
+
+#include <sys/mman.h>
+
+#include "util/error.h"
+
+namespace space::memory {
+namespace {
+void check_size(uint64_t bytes) {
+  if (bytes == 0 || bytes % 4096 != 0)
+    fail("guest memory size " + std::to_string(bytes) + " is not a positive multiple of 4 KiB");
+  if (bytes > GuestMemory::kMaxBytes)
+    fail("guest memory of " + std::to_string(bytes >> 20) + " MiB is too large",
+         "use --memory 3072 or less");
+}
+}  // namespace
+
+GuestMemory GuestMemory::anonymous(uint64_t bytes) {
+  check_size(bytes);
+  return GuestMemory(Mapping::map(bytes, PROT_READ | PROT_WRITE,
+                                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0,
+                                  "guest memory"));
+}
+
+GuestMemory GuestMemory::from_file(int fd, uint64_t bytes) {
+  check_size(bytes);
+  return GuestMemory(
+      Mapping::map(bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd, 0,
+                   "guest memory file"));
+}
+
+GuestMemory GuestMemory::adopt(uint8_t* base, uint64_t bytes) {
+  check_size(bytes);
+  return GuestMemory(Mapping(base, bytes));
+}
+
+}  // namespace space::memory

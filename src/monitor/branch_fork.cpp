@@ -1,0 +1,205 @@
+// fork_branches(); see branch_fork.h. Between fork() and the child's run_vm() only this thread
+// exists in the child: the parent's vCPU threads are parked outside any lock (pause), and the
+// parent's objects are never destroyed there (the child leaves with _exit), so it neither
+// double-closes their fds nor joins threads it does not have.
+#include "monitor/branch_fork.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "store/paths.h"
+#include "store/vm_config.h"
+#include "util/error.h"
+#include "util/fd.h"
+#include "util/log.h"
+#include "monitor/vmm_main.h"
+
+namespace space::monitor {
+namespace {
+
+constexpr int kReportFd = 3;
+constexpr int kGoFd = 4;  // read end of the "go" pipe: EOF once the parent has forked them all
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void say(int fd, const std::string& line) {
+  std::string l = line + "\n";
+  ssize_t n = ::write(fd, l.data(), l.size());
+  (void)n;
+}
+
+// Sets up the child's process state: report pipe at fd 3, the go pipe at fd 4, nothing else
+// inherited, stdio to the branch's log, a session of its own.
+void detach(int report_fd, int go_fd, const store::SandboxPaths& p) {
+  // Move both out of the way first: either may sit on the other's target number.
+  int r = ::fcntl(report_fd, F_DUPFD, 10), g = ::fcntl(go_fd, F_DUPFD, 10);
+  if (r < 0 || g < 0 || ::dup2(r, kReportFd) < 0 || ::dup2(g, kGoFd) < 0) _exit(1);
+  if (::close_range(kGoFd + 1, ~0U, 0) != 0) throw_errno("close_range");
+  Fd null(::open("/dev/null", O_RDONLY));
+  Fd log(::open(p.vmm_log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0640));
+  if (!null) throw_errno("open /dev/null");
+  if (!log) throw_errno("open " + p.vmm_log);
+  if (::dup2(null.get(), 0) < 0 || ::dup2(log.get(), 1) < 0 || ::dup2(log.get(), 2) < 0)
+    throw_errno("dup2");
+  if (::setsid() < 0) throw_errno("setsid");
+}
+
+[[noreturn]] void become_branch(const std::string& root, const BranchTarget& t,
+                                const memory::GuestMemory& inherited,
+                                const vmm::snapshot::Snapshot& snap, const vmm::snapshot::MemoryBase& base,
+                                const std::string& source, int report_fd, int go_fd,
+                                pid_t parent) {
+  int code = 1;
+  try {
+    // Until it runs, a branch dies with the source VMM (a failed branch op is cleaned up by the
+    // CLI, which would not know this process). run_vm's "ok" clears it: from then on a branch
+    // outlives its source.
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) _exit(1);
+    PhaseLog phases;
+    store::SandboxPaths p = store::paths_in(t.dir, t.run_dir);
+    detach(report_fd, go_fd, p);
+    phases.mark("detach");
+    // Wait until the parent has forked every sibling: a child that ran now would slow the
+    // remaining forks down (they copy the page tables this one is faulting on).
+    char c;
+    while (::read(kGoFd, &c, 1) < 0 && errno == EINTR) {
+    }
+    ::close(kGoFd);
+    phases.mark("go");
+    log::info("branch " + t.id + " of " + source + ": forked VMM " + std::to_string(::getpid()));
+    VmRun run{root, p, store::load_vm_config(p.config)};
+    if (run.cfg.id != t.id) fail(p.config + " is for sandbox " + run.cfg.id + ", not " + t.id);
+    run.memory = memory::GuestMemory::adopt(inherited.host_base(), inherited.size());
+    run.snap = &snap;
+    run.restore_from = "the state of " + source;
+    run.memory_base = base;
+    phases.mark("config");
+    run.on_running = [] { ::prctl(PR_SET_PDEATHSIG, 0); };
+    code = run_vm(run, Fd(kReportFd), phases);
+  } catch (const std::exception& e) {
+    log::error(std::string("branch ") + t.id + ": " + e.what());
+    say(kReportFd, std::string("error: ") + e.what());
+  }
+  _exit(code);
+}
+
+// Kills and reaps `pids` (a failed branch op).
+void kill_all(const std::vector<pid_t>& pids) {
+  for (pid_t pid : pids) ::kill(pid, SIGKILL);
+  for (pid_t pid : pids) {
+    int st;
+    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+  }
+}
+
+// Reads one report line per pipe. Returns "" when all said "ok", else the first failure.
+std::string collect(std::vector<Fd>& pipes, const std::vector<BranchTarget>& targets,
+                    std::chrono::steady_clock::time_point deadline) {
+  std::vector<std::string> got(pipes.size());
+  std::vector<bool> done(pipes.size(), false);
+  size_t left = pipes.size();
+  while (left > 0) {
+    std::vector<pollfd> pf;
+    std::vector<size_t> idx;
+    for (size_t i = 0; i < pipes.size(); i++)
+      if (!done[i]) {
+        pf.push_back({pipes[i].get(), POLLIN, 0});
+        idx.push_back(i);
+      }
+    auto left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       deadline - std::chrono::steady_clock::now())
+                       .count();
+    if (left_ms <= 0) {
+      for (size_t i : idx) return "branch " + targets[i].id + ": its VMM did not report in time";
+    }
+    int n = ::poll(pf.data(), pf.size(), static_cast<int>(left_ms));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw_errno("poll");
+    }
+    for (size_t k = 0; k < pf.size(); k++) {
+      if (!pf[k].revents) continue;
+      size_t i = idx[k];
+      char buf[1024];
+      ssize_t r = ::read(pipes[i].get(), buf, sizeof buf);
+      if (r < 0 && errno == EINTR) continue;
+      if (r > 0) got[i].append(buf, static_cast<size_t>(r));
+      bool line = got[i].find('\n') != std::string::npos;
+      if (!line && r > 0 && got[i].size() < 4096) continue;
+      done[i] = true;
+      left--;
+      std::string msg = got[i].substr(0, got[i].find('\n'));
+      if (msg != "ok")
+        return "branch " + targets[i].id + ": " +
+               (msg.empty() ? std::string("its VMM exited before it was ready") : msg);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<ForkedBranch> fork_branches(vmm::Machine& machine, const std::string& root,
+                                        const vmm::snapshot::MemoryBase& base,
+                                        const std::vector<BranchTarget>& targets,
+                                        std::vector<pid_t>& children,
+                                        std::chrono::milliseconds timeout, ForkTimings* timings,
+                                        const std::function<void()>& forked) {
+  if (!machine.paused()) fail("branch: the VM must be paused first");
+  if (targets.empty()) fail("branch: no targets");
+  auto t0 = std::chrono::steady_clock::now();
+  const auto deadline = t0 + timeout;
+  ForkTimings tm;
+  vmm::snapshot::Snapshot snap = machine.capture();
+  tm.capture_ms = ms_since(t0);
+  const std::string source = machine.id();
+
+  std::vector<pid_t> started;
+  std::vector<Fd> pipes;
+  const pid_t self = ::getpid();
+  int go[2];
+  if (::pipe2(go, O_CLOEXEC) != 0) throw_errno("pipe2");
+  Fd go_rd(go[0]), go_wr(go[1]);
+  try {
+    auto t1 = std::chrono::steady_clock::now();
+    for (const auto& t : targets) {
+      int pfd[2];
+      if (::pipe2(pfd, O_CLOEXEC) != 0) throw_errno("pipe2");
+      Fd rd(pfd[0]), wr(pfd[1]);
+      pid_t pid = ::fork();
+      if (pid < 0) throw_errno("fork for branch " + t.id);
+      if (pid == 0) become_branch(root, t, machine.memory(), snap, base, source, wr.get(), go_rd.get(), self);
+      started.push_back(pid);
+      pipes.push_back(std::move(rd));
+    }
+    go_wr.reset();  // go: every child sees EOF
+    tm.fork_ms = ms_since(t1);
+    if (forked) forked();
+    auto t2 = std::chrono::steady_clock::now();
+    std::string err = collect(pipes, targets, deadline);
+    tm.ready_ms = ms_since(t2);
+    if (!err.empty()) fail(err);
+  } catch (...) {
+    kill_all(started);
+    throw;
+  }
+  std::vector<ForkedBranch> out;
+  for (size_t i = 0; i < targets.size(); i++) {
+    out.push_back({targets[i].id, started[i]});
+    children.push_back(started[i]);
+  }
+  if (timings) *timings = tm;
+  return out;
+}
+
+}  // namespace space::monitor

@@ -1,0 +1,96 @@
+// Control socket server; see control_server.h.
+#include "monitor/control_server.h"
+
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "util/error.h"
+#include "util/log.h"
+#include "util/socket.h"
+
+namespace space::monitor {
+namespace {
+constexpr size_t kMaxLine = 64 * 1024;
+constexpr size_t kMaxClients = 16;
+}  // namespace
+
+ControlServer::ControlServer(EventLoop& loop, const std::string& path, Handler handler)
+    : loop_(loop), path_(path), listen_(net::unix_listen(path)), handler_(std::move(handler)) {
+  loop_.add(listen_.get(), EPOLLIN, [this](uint32_t) { on_accept(); });
+}
+
+ControlServer::~ControlServer() {
+  for (auto& [fd, c] : clients_) loop_.remove(fd);
+  loop_.remove(listen_.get());
+  ::unlink(path_.c_str());
+}
+
+void ControlServer::on_accept() {
+  for (;;) {
+    int c = ::accept4(listen_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (c < 0) {
+      if (errno != EAGAIN && errno != EINTR) log::warn(std::string("control accept: ") + std::strerror(errno));
+      return;
+    }
+    Fd fd(c);
+    if (clients_.size() >= kMaxClients) {
+      log::warn("control: too many clients, refusing one");
+      continue;
+    }
+    loop_.add(c, EPOLLIN, [this, c](uint32_t) { on_client(c); });
+    clients_[c] = Client{std::move(fd), {}};
+  }
+}
+
+void ControlServer::close_client(int fd) {
+  loop_.remove(fd);
+  clients_.erase(fd);
+}
+
+void ControlServer::on_client(int fd) {
+  auto it = clients_.find(fd);
+  if (it == clients_.end()) return;
+  char buf[4096];
+  ssize_t n = ::read(fd, buf, sizeof buf);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+  if (n <= 0) {
+    close_client(fd);
+    return;
+  }
+  it->second.in.append(buf, static_cast<size_t>(n));
+  size_t nl;
+  while ((nl = it->second.in.find('\n')) != std::string::npos) {
+    std::string line = it->second.in.substr(0, nl);
+    it->second.in.erase(0, nl + 1);
+    std::string reply = dispatch(line) + "\n";
+    // Replies are small; a client that does not read them is dropped.
+    if (::send(fd, reply.data(), reply.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(reply.size())) {
+      close_client(fd);
+      return;
+    }
+  }
+  if (it->second.in.size() > kMaxLine) {
+    log::warn("control: request line too long, dropping client");
+    close_client(fd);
+  }
+}
+
+std::string ControlServer::dispatch(const std::string& line) {
+  json::Value reply;
+  try {
+    json::Value req = json::parse(line);
+    if (!req.is_object()) fail("request is not a JSON object");
+    reply = handler_(req);
+  } catch (const std::exception& e) {
+    reply = json::Value::object();
+    reply.set("ok", false);
+    reply.set("error", std::string(e.what()));
+  }
+  return json::serialize(reply);
+}
+
+}  // namespace space::monitor

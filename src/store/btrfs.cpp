@@ -1,0 +1,65 @@
+// Subvolume operations; see btrfs.h. libbtrfsutil reports an enum and leaves errno from the
+// failing system call, so both go into the message and the errno is kept for callers to branch on.
+#include "store/btrfs.h"
+
+#include <btrfsutil.h>
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "util/error.h"
+
+namespace space::store::btrfs {
+
+namespace {
+
+[[noreturn]] void raise(const std::string& what, btrfs_util_error e) {
+  int err = errno;
+  std::string why = btrfs_util_strerror(e);
+  if (err != 0) why += " (" + std::string(std::strerror(err)) + ")";
+  throw Error(what + ": " + why, err);
+}
+
+}  // namespace
+
+bool is_btrfs_magic(long f_type) {
+  return static_cast<unsigned long>(f_type) == static_cast<unsigned long>(BTRFS_SUPER_MAGIC);
+}
+
+bool on_btrfs(const std::string& path) {
+  struct statfs sf {};
+  return ::statfs(path.c_str(), &sf) == 0 && is_btrfs_magic(sf.f_type);
+}
+
+bool is_subvolume(const std::string& path) {
+  return btrfs_util_is_subvolume(path.c_str()) == BTRFS_UTIL_OK;
+}
+
+void create_subvolume(const std::string& path, mode_t mode) {
+  errno = 0;
+  if (auto e = btrfs_util_create_subvolume(path.c_str(), 0, nullptr, nullptr))
+    raise("create subvolume " + path, e);
+  if (::chmod(path.c_str(), mode) != 0) throw_errno("chmod " + path);
+}
+
+void snapshot(const std::string& source, const std::string& dest) {
+  errno = 0;
+  if (auto e = btrfs_util_create_snapshot(source.c_str(), dest.c_str(), 0, nullptr, nullptr))
+    raise("snapshot " + source + " to " + dest, e);
+}
+
+void delete_subvolume(const std::string& path) {
+  errno = 0;
+  if (auto e = btrfs_util_delete_subvolume(path.c_str(), 0)) raise("delete subvolume " + path, e);
+}
+
+void set_read_only(const std::string& path, bool read_only) {
+  errno = 0;
+  if (auto e = btrfs_util_set_subvolume_read_only(path.c_str(), read_only))
+    raise(std::string(read_only ? "make" : "unmake") + " read-only subvolume " + path, e);
+}
+
+}  // namespace space::store::btrfs

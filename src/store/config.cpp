@@ -1,0 +1,88 @@
+// config.toml parsing with toml++; see config.h. Every key is checked against a fixed list so a
+// typo is reported rather than silently ignored.
+#include "store/config.h"
+
+#include <toml++/toml.h>
+
+#include "store/toml_fields.h"
+
+#include <cstdlib>
+
+#include "store/paths.h"
+#include "util/error.h"
+#include "util/fs.h"
+
+namespace space::store {
+
+std::string host_config_path(const std::string& root) { return fs::absolute(root) + "/config.toml"; }
+
+HostConfig parse_host_config(std::string_view text, const std::string& source) {
+  toml::table doc;
+  try {
+    doc = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    const auto& at = e.source().begin;
+    fail(source + ":" + std::to_string(at.line) + ":" + std::to_string(at.column) + ": " +
+         std::string(e.description()));
+  }
+  const TomlFields f{source, "see space(1), section FILES, for the config.toml keys"};
+  HostConfig c;
+  for (auto&& [tkey, tnode] : doc) {
+    std::string table(tkey.str());
+    const toml::table* t = tnode.as_table();
+    if (!t) f.bad(table, "expected a table ([defaults] or [store])");
+    if (table != "defaults" && table != "store") f.bad("[" + table + "]", "unknown table");
+    for (auto&& [k, n] : *t) {
+      std::string key(k.str());
+      std::string full = table + "." + key;
+      if (table == "defaults" && key == "cpus") {
+        c.cpus = f.uint(n, full, 1, kMaxCpus);
+      } else if (table == "defaults" && key == "memory_mib") {
+        c.memory_mib = f.uint(n, full, kMinMemoryMib, kMaxMemoryMib);
+      } else if (table == "defaults" && key == "kernel") {
+        c.kernel = f.path(n, full);
+      } else if (table == "defaults" && key == "rootfs") {
+        c.rootfs = f.path(n, full);
+      } else if (table == "defaults" && key == "template") {
+        auto v = n.value_exact<std::string>();
+        if (!v) f.bad(full, "expected a string");
+        try {
+          validate_id(*v, "template name");
+        } catch (const Error& e) {
+          f.bad(full, e.what());
+        }
+        c.default_template = *v;
+      } else if (table == "store" && key == "size_gib") {
+        c.store_size_gib = f.uint(n, full, 1, 1u << 16);
+      } else {
+        f.bad(full, "unknown key");
+      }
+    }
+  }
+  return c;
+}
+
+std::string cache_dir() {
+  const char* env = std::getenv("SPACE_CACHE");
+  return env && *env ? fs::absolute(env) : "/var/cache/space";
+}
+
+std::string resolve_kernel(const HostConfig& c, const std::string& flag) {
+  if (!flag.empty()) return fs::absolute(flag);
+  if (!c.kernel.empty()) return c.kernel;
+  return cache_dir() + "/kernel/current/vmlinux";
+}
+
+std::string resolve_rootfs(const HostConfig& c, const std::string& flag) {
+  if (!flag.empty()) return fs::absolute(flag);
+  if (!c.rootfs.empty()) return c.rootfs;
+  return cache_dir() + "/rootfs/current/rootfs.ext4";
+}
+
+HostConfig load_host_config(const std::string& root) {
+  std::string path = host_config_path(root);
+  if (!fs::exists(path)) return {};
+  return parse_host_config(fs::read_file(path, 1u << 20), path);
+}
+
+}  // namespace space::store

@@ -1,0 +1,44 @@
+// Host configuration: <root>/config.toml, optional. It sets defaults for `create` and the size of
+// the loopback btrfs store:
+//   [defaults] cpus = 1, memory_mib = 256, kernel = "/abs/vmlinux", rootfs = "/abs/rootfs.ext4",
+//              template = "default"
+//   [store]    size_gib = 20
+// Strict: an unknown table or key, a wrong type, an out-of-range number or a relative path is an
+// Error naming the key and the file. Command-line flags override these values.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace space::store {
+
+struct HostConfig {
+  std::optional<uint32_t> cpus;        // [defaults] cpus
+  std::optional<uint32_t> memory_mib;  // [defaults] memory_mib
+  std::string kernel;                  // [defaults] kernel, "" when unset
+  std::string rootfs;                  // [defaults] rootfs, "" when unset
+  std::string default_template = "default";  // [defaults] template: what create restores from
+  uint32_t store_size_gib = 20;        // [store] size_gib
+};
+
+// Limits shared with the create flags.
+constexpr uint32_t kMaxCpus = 64;
+constexpr uint32_t kMinMemoryMib = 32;
+constexpr uint32_t kMaxMemoryMib = 1u << 20;
+
+// <root>/config.toml.
+std::string host_config_path(const std::string& root);
+// Reads <root>/config.toml; all defaults when the file does not exist.
+HostConfig load_host_config(const std::string& root);
+// Parses TOML text; `source` names it in error messages.
+HostConfig parse_host_config(std::string_view text, const std::string& source);
+
+// $SPACE_CACHE, or /var/cache/space when unset or empty.
+std::string cache_dir();
+// The guest kernel: `flag` (made absolute) > config.toml > <cache>/kernel/current/vmlinux.
+std::string resolve_kernel(const HostConfig& c, const std::string& flag);
+// The rootfs image: `flag` (made absolute) > config.toml > <cache>/rootfs/current/rootfs.ext4.
+std::string resolve_rootfs(const HostConfig& c, const std::string& flag);
+
+}  // namespace space::store

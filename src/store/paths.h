@@ -1,0 +1,49 @@
+// Where a sandbox's files live, derived from the root and its id and nothing else, so every
+// process (create, the VMM, destroy) computes the same paths. Persistent files sit under
+// <root>/store/sandboxes/<id>; sockets sit under the short run directory <run base>/<id>
+// (sun_path is 108 bytes), the run base being $SPACE_RUN_DIR or /run/space. A template build
+// runs a VMM whose files are in a template directory instead: paths_in() names those.
+#pragma once
+#include <string>
+
+namespace space::store {
+
+struct StorePaths {       // all absolute
+  std::string root;       // <root>
+  std::string dir;        // <root>/store
+  std::string image;      // <root>/store.img (used only when the root is not on btrfs)
+  std::string templates;  // <root>/store/templates
+  std::string sandboxes;  // <root>/store/sandboxes
+};
+
+struct SandboxPaths {            // all absolute
+  std::string dir;               // <root>/store/sandboxes/<id>: a subvolume (a plain directory
+                                 // for sandboxes made before the btrfs store)
+  std::string state;             // <dir>/state.json
+  std::string config;            // <dir>/config.json  (VmConfig written by create, read by the VMM)
+  std::string rootfs;            // <dir>/rootfs.ext4  (private copy of the image)
+  std::string console_log;       // <dir>/console.log
+  std::string vmm_log;           // <dir>/vmm.log
+  std::string lock;              // <dir>/lock  (flock target)
+  std::string run_dir;           // <run base>/<id>
+  std::string control_sock;      // <run_dir>/control.sock
+  std::string vsock_sock;        // <run_dir>/vsock.sock
+};
+
+// The store paths under `root` (made absolute against the cwd if relative).
+StorePaths store_paths(const std::string& root);
+// Paths of sandbox `id` under `root` (made absolute against the cwd if relative). Validates id.
+SandboxPaths sandbox_paths(const std::string& root, const std::string& id);
+// The same file names for a VMM whose files live in `dir` and sockets in `run_dir` (both absolute).
+SandboxPaths paths_in(const std::string& dir, const std::string& run_dir);
+// <root>/store/sandboxes: the directory holding one directory per sandbox.
+std::string sandboxes_dir(const std::string& root);
+// $SPACE_RUN_DIR, or /run/space when unset or empty.
+std::string run_base();
+// Throws space::Error with a hint unless id matches [a-z0-9][a-z0-9_.-]{0,63}. `what` names the
+// kind of name in the message ("sandbox id", "template name").
+void validate_id(const std::string& id, const std::string& what = "sandbox id");
+// A fresh random id: 12 lowercase hex characters.
+std::string generate_id();
+
+}  // namespace space::store

@@ -1,0 +1,101 @@
+// state.json (de)serialisation, observed liveness and the per-sandbox lock; see state.h.
+#include "store/state.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+
+#include <cerrno>
+#include <ctime>
+
+#include "store/paths.h"
+#include "util/error.h"
+#include "util/process.h"
+
+namespace space::store {
+
+bool is_valid_status(const std::string& s) {
+  return s == "creating" || s == "running" || s == "paused" || s == "checkpointed" ||
+         s == "stopped";
+}
+
+json::Value state_to_json(const SandboxState& s) {
+  auto or_null = [](const std::string& v) { return v.empty() ? json::Value() : json::Value(v); };
+  json::Value v = json::Value::object();
+  v.set("id", s.id);
+  v.set("status", s.status);
+  v.set("pid", s.pid);
+  v.set("pid_start_time", s.pid_start_time);
+  v.set("created", s.created);
+  v.set("template", or_null(s.template_name));
+  v.set("parent", or_null(s.parent));
+  v.set("vcpus", s.vcpus);
+  v.set("memory_mib", s.memory_mib);
+  json::Value ann = json::Value::object();
+  for (auto& [k, val] : s.annotations) ann.set(k, val);
+  v.set("annotations", std::move(ann));
+  return v;
+}
+
+SandboxState state_from_json(const json::Value& v) {
+  SandboxState s;
+  s.id = json::string_field(v, "id");
+  validate_id(s.id);
+  s.status = json::string_field(v, "status");
+  if (!is_valid_status(s.status)) fail("field \"status\": unknown status \"" + s.status + "\"");
+  s.pid = static_cast<int>(json::uint_field_or(v, "pid", INT32_MAX, 0));
+  s.pid_start_time = json::uint_field_or(v, "pid_start_time", INT64_MAX, 0);
+  s.created = json::string_field_or(v, "created", "");
+  s.template_name = json::string_field_or(v, "template", "");
+  s.parent = json::string_field_or(v, "parent", "");
+  s.vcpus = static_cast<uint32_t>(json::uint_field_or(v, "vcpus", UINT32_MAX, 1));
+  s.memory_mib = static_cast<uint32_t>(json::uint_field_or(v, "memory_mib", UINT32_MAX, 256));
+  if (const json::Value* ann = v.find("annotations"); ann && !ann->is_null()) {
+    if (!ann->is_object()) fail("field \"annotations\": expected an object");
+    for (auto& [k, val] : ann->as_object()) {
+      if (!val.is_string()) fail("field \"annotations\": value of \"" + k + "\" is not a string");
+      s.annotations[k] = val.as_string();
+    }
+  }
+  return s;
+}
+
+SandboxState read_state(const std::string& path) {
+  return json::load_file(path, "sandbox state", state_from_json);
+}
+
+void write_state(const std::string& path, const SandboxState& s, fs::Sync sync) {
+  json::save_file(path, state_to_json(s), 0644, sync);
+}
+
+std::string observed_status(const SandboxState& s) {
+  bool claims_vmm = s.status == "running" || s.status == "paused" ||
+                    (s.status == "creating" && s.pid > 0);
+  if (claims_vmm && !proc::is_alive(s.pid, s.pid_start_time)) return "stopped";
+  return s.status;
+}
+
+std::string rfc3339_now() {
+  time_t now = ::time(nullptr);
+  struct tm tm {};
+  ::gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+SandboxLock::SandboxLock(const std::string& lock_path, bool nonblocking) {
+  Fd fd(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (!fd) {
+    if (nonblocking && errno == ENOENT) return;
+    throw_errno("open sandbox lock " + lock_path);
+  }
+  for (;;) {
+    if (::flock(fd.get(), LOCK_EX | (nonblocking ? LOCK_NB : 0)) == 0) break;
+    if (errno == EINTR) continue;
+    if (nonblocking && errno == EWOULDBLOCK) return;
+    throw_errno("lock " + lock_path);
+  }
+  fd_ = std::move(fd);
+}
+
+}  // namespace space::store

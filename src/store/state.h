@@ -1,0 +1,55 @@
+// state.json: the record of one sandbox, with OCI-like fields. Writers replace it atomically
+// (temp file, fsync, rename) while holding the sandbox's SandboxLock; readers take no lock.
+// The recorded status is what the last writer knew. A VMM killed with SIGKILL cannot update it,
+// so readers use observed_status(): a sandbox recorded as creating/running/paused whose
+// (pid, start time) no longer names a live process is reported as "stopped".
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "util/fd.h"
+#include "util/json.h"
+
+namespace space::store {
+
+struct SandboxState {
+  std::string id;
+  std::string status;             // creating|running|paused|checkpointed|stopped
+  int pid = 0;                    // the VMM process, 0 when there is none
+  uint64_t pid_start_time = 0;    // its start time (clock ticks since boot, /proc/PID/stat)
+  std::string created;            // RFC 3339, UTC
+  std::string template_name;      // JSON "template"; "" (null) when not made from a template
+  std::string parent;             // the sandbox it was branched from, "" (null) when none
+  uint32_t vcpus = 1;
+  uint32_t memory_mib = 256;
+  std::map<std::string, std::string> annotations;
+};
+
+// True for the five statuses above.
+bool is_valid_status(const std::string& s);
+// Reads and checks state.json; throws Error naming the file and the field.
+SandboxState read_state(const std::string& path);
+// Replaces state.json atomically, and durably unless `sync` is Volatile.
+void write_state(const std::string& path, const SandboxState& s, fs::Sync sync = fs::Sync::Durable);
+// The JSON form (keys in a fixed order; empty template/parent as null), and back.
+json::Value state_to_json(const SandboxState& s);
+SandboxState state_from_json(const json::Value& v);
+// The status as observed now: "stopped" if the record claims a VMM that is no longer alive.
+std::string observed_status(const SandboxState& s);
+// The current time in RFC 3339 (UTC, seconds), e.g. "2025-01-31T12:00:00Z".
+std::string rfc3339_now();
+
+// An exclusive flock on a sandbox's lock file, released on destruction. Blocking mode waits for
+// it; nonblocking mode returns at once with held() false if another process has it, or if the
+// sandbox directory no longer exists (it is being destroyed).
+class SandboxLock {
+ public:
+  explicit SandboxLock(const std::string& lock_path, bool nonblocking = false);
+  bool held() const { return fd_.valid(); }
+
+ private:
+  Fd fd_;
+};
+
+}  // namespace space::store

@@ -1,0 +1,53 @@
+// config.json (de)serialisation; see vm_config.h.
+#include "store/vm_config.h"
+
+#include "store/config.h"
+#include "store/paths.h"
+#include "util/error.h"
+
+namespace space::store {
+
+json::Value vm_config_to_json(const VmConfig& c) {
+  json::Value v = json::Value::object();
+  v.set("id", c.id);
+  v.set("vcpus", c.vcpus);
+  v.set("memory_mib", c.memory_mib);
+  v.set("kernel", c.kernel);
+  v.set("rootfs", c.rootfs);
+  v.set("cmdline_extra", c.cmdline_extra);
+  if (!c.cred_dir.empty()) v.set("cred_dir", c.cred_dir);
+  return v;
+}
+
+VmConfig vm_config_from_json(const json::Value& v) {
+  if (!v.is_object()) fail("VM config must be a JSON object");
+  for (auto& [key, _] : v.as_object()) {
+    if (key != "id" && key != "vcpus" && key != "memory_mib" && key != "kernel" &&
+        key != "rootfs" && key != "cmdline_extra" && key != "cred_dir")
+      fail("unknown field \"" + key + "\"");
+  }
+  VmConfig c;
+  c.id = json::string_field(v, "id");
+  validate_id(c.id);
+  c.vcpus = static_cast<uint32_t>(json::uint_field(v, "vcpus", kMaxCpus));
+  c.memory_mib = static_cast<uint32_t>(json::uint_field(v, "memory_mib", kMaxMemoryMib));
+  if (c.vcpus == 0) fail("field \"vcpus\": must be at least 1");
+  if (c.memory_mib < kMinMemoryMib)
+    fail("field \"memory_mib\": must be at least " + std::to_string(kMinMemoryMib));
+  c.kernel = json::string_field(v, "kernel");
+  c.rootfs = json::string_field(v, "rootfs");
+  c.cmdline_extra = json::string_field_or(v, "cmdline_extra", "");
+  c.cred_dir = json::string_field_or(v, "cred_dir", "");
+  if (!c.cred_dir.empty() && c.cred_dir[0] != '/') fail("field \"cred_dir\": not an absolute path");
+  return c;
+}
+
+VmConfig load_vm_config(const std::string& path) {
+  return json::load_file(path, "VM config", vm_config_from_json);
+}
+
+void save_vm_config(const std::string& path, const VmConfig& c, fs::Sync sync) {
+  json::save_file(path, vm_config_to_json(c), 0600, sync);
+}
+
+}  // namespace space::store
