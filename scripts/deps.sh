@@ -6,6 +6,7 @@ SPACE_DEBIAN_PACKAGES=(
   libcli11-dev libseccomp-dev libbtrfsutil-dev libtomlplusplus-dev doctest-dev
   linux-source-6.1 bc flex bison libelf-dev libssl-dev xz-utils cpio
   busybox-static e2fsprogs btrfs-progs python3 procps
+  clang clang-format clang-tidy
 )
 
 ensure_debian_packages() {

@@ -23,9 +23,16 @@ rootfs=$(scripts/build-rootfs.sh --guest-init build/guest-init --space-secret bu
 step "rootfs: $rootfs"
 
 space template list >/dev/null  # mounts the store if it exists but is not mounted
-meta=${SPACE_ROOT:-/var/lib/space}/store/templates/default/template.toml
-if [ -f "$meta" ] && grep -qxF "kernel = \"$kernel\"" "$meta" && grep -qxF "rootfs = \"$rootfs\"" "$meta" &&
-   space check --format json | grep -q '"restorable": true'; then
+# Up to date when the default template exists, this space can restore it, and it was built from
+# this kernel and rootfs (space template inspect prints its template.toml as JSON).
+template_current() {
+  space template inspect default --format json 2>/dev/null | python3 -c '
+import json, sys
+t = json.load(sys.stdin)
+sys.exit(0 if t.get("restorable") and t.get("kernel") == sys.argv[1] and t.get("rootfs") == sys.argv[2] else 1)
+' "$kernel" "$rootfs"
+}
+if template_current; then
   step "default template: up to date"
 else
   step "default template (boots a VM once: 15-45 s on a PVM host)"

@@ -2,11 +2,10 @@
 // catches errors: they are printed as "space: error: <what>: <why>" (plus a hint line) and turned
 // into exit code 125. Commands that run a guest process return its exit code instead.
 #include <CLI/CLI.hpp>
-#include <cstdio>
 #include <string>
 
 #include "cli/app.h"
-#include "util/error.h"
+#include "cli/errors.h"
 #include "util/log.h"
 
 int main(int argc, char** argv) {
@@ -27,15 +26,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "space: error: %s\n", e.what());
-    std::fprintf(stderr, "hint: run 'space --help' or 'space <command> --help'\n");
-    return 125;
-  } catch (const space::Error& e) {
-    std::fprintf(stderr, "space: error: %s\n", e.what());
-    if (!e.hint().empty()) std::fprintf(stderr, "hint: %s\n", e.hint().c_str());
-    return 125;
+    space::cli::print_usage_error(e.what());
+    return space::cli::kExitSpaceError;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "space: error: %s\n", e.what());
-    return 125;
+    space::cli::print_error(e);
+    return space::cli::kExitSpaceError;
   }
 }

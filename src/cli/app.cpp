@@ -18,8 +18,7 @@ void build_app(CLI::App& app, GlobalOptions& g) {
       ->capture_default_str();
   app.add_option("--log-level", g.log_level, "debug|info|warn|error")
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
-  app.add_option("--log-format", g.log_format, "text|json")
-      ->check(CLI::IsMember({"text", "json"}));
+  app.add_option("--log-format", g.log_format, "text|json")->check(CLI::IsMember({"text", "json"}));
   app.add_option("--format", g.format, "Output format: text|json")
       ->check(CLI::IsMember({"text", "json"}));
   register_create(app, g);

@@ -8,11 +8,11 @@
 namespace space::cli {
 
 struct GlobalOptions {
-  std::string root;              // --root / $SPACE_ROOT / /var/lib/space
+  std::string root;  // --root / $SPACE_ROOT / /var/lib/space
   std::string log_level = "warn";
   std::string log_format = "text";
-  std::string format = "text";   // --format text|json
-  int exit_code = 0;             // set by a command's callback; main returns it
+  std::string format = "text";  // --format text|json
+  int exit_code = 0;            // set by a command's callback; main returns it
 };
 
 // Builds the whole command tree into `app`; `g` receives global flags and the exit code.

@@ -7,8 +7,9 @@ namespace space::cli {
 
 void BootFlags::add(CLI::App* cmd, std::string& kernel, std::string& rootfs,
                     const std::string& when) {
-  cpus_opt_ = cmd->add_option("--cpus", cpus_, "Number of vCPUs" + when + " (default: config.toml, else 1)")
-                  ->check(CLI::Range(1u, store::kMaxCpus));
+  cpus_opt_ =
+      cmd->add_option("--cpus", cpus_, "Number of vCPUs" + when + " (default: config.toml, else 1)")
+          ->check(CLI::Range(1u, store::kMaxCpus));
   memory_opt_ = cmd->add_option("--memory", memory_,
                                 "Guest memory in MiB" + when + " (default: config.toml, else 256)")
                     ->check(CLI::Range(store::kMinMemoryMib, store::kMaxMemoryMib));

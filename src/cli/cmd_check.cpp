@@ -19,8 +19,8 @@ void register_check(CLI::App& app, GlobalOptions& g) {
       std::printf("%s", core::host_report_text(r).c_str());
     std::fflush(stdout);
     if (!r.usable())
-      fail("this host cannot run sandboxes yet (" + std::to_string(r.problems.size()) +
-               " problem" + (r.problems.size() == 1 ? "" : "s") + ")",
+      fail("this host cannot run sandboxes yet (" + std::to_string(r.problems.size()) + " problem" +
+               (r.problems.size() == 1 ? "" : "s") + ")",
            "fix the problems listed above");
   });
 }

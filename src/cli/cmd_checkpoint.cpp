@@ -10,7 +10,7 @@ namespace space::cli {
 
 void register_checkpoint(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("checkpoint", "Save a sandbox to disk and stop its VMM");
-  cmd->fallthrough();  // global flags (--format, --root, ...) may follow the command
+  cmd->fallthrough();          // global flags (--format, --root, ...) may follow the command
   auto* id = new std::string;  // lives as long as the process, like the CLI11 tree
   cmd->add_option("id", *id, "Sandbox id")->required();
   cmd->callback([&g, id] {
@@ -19,7 +19,7 @@ void register_checkpoint(CLI::App& app, GlobalOptions& g) {
     if (g.format == "json") {
       json::Value v = json::Value::object();
       v.set("id", st.id);
-      v.set("status", st.status);
+      v.set("status", store::status_name(st.status));
       v.set("memory_data_bytes", cs.memory_data_bytes);
       v.set("memory_diff", cs.memory_diff);
       json::Value ms = json::Value::object();

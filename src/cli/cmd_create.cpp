@@ -6,11 +6,11 @@
 
 #include "cli/app.h"
 #include "cli/boot_flags.h"
-#include "store/config.h"
 #include "core/sandbox.h"
 #include "cred/hooks.h"
-#include "util/log.h"
+#include "store/config.h"
 #include "util/json.h"
+#include "util/log.h"
 
 namespace space::cli {
 
@@ -23,13 +23,16 @@ struct CreateFlags {
 }  // namespace
 
 void register_create(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand("create", "Create a sandbox (restored from a template, or cold-booted); prints its id");
-  cmd->fallthrough();  // global flags (--format, --root, ...) may follow the command
+  auto* cmd = app.add_subcommand(
+      "create", "Create a sandbox (restored from a template, or cold-booted); prints its id");
+  cmd->fallthrough();         // global flags (--format, --root, ...) may follow the command
   auto* f = new CreateFlags;  // lives as long as the process, like the CLI11 tree
-  cmd->add_option("--template,-t", f->opts.template_name,
-                  "Template to restore (default: config.toml [defaults] template, else \"default\"; "
-                  "when that one is missing, a cold boot)");
-  cmd->add_flag("--cold", f->opts.cold, "Boot the kernel instead of restoring a template (about a minute here)");
+  cmd->add_option(
+      "--template,-t", f->opts.template_name,
+      "Template to restore (default: config.toml [defaults] template, else \"default\"; "
+      "when that one is missing, a cold boot)");
+  cmd->add_flag("--cold", f->opts.cold,
+                "Boot the kernel instead of restoring a template (about a minute here)");
   f->boot.add(cmd, f->opts.kernel, f->opts.rootfs, ", for a cold boot");
   cmd->add_option("--secret", f->secrets,
                   "Grant this secret to the sandbox: NAME[:ttl=DURATION][:uses=N] (repeatable)")

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/app.h"
+#include "cli/errors.h"
 #include "core/sandbox.h"
 #include "util/error.h"
 
@@ -17,26 +18,16 @@ struct DestroyFlags {
 
 void register_destroy(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("destroy", "Stop sandboxes and delete everything they own");
-  cmd->fallthrough();  // global flags (--format, --root, ...) may follow the command
+  cmd->fallthrough();          // global flags (--format, --root, ...) may follow the command
   auto* f = new DestroyFlags;  // lives as long as the process, like the CLI11 tree
   cmd->add_flag("--force,-f", f->force,
                 "Kill the VMM at once (no polite stop) and remove the sandbox even if its state "
                 "file is unreadable");
   cmd->add_option("id", f->ids, "Sandbox ids")->required();
   cmd->callback([&g, f] {
-    if (f->ids.size() == 1) {
-      core::destroy_sandbox({g.root, g.log_level, g.log_format}, f->ids[0], f->force);
-      return;
-    }
-    for (const auto& id : f->ids) {
-      try {
-        core::destroy_sandbox({g.root, g.log_level, g.log_format}, id, f->force);
-      } catch (const Error& e) {
-        std::fprintf(stderr, "space: error: %s\n", e.what());
-        if (!e.hint().empty()) std::fprintf(stderr, "hint: %s\n", e.hint().c_str());
-        g.exit_code = 125;
-      }
-    }
+    each_item(f->ids, g, [&](const std::string& id) {
+      core::destroy_sandbox({g.root, g.log_level, g.log_format}, id, f->force);
+    });
   });
 }
 

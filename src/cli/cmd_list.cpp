@@ -23,10 +23,12 @@ void register_list(CLI::App& app, GlobalOptions& g) {
       std::printf("%s\n", json::serialize(arr, 2).c_str());
       return;
     }
-    std::vector<std::vector<std::string>> rows = {{"ID", "STATUS", "PID", "CREATED", "CPUS", "MEMORY"}};
+    std::vector<std::vector<std::string>> rows = {
+        {"ID", "STATUS", "PID", "CREATED", "CPUS", "MEMORY"}};
     for (const auto& s : all) {
-      bool live = s.status == "running" || s.status == "paused" || s.status == "creating";
-      rows.push_back({s.id, s.status, live && s.pid ? std::to_string(s.pid) : "-", s.created,
+      bool live = store::claims_vmm(s.status, s.pid);
+      rows.push_back({s.id, store::status_name(s.status),
+                      live && s.pid ? std::to_string(s.pid) : "-", s.created,
                       std::to_string(s.vcpus), std::to_string(s.memory_mib) + "MiB"});
     }
     std::printf("%s", format_table(rows).c_str());

@@ -17,7 +17,7 @@ struct PauseFlags {
 
 void register_pause(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("pause", "Pause a running sandbox (every vCPU stops)");
-  cmd->fallthrough();  // global flags (--format, --root, ...) may follow the command
+  cmd->fallthrough();        // global flags (--format, --root, ...) may follow the command
   auto* f = new PauseFlags;  // lives as long as the process, like the CLI11 tree
   cmd->add_flag("--checkpoint", f->checkpoint,
                 "Also write a checkpoint to disk and stop the VMM (see space checkpoint)");
@@ -29,12 +29,12 @@ void register_pause(CLI::App& app, GlobalOptions& g) {
     if (f->checkpoint) {
       core::CheckpointStats cs;
       auto st = core::checkpoint_sandbox(ctx, f->id, &cs);
-      v.set("status", st.status);
+      v.set("status", store::status_name(st.status));
       v.set("ms", cs.total_ms);
     } else {
       int64_t us = 0;
       auto st = core::pause_sandbox(ctx, f->id, &us);
-      v.set("status", st.status);
+      v.set("status", store::status_name(st.status));
       v.set("pause_us", us);
     }
     if (g.format == "json") std::printf("%s\n", json::serialize(v).c_str());

@@ -10,7 +10,7 @@ namespace space::cli {
 
 void register_resume(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("resume", "Resume a paused or checkpointed sandbox");
-  cmd->fallthrough();  // global flags (--format, --root, ...) may follow the command
+  cmd->fallthrough();          // global flags (--format, --root, ...) may follow the command
   auto* id = new std::string;  // lives as long as the process, like the CLI11 tree
   cmd->add_option("id", *id, "Sandbox id")->required();
   cmd->callback([&g, id] {
@@ -19,7 +19,7 @@ void register_resume(CLI::App& app, GlobalOptions& g) {
     if (g.format == "json") {
       json::Value v = json::Value::object();
       v.set("id", st.id);
-      v.set("status", st.status);
+      v.set("status", store::status_name(st.status));
       v.set("pid", static_cast<int64_t>(st.pid));
       if (resume_us >= 0) v.set("resume_us", resume_us);  // in-memory resume, inside the VMM
       std::printf("%s\n", json::serialize(v).c_str());

@@ -28,20 +28,13 @@ void register_revoke(CLI::App& app, GlobalOptions& g) {
   cmd->callback([&g, f] {
     if (!f->all && f->names.empty()) fail("name the secrets to revoke, or pass --all");
     store::Context ctx{g.root, g.log_level, g.log_format};
-    json::Value req = json::Value::object();
-    req.set("op", "revoke");
-    req.set("sandbox", f->id);
-    req.set("reason", "space revoke");
     if (f->all) {
-      req.set("all", true);
-      cred::cred_call(ctx, req);
+      cred::cred_call(ctx, proto::credd::RevokeAllRequest{f->id, false, "space revoke"});
       return;
     }
     for (const auto& n : f->names) cred::check_secret_name(n);
-    for (const auto& n : f->names) {
-      req.set("name", n);
-      cred::cred_call(ctx, req);
-    }
+    for (const auto& n : f->names)
+      cred::cred_call(ctx, proto::credd::RevokeRequest{f->id, n, "space revoke"});
   });
 }
 

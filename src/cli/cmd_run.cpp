@@ -1,13 +1,13 @@
 // `space run [--template NAME | --cold] [--cpus N] [--memory MiB] [--kernel P] [--rootfs P]
-// [--name ID] [--rm|--keep] [--secret SPEC]... [exec flags] -- CMD [ARG...]`: create a sandbox (as `create` does),
-// run one command in it, destroy it (even on failure or SIGINT/SIGTERM, which are forwarded to
-// the command first); returns the command's exit code.
+// [--name ID] [--rm|--keep] [--secret SPEC]... [exec flags] -- CMD [ARG...]`: create a sandbox (as
+// `create` does), run one command in it, destroy it (even on failure or SIGINT/SIGTERM, which are
+// forwarded to the command first); returns the command's exit code.
 #include "cli/app.h"
 #include "cli/boot_flags.h"
 #include "cli/exec_flags.h"
-#include "store/config.h"
 #include "core/exec.h"
 #include "cred/hooks.h"
+#include "store/config.h"
 
 namespace space::cli {
 
@@ -47,7 +47,9 @@ void register_run(CLI::App& app, GlobalOptions& g) {
     for (const auto& s : f->secrets) specs.push_back(cred::parse_grant_spec(s));
     store::Context ctx{g.root, g.log_level, g.log_format};
     if (!specs.empty())
-      f->run.after_create = [ctx, specs](const std::string& id) { cred::grant_secrets(ctx, id, specs); };
+      f->run.after_create = [ctx, specs](const std::string& id) {
+        cred::grant_secrets(ctx, id, specs);
+      };
     auto r = core::run_sandbox(ctx, f->run);
     g.exit_code = report_exec(r, f->exec);
   });

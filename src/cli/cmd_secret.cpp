@@ -9,7 +9,6 @@
 #include "cli/app.h"
 #include "cli/table.h"
 #include "cred/audit.h"
-#include "cred/base64.h"
 #include "cred/client.h"
 #include "cred/paths.h"
 #include "cred/store.h"
@@ -29,12 +28,15 @@ struct SecretFlags {
 };
 
 std::string null_or(const json::Value* v) {
-  return v && v->is_string() ? v->as_string() : v && v->is_int() ? std::to_string(v->as_int()) : "-";
+  return v && v->is_string() ? v->as_string()
+         : v && v->is_int()  ? std::to_string(v->as_int())
+                             : "-";
 }
 
 // All of stdin, at most the secret size limit.
 SecretString read_value() {
-  if (::isatty(0)) std::fprintf(stderr, "space: reading the value from the terminal; end it with Ctrl-D\n");
+  if (::isatty(0))
+    std::fprintf(stderr, "space: reading the value from the terminal; end it with Ctrl-D\n");
   SecretString v;
   char buf[4096];
   for (;;) {
@@ -42,7 +44,7 @@ SecretString read_value() {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw_errno("read the secret from stdin");
     if (n == 0) break;
-    v.bytes.append(buf, size_t(n));
+    append_wiped(v.bytes, {buf, size_t(n)});
     if (v.bytes.size() > proto::kMaxSecretSize)
       fail("the value on stdin is larger than " + std::to_string(proto::kMaxSecretSize) + " bytes");
   }
@@ -64,18 +66,14 @@ void register_secret(CLI::App& app, GlobalOptions& g) {
   set->callback([&g, f] {
     cred::check_secret_name(f->name);
     SecretString v = read_value();
-    json::Value req = json::Value::object();
-    req.set("op", "set");
-    req.set("name", f->name);
-    SecretString b64(cred::base64_encode(v.bytes));
-    req.set("value_base64", b64.bytes);
-    auto r = cred::cred_call({g.root, g.log_level, g.log_format}, req);
-    req = json::Value();
+    const size_t size = v.bytes.size();
+    auto r = cred::cred_call({g.root, g.log_level, g.log_format},
+                             proto::credd::SetRequest{f->name, std::move(v)});
     if (g.format == "json") {
       json::Value o = json::Value::object();
       o.set("name", f->name);
-      o.set("size", v.bytes.size());
-      o.set("replaced", r.at("replaced").as_bool());
+      o.set("size", size);
+      o.set("replaced", r.replaced);
       std::printf("%s\n", json::serialize(o).c_str());
     }
   });
@@ -84,17 +82,16 @@ void register_secret(CLI::App& app, GlobalOptions& g) {
   list->fallthrough();
   list->alias("ls");
   list->callback([&g] {
-    json::Value req = json::Value::object();
-    req.set("op", "list");
-    auto r = cred::cred_call({g.root, g.log_level, g.log_format}, req);
+    auto r = cred::cred_call({g.root, g.log_level, g.log_format}, proto::credd::ListRequest{});
     if (g.format == "json") {
-      std::printf("%s\n", json::serialize(r.at("secrets"), 2).c_str());
+      json::Value a = json::Value::array();
+      for (const auto& s : r.secrets) a.push_back(proto::credd::to_json(s));
+      std::printf("%s\n", json::serialize(a, 2).c_str());
       return;
     }
     std::vector<std::vector<std::string>> rows = {{"NAME", "SIZE", "CREATED", "UPDATED"}};
-    for (const auto& s : r.at("secrets").as_array())
-      rows.push_back({s.at("name").as_string(), std::to_string(s.at("size").as_int()),
-                      s.at("created").as_string(), s.at("updated").as_string()});
+    for (const auto& s : r.secrets)
+      rows.push_back({s.name, std::to_string(s.size), s.created, s.updated});
     std::printf("%s", format_table(rows).c_str());
   });
 
@@ -102,34 +99,32 @@ void register_secret(CLI::App& app, GlobalOptions& g) {
   rm->fallthrough();
   rm->add_option("name", f->names, "Secret names")->required();
   rm->callback([&g, f] {
-    for (const auto& n : f->names) {
-      json::Value req = json::Value::object();
-      req.set("op", "rm");
-      req.set("name", n);
-      cred::cred_call({g.root, g.log_level, g.log_format}, req);
-    }
+    for (const auto& n : f->names)
+      cred::cred_call({g.root, g.log_level, g.log_format}, proto::credd::RemoveRequest{n});
   });
 
   auto* grants = cmd->add_subcommand("grants", "List grants: which sandbox may fetch what");
   grants->fallthrough();
   grants->add_option("id", f->sandbox, "Only this sandbox's grants");
   grants->callback([&g, f] {
-    json::Value req = json::Value::object();
-    req.set("op", "grants");
-    if (!f->sandbox.empty()) req.set("sandbox", f->sandbox);
-    auto r = cred::cred_call({g.root, g.log_level, g.log_format}, req);
+    auto r = cred::cred_call({g.root, g.log_level, g.log_format},
+                             proto::credd::GrantsRequest{f->sandbox});
     if (g.format == "json") {
-      std::printf("%s\n", json::serialize(r.at("grants"), 2).c_str());
+      json::Value a = json::Value::array();
+      for (const auto& x : r.grants) a.push_back(proto::credd::to_json(x));
+      std::printf("%s\n", json::serialize(a, 2).c_str());
       return;
     }
-    std::vector<std::vector<std::string>> rows = {{"SANDBOX", "NAME", "STATE", "EXPIRES", "USES LEFT"}};
-    for (const auto& x : r.at("grants").as_array())
-      rows.push_back({x.at("sandbox").as_string(), x.at("name").as_string(), x.at("state").as_string(),
-                      null_or(x.find("expires")), null_or(x.find("uses_left"))});
+    std::vector<std::vector<std::string>> rows = {
+        {"SANDBOX", "NAME", "STATE", "EXPIRES", "USES LEFT"}};
+    for (const auto& x : r.grants)
+      rows.push_back({x.sandbox, x.name, x.state, x.expires.value_or("-"),
+                      x.uses_left ? std::to_string(*x.uses_left) : "-"});
     std::printf("%s", format_table(rows).c_str());
   });
 
-  auto* audit = cmd->add_subcommand("audit", "Show the audit log of grants, fetches, denials, expiries, revocations");
+  auto* audit = cmd->add_subcommand(
+      "audit", "Show the audit log of grants, fetches, denials, expiries, revocations");
   audit->fallthrough();
   audit->add_option("--sandbox", f->sandbox, "Only lines about this sandbox");
   audit->add_option("--name", f->filter_name, "Only lines about this secret");
@@ -142,11 +137,14 @@ void register_secret(CLI::App& app, GlobalOptions& g) {
       if (!f->sandbox.empty() && sb != f->sandbox) continue;
       if (!f->filter_name.empty() && name != f->filter_name) continue;
       rows.push_back({null_or(l.find("time")), sb, name.empty() ? "-" : name,
-                      null_or(l.find("outcome")), l.find("detail") ? null_or(l.find("detail")) : ""});
+                      null_or(l.find("outcome")),
+                      l.find("detail") ? null_or(l.find("detail")) : ""});
       out.push_back(std::move(l));
     }
-    if (g.format == "json") std::printf("%s\n", json::serialize(out, 2).c_str());
-    else std::printf("%s", format_table(rows).c_str());
+    if (g.format == "json")
+      std::printf("%s\n", json::serialize(out, 2).c_str());
+    else
+      std::printf("%s", format_table(rows).c_str());
   });
 }
 

@@ -9,7 +9,7 @@ namespace space::cli {
 
 void register_state(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("state", "Print a sandbox's state as JSON");
-  cmd->fallthrough();  // global flags (--format, --root, ...) may follow the command
+  cmd->fallthrough();          // global flags (--format, --root, ...) may follow the command
   auto* id = new std::string;  // lives as long as the process, like the CLI11 tree
   cmd->add_option("id", *id, "Sandbox id")->required();
   cmd->callback([&g, id] {

@@ -4,10 +4,11 @@
 
 #include "cli/app.h"
 #include "cli/boot_flags.h"
+#include "cli/errors.h"
 #include "cli/table.h"
+#include "core/template.h"
 #include "store/config.h"
 #include "store/store.h"
-#include "core/template.h"
 #include "util/error.h"
 #include "util/json.h"
 #include "util/log.h"
@@ -25,7 +26,8 @@ void add_build(CLI::App& parent, GlobalOptions& g) {
   auto* cmd = parent.add_subcommand("build", "Boot a VM once and save it as a template");
   cmd->fallthrough();
   auto* f = new BuildFlags;  // lives as long as the process, like the CLI11 tree
-  cmd->add_option("name", f->opts.name, "Template name (create uses \"default\" unless told)")->required();
+  cmd->add_option("name", f->opts.name, "Template name (create uses \"default\" unless told)")
+      ->required();
   f->boot.add(cmd, f->opts.kernel, f->opts.rootfs, "");
   cmd->add_flag("--force,-f", f->opts.force, "Replace an existing template of that name");
   cmd->callback([&g, f] {
@@ -64,41 +66,67 @@ void add_list(CLI::App& parent, GlobalOptions& g) {
         rows.push_back({t.name, "-", "-", store::human_size(t.disk_bytes), "(unreadable)"});
         continue;
       }
-      rows.push_back({t.name, std::to_string(t.meta->vcpus), std::to_string(t.meta->memory_mib) + "MiB",
-                      store::human_size(t.disk_bytes), t.meta->created});
+      rows.push_back({t.name, std::to_string(t.meta->vcpus),
+                      std::to_string(t.meta->memory_mib) + "MiB", store::human_size(t.disk_bytes),
+                      t.meta->created});
     }
     std::printf("%s", format_table(rows).c_str());
   });
 }
 
+void add_inspect(CLI::App& parent, GlobalOptions& g) {
+  auto* cmd =
+      parent.add_subcommand("inspect", "Show one template's metadata and whether it is restorable");
+  cmd->fallthrough();
+  auto* name = new std::string;  // lives as long as the process
+  cmd->add_option("name", *name, "Template name")->required();
+  cmd->callback([&g, name] {
+    auto t = core::inspect_template({g.root, g.log_level, g.log_format}, *name);
+    if (g.format == "json") {
+      std::printf("%s\n", json::serialize(core::template_info_json(t), 2).c_str());
+      return;
+    }
+    std::vector<std::vector<std::string>> rows;
+    auto row = [&](const char* k, std::string v) { rows.push_back({k, std::move(v)}); };
+    row("name", t.name);
+    if (t.meta) {
+      row("created", t.meta->created);
+      row("cpus", std::to_string(t.meta->vcpus));
+      row("memory", std::to_string(t.meta->memory_mib) + "MiB");
+      row("kernel", t.meta->kernel);
+      row("rootfs", t.meta->rootfs);
+      row("space", t.meta->space_version);
+      row("snapshot format", std::to_string(t.meta->snapshot_format));
+    }
+    row("size", store::human_size(t.disk_bytes));
+    row("restorable", t.restorable ? "yes" : "no: " + t.problem);
+    for (const auto& r : rows) std::printf("%-16s %s\n", (r[0] + ":").c_str(), r[1].c_str());
+  });
+}
+
 void add_rm(CLI::App& parent, GlobalOptions& g) {
-  auto* cmd = parent.add_subcommand("rm", "Delete templates (sandboxes made from them keep working)");
+  auto* cmd =
+      parent.add_subcommand("rm", "Delete templates (sandboxes made from them keep working)");
   cmd->fallthrough();
   cmd->alias("remove");
   auto* names = new std::vector<std::string>;  // lives as long as the process
   cmd->add_option("name", *names, "Template names")->required();
   cmd->callback([&g, names] {
-    for (const auto& name : *names) {
-      try {
-        core::remove_template({g.root, g.log_level, g.log_format}, name);
-      } catch (const Error& e) {
-        if (names->size() == 1) throw;
-        std::fprintf(stderr, "space: error: %s\n", e.what());
-        if (!e.hint().empty()) std::fprintf(stderr, "hint: %s\n", e.hint().c_str());
-        g.exit_code = 125;
-      }
-    }
+    each_item(*names, g, [&](const std::string& name) {
+      core::remove_template({g.root, g.log_level, g.log_format}, name);
+    });
   });
 }
 
 }  // namespace
 
 void register_template(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand("template", "Build, list and remove templates");
+  auto* cmd = app.add_subcommand("template", "Build, list, inspect and remove templates");
   cmd->fallthrough();
   cmd->require_subcommand(1);
   add_build(*cmd, g);
   add_list(*cmd, g);
+  add_inspect(*cmd, g);
   add_rm(*cmd, g);
 }
 

@@ -58,7 +58,8 @@ void finish_exec_flags(ExecFlags* f) {
     bool var_ok = eq != std::string::npos && eq > 0 && !(e[0] >= '0' && e[0] <= '9');
     for (size_t i = 0; var_ok && i < eq; i++) {
       char c = e[i];
-      var_ok = c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+      var_ok =
+          c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
     }
     if (!var_ok)
       fail("--secret-env " + e + ": not VAR=NAME", "e.g. --secret-env GITHUB_TOKEN=gh-token");

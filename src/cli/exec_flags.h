@@ -1,4 +1,5 @@
-// The flags `space exec` and `space run` share (-i, -t, -e, --secret-env, -w, -u, --timeout and the hidden
+// The flags `space exec` and `space run` share (-i, -t, -e, --secret-env, -w, -u, --timeout and the
+// hidden
 // --stats), how they become core::ExecOptions, and how an exec's result is reported: the
 // reason on stderr when the command did not run or end by itself, the --stats line, and the
 // exit code main() returns.
@@ -13,12 +14,12 @@ namespace space::cli {
 
 struct ExecFlags {
   core::ExecOptions opts;
-  std::vector<std::string> env;      // -e K=V or -e K (the value of K here; skipped if unset)
+  std::vector<std::string> env;         // -e K=V or -e K (the value of K here; skipped if unset)
   std::vector<std::string> secret_env;  // --secret-env VAR=NAME
-  std::string user;                  // -u UID[:GID]
-  double timeout_s = 0;              // --timeout
-  bool stats = false;                // --stats (or SPACE_EXEC_STATS=1)
-  std::vector<std::string> command;  // CMD [ARG...], possibly led by "--"
+  std::string user;                     // -u UID[:GID]
+  double timeout_s = 0;                 // --timeout
+  bool stats = false;                   // --stats (or SPACE_EXEC_STATS=1)
+  std::vector<std::string> command;     // CMD [ARG...], possibly led by "--"
 };
 
 // Adds the shared flags and the trailing CMD [ARG...] positional to `cmd`.

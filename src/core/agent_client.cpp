@@ -21,14 +21,16 @@ Fd vsock_dial(const std::string& vsock_sock, uint32_t port, const net::Deadline&
   return fd;
 }
 
-void write_frame(int fd, proto::Type type, std::span<const uint8_t> payload, const net::Deadline& dl) {
+void write_frame(int fd, proto::Type type, std::span<const uint8_t> payload,
+                 const net::Deadline& dl) {
   std::vector<uint8_t> bytes;
   try {
     bytes = proto::encode_frame(type, payload);
   } catch (const proto::ProtoError& e) {
     fail(std::string("encode frame: ") + e.what());
   }
-  net::send_all(fd, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), dl);
+  net::send_all(fd, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                dl);
 }
 
 std::optional<proto::Frame> read_frame(int fd, const net::Deadline& dl) {
@@ -66,7 +68,8 @@ proto::Hello make_hello(const std::string& sandbox) {
   }
   timespec ts{};
   ::clock_gettime(CLOCK_REALTIME, &ts);
-  hello.time_ns = static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(ts.tv_nsec);
+  hello.time_ns =
+      static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(ts.tv_nsec);
   return hello;
 }
 

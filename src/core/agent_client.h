@@ -18,7 +18,8 @@ namespace space::core {
 // A stream to guest vsock `port`. Throws Error (ECONNRESET when the guest did not accept).
 Fd vsock_dial(const std::string& vsock_sock, uint32_t port, const net::Deadline& dl);
 // Writes one frame.
-void write_frame(int fd, proto::Type type, std::span<const uint8_t> payload, const net::Deadline& dl);
+void write_frame(int fd, proto::Type type, std::span<const uint8_t> payload,
+                 const net::Deadline& dl);
 // Reads one whole frame; nullopt on EOF at a frame boundary. Throws on a malformed header.
 std::optional<proto::Frame> read_frame(int fd, const net::Deadline& dl);
 // Hello / HelloReply handshake on a fresh connection. Throws if the guest answers with an Error

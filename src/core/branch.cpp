@@ -13,16 +13,16 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 
-#include "store/btrfs.h"
 #include "core/launcher.h"
 #include "core/sandbox.h"
 #include "core/session.h"
 #include "core/session_util.h"
+#include "store/btrfs.h"
 #include "store/store.h"
 #include "store/vm_config.h"
 #include "util/error.h"
@@ -39,15 +39,17 @@ constexpr uint32_t kMaxBranches = 64;
 
 std::vector<std::string> branch_ids(const store::Context& ctx, const BranchOptions& o) {
   if (o.count < 1 || o.count > kMaxBranches)
-    fail("--count " + std::to_string(o.count) + ": out of range 1.." + std::to_string(kMaxBranches));
+    fail("--count " + std::to_string(o.count) + ": out of range 1.." +
+         std::to_string(kMaxBranches));
   std::vector<std::string> ids;
   for (uint32_t i = 1; i <= o.count; i++) {
-    std::string id = o.name.empty()   ? store::generate_id()
+    std::string id = o.name.empty() ? store::generate_id()
                      : o.count == 1 ? o.name
                                     : o.name + "-" + std::to_string(i);
     store::validate_id(id);
     if (fs::exists(store::sandbox_paths(ctx.root, id).dir))
-      fail("sandbox " + id + " already exists", "pick another --name, or 'space destroy " + id + "'");
+      fail("sandbox " + id + " already exists",
+           "pick another --name, or 'space destroy " + id + "'");
     ids.push_back(id);
   }
   return ids;
@@ -56,9 +58,9 @@ std::vector<std::string> branch_ids(const store::Context& ctx, const BranchOptio
 // Makes branch directory `bp.dir`, a new subvolume, from the paused source's: a reflink of every
 // file (the disk as it is now, shared copy-on-write, like the template's memory and vmstate),
 // without the source's checkpoint (its history is not the branch's to resume), logs and lock.
-// A subvolume snapshot would do the same, but each one commits a btrfs transaction (about 4 ms
-// on this host's loop-mounted store, serialised: 40 ms for 10), while creating an empty
-// subvolume and reflinking files does not (about 0.1 ms per branch).
+// A subvolume snapshot would do the same, but each one commits a btrfs transaction, serialised
+// across branches, while creating an empty subvolume and reflinking files does not (the figures
+// are in ARCHITECTURE.md, "Measurements").
 void clone_source(const store::SandboxPaths& src, const store::SandboxPaths& bp) {
   struct stat st {};
   if (::stat(src.dir.c_str(), &st) != 0) throw_errno("stat " + src.dir);
@@ -80,12 +82,13 @@ void clone_source(const store::SandboxPaths& src, const store::SandboxPaths& bp)
 
 // Turns a fresh clone of the source into sandbox `b` (paths bp): its own config and a
 // "creating" record.
-void prepare_branch(const store::SandboxPaths& bp, const store::SandboxState& src, store::SandboxState& b) {
+void prepare_branch(const store::SandboxPaths& bp, const store::SandboxState& src,
+                    store::SandboxState& b) {
   store::VmConfig cfg = store::load_vm_config(bp.config);
   cfg.id = b.id;
   cfg.rootfs = bp.rootfs;
   store::save_vm_config(bp.config, cfg, fs::Sync::Volatile);
-  b.status = "creating";
+  b.status = store::Status::Creating;
   b.created = store::rfc3339_now();
   b.template_name = src.template_name;
   b.parent = src.id;
@@ -100,7 +103,7 @@ void prepare_branch(const store::SandboxPaths& bp, const store::SandboxState& sr
 }  // namespace
 
 std::vector<store::SandboxState> branch_sandbox(const store::Context& ctx, const std::string& id,
-                                         const BranchOptions& opts) {
+                                                const BranchOptions& opts) {
   std::vector<store::SandboxPaths> made;  // subvolumes created so far, removed on failure
   std::vector<proc::ProcessRef> vmms;  // branch VMMs (children of the source's), killed on failure
   try {
@@ -108,11 +111,12 @@ std::vector<store::SandboxState> branch_sandbox(const store::Context& ctx, const
     std::vector<std::string> ids = branch_ids(ctx, opts);
     std::vector<store::SandboxState> out;
     LockedSandbox s = lock_sandbox(ctx, id);
-    if (s.observed != "running" && s.observed != "paused") wrong_status(s, "branch");
+    if (s.observed != store::Status::Running && s.observed != store::Status::Paused)
+      wrong_status(s, "branch");
     if (!store::btrfs::is_subvolume(s.p.dir))
       fail("sandbox " + id + " was made before the btrfs store and cannot be branched",
            "checkpoint it and make a new sandbox, or recreate it");
-    const bool was_running = s.observed == "running";
+    const bool was_running = s.observed == store::Status::Running;
     std::vector<store::SandboxLock> locks;
     using Clock = std::chrono::steady_clock;
     auto t0 = Clock::now();
@@ -122,11 +126,11 @@ std::vector<store::SandboxState> branch_sandbox(const store::Context& ctx, const
     Clock::time_point t_paused, t_cloned, t_forked;
     bool source_resumed = false;  // by the VMM, right after its forks
     try {
-      json::Value preq = json::Value::object();
-      preq.set("sync", true);
-      vmm_op(s.p, "pause", kPauseTimeoutMs, std::move(preq));  // parked, disk flushed
+      vmm_op(s.p, proto::control::PauseRequest{.sync = true},
+             kPauseTimeoutMs);  // parked, disk flushed
       t_paused = Clock::now();
-      json::Value targets = json::Value::array();
+      proto::control::BranchRequest req;
+      req.resume = was_running;  // the source runs again once the forks exist
       for (const auto& bid : ids) {
         store::SandboxPaths bp = store::sandbox_paths(ctx.root, bid);
         clone_source(s.p, bp);
@@ -136,42 +140,38 @@ std::vector<store::SandboxState> branch_sandbox(const store::Context& ctx, const
         b.id = bid;
         prepare_branch(bp, s.st, b);
         out.push_back(b);
-        json::Value t = json::Value::object();
-        t.set("id", bid);
-        t.set("dir", bp.dir);
-        t.set("run_dir", bp.run_dir);
-        targets.push_back(std::move(t));
+        req.targets.push_back({bid, bp.dir, bp.run_dir});
       }
       sig.check();
       t_cloned = Clock::now();
-      json::Value req = json::Value::object();
-      req.set("targets", std::move(targets));
-      req.set("resume", was_running);  // the source runs again once the forks exist
-      json::Value r = vmm_op(s.p, "branch", kBranchTimeoutMs, std::move(req));
+      auto r = vmm_op(s.p, req, kBranchTimeoutMs);
       t_forked = Clock::now();
-      if (const json::Value* rs = r.find("resumed"); rs && rs->is_bool()) source_resumed = rs->as_bool();
-      const auto& got = r.at("branches").as_array();
-      if (got.size() != out.size()) fail("the VMM made " + std::to_string(got.size()) + " branches, not " + std::to_string(out.size()));
+      source_resumed = r.resumed;
+      const auto& got = r.branches;
+      if (got.size() != out.size())
+        fail("the VMM made " + std::to_string(got.size()) + " branches, not " +
+             std::to_string(out.size()));
       for (size_t i = 0; i < got.size(); i++) {
-        pid_t pid = static_cast<pid_t>(got[i].at("pid").as_int());
+        pid_t pid = static_cast<pid_t>(got[i].pid);
         out[i].pid = pid;
         out[i].pid_start_time = proc::start_time(pid).value_or(0);
         if (auto ref = proc::ProcessRef::open(pid, out[i].pid_start_time))
           vmms.push_back(std::move(*ref));
         else
           fail("the VMM of branch " + out[i].id + " exited at once", "see " + made[i].vmm_log);
-        out[i].status = "running";
+        out[i].status = store::Status::Running;
         store::write_state(made[i].state, out[i], fs::Sync::Volatile);
       }
     } catch (...) {
       try {
-        if (was_running) vmm_op(s.p, "resume", kPauseTimeoutMs);
+        if (was_running) vmm_op(s.p, proto::control::ResumeRequest{}, kPauseTimeoutMs);
       } catch (const Error& cleanup) {
         log::error("branch " + id + ": could not resume the source: " + cleanup.what());
       }
       throw;
     }
-    if (was_running && !source_resumed) vmm_op(s.p, "resume", kPauseTimeoutMs);
+    if (was_running && !source_resumed)
+      vmm_op(s.p, proto::control::ResumeRequest{}, kPauseTimeoutMs);
     auto t_end = Clock::now();
     log::info("branch " + id + " into " + std::to_string(out.size()) + ": pause " +
               ms(t0, t_paused) + " ms, clones and records " + ms(t_paused, t_cloned) +

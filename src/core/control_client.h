@@ -1,15 +1,29 @@
-// Client of a VMM's control socket (control.sock): one connection per request, one JSON object
-// per line each way. Requests: {"op":"ping"} -> {"ok":true,"status":"running"};
-// {"op":"stop"} -> {"ok":true} and the VMM exits. Failures come back as {"ok":false,"error":"..."}.
+// Client of a VMM's control socket (control.sock): one connection per request, typed by
+// proto/control.h. control_call(sock, proto::control::PauseRequest{}, ms) returns a PauseReply.
 #pragma once
 #include <string>
 
-#include "util/json.h"
+#include "proto/control.h"
+#include "util/error.h"
 
 namespace space::core {
 
-// Sends `req` and returns the reply object (its "ok" is true). Throws Error on connect/timeout,
-// on a malformed reply, and with the VMM's message when the reply has "ok": false.
-json::Value control_call(const std::string& sock, const json::Value& req, int timeout_ms);
+// Sends one request line and returns the reply line. Throws Error on connect, timeout or a closed
+// connection, naming the operation.
+std::string control_exchange(const std::string& sock, const proto::control::Request& req,
+                             int timeout_ms);
+
+// Sends `req` and returns its typed reply. Throws Error with the VMM's message (and hint) when it
+// refuses, or naming what failed.
+template <class Req>
+proto::control::ReplyOf<Req> control_call(const std::string& sock, const Req& req, int timeout_ms) {
+  std::string line = control_exchange(sock, req, timeout_ms);
+  try {
+    return proto::control::decode_reply<proto::control::ReplyOf<Req>>(line);
+  } catch (Error& e) {
+    e.add_context("control request " + std::string(proto::control::op_name(req)));
+    throw;
+  }
+}
 
 }  // namespace space::core

@@ -7,19 +7,19 @@
 // one fork, one wait on the ready pipe; its phases are logged at debug level.
 #include <cerrno>
 
-#include "store/config.h"
 #include "core/launcher.h"
 #include "core/sandbox.h"
-#include "store/store.h"
 #include "core/template.h"
-#include "store/vm_config.h"
-#include "store/btrfs.h"
 #include "cred/paths.h"
+#include "store/btrfs.h"
+#include "store/config.h"
+#include "store/store.h"
+#include "store/vm_config.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/log.h"
-#include "util/process.h"
 #include "util/phase_log.h"
+#include "util/process.h"
 
 namespace space::core {
 
@@ -27,7 +27,7 @@ namespace {
 
 // What the new sandbox starts from: a template, or a cold boot of `boot`.
 struct Source {
-  std::string template_name;    // "" = cold boot
+  std::string template_name;  // "" = cold boot
   bool explicit_template = false;
   std::optional<BootSpec> boot;  // set for a cold boot
 };
@@ -39,8 +39,9 @@ Source choose_source(const store::HostConfig& hc, const CreateOptions& o) {
     store::validate_id(o.template_name, "template name");
     if (o.cold) fail("--cold and --template exclude each other", "pass one of them");
     if (boot_flags)
-      fail("--cpus, --memory, --kernel and --rootfs are cold-boot settings; the template fixes them",
-           "drop them, or pass --cold instead of --template");
+      fail(
+          "--cpus, --memory, --kernel and --rootfs are cold-boot settings; the template fixes them",
+          "drop them, or pass --cold instead of --template");
     s.template_name = o.template_name;
     s.explicit_template = true;
   } else if (!o.cold && !boot_flags) {
@@ -50,8 +51,8 @@ Source choose_source(const store::HostConfig& hc, const CreateOptions& o) {
 }
 
 // Snapshots template `name` to the new sandbox directory; false if there is no such template.
-bool snapshot_template(const store::StorePaths& sp, const std::string& name, const store::SandboxPaths& p,
-                       const std::string& id) {
+bool snapshot_template(const store::StorePaths& sp, const std::string& name,
+                       const store::SandboxPaths& p, const std::string& id) {
   std::string src = sp.templates + "/" + name;
   try {
     store::btrfs::snapshot(src, p.dir);
@@ -65,8 +66,8 @@ bool snapshot_template(const store::StorePaths& sp, const std::string& name, con
 
 // Everything after the sandbox directory exists: config, run directory, VMM, state. The VMM
 // child is handed out through `vmm` so that the caller's cleanup can kill it.
-void start(const store::Context& ctx, const store::SandboxPaths& p, store::SandboxState& st, const Source& src,
-           const std::string& template_dir, proc::SignalGuard& sig,
+void start(const store::Context& ctx, const store::SandboxPaths& p, store::SandboxState& st,
+           const Source& src, const std::string& template_dir, proc::SignalGuard& sig,
            std::optional<proc::Child>& vmm, PhaseLog& ph) {
   store::VmConfig cfg{st.id, 0, 0, "", p.rootfs, ""};
   try {
@@ -97,13 +98,14 @@ void start(const store::Context& ctx, const store::SandboxPaths& p, store::Sandb
   st.memory_mib = cfg.memory_mib;
   // Every write here is atomic but not fsync'ed: what they describe is a live VMM, which a power
   // cut ends anyway (a sandbox is then "stopped" whatever its record says), and on the loopback
-  // store each fsync costs a flush of the host disk (about 13 ms here, twice per write).
+  // store each fsync costs a flush of the host disk (ARCHITECTURE.md, "Measurements").
   store::save_vm_config(p.config, cfg, fs::Sync::Volatile);
   make_run_dir(p);
   ph.mark("config");
 
   int timeout_s = boot_timeout_seconds();
-  VmmLaunch launch = spawn_vmm(ctx, p, st.id, VmmMode{src.boot ? "" : p.dir, false, src.boot ? "" : template_dir});
+  VmmLaunch launch =
+      spawn_vmm(ctx, p, st.id, VmmMode{src.boot ? "" : p.dir, false, src.boot ? "" : template_dir});
   vmm.emplace(std::move(launch.child));
   st.pid = vmm->pid();
   st.pid_start_time = proc::start_time(st.pid).value_or(0);
@@ -123,7 +125,7 @@ void start(const store::Context& ctx, const store::SandboxPaths& p, store::Sandb
     throw;
   }
   ph.mark(src.boot ? "boot" : "vmm ready");
-  st.status = "running";
+  st.status = store::Status::Running;
   store::write_state(p.state, st, fs::Sync::Volatile);
   ph.mark("state");
 }
@@ -147,9 +149,10 @@ store::SandboxState create_sandbox(const store::Context& ctx, const CreateOption
     if (!src.template_name.empty() && !snapshot_template(sp, src.template_name, p, id)) {
       std::string build = "space template build " + src.template_name;
       if (src.explicit_template)
-        throw Error("template " + src.template_name + " does not exist", ENOENT, "build it: " + build);
-      log::warn("no template \"" + src.template_name + "\": cold-booting (about a minute); '" + build +
-                "' makes creates fast");
+        throw Error("template " + src.template_name + " does not exist", ENOENT,
+                    "build it: " + build);
+      log::warn("no template \"" + src.template_name + "\": cold-booting (about a minute); '" +
+                build + "' makes creates fast");
       src.template_name.clear();
       src.boot = resolve_boot_spec(hc, opts.vcpus, opts.memory_mib, opts.kernel, opts.rootfs);
     }
@@ -165,7 +168,7 @@ store::SandboxState create_sandbox(const store::Context& ctx, const CreateOption
 
     store::SandboxState st;
     st.id = id;
-    st.status = "creating";
+    st.status = store::Status::Creating;
     st.created = store::rfc3339_now();
     st.template_name = src.template_name;
     std::optional<proc::Child> vmm;

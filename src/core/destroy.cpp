@@ -8,8 +8,8 @@
 
 #include "core/control_client.h"
 #include "core/sandbox.h"
-#include "store/store.h"
 #include "cred/hooks.h"
+#include "store/store.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -34,9 +34,7 @@ void stop_vmm(const store::SandboxState& st, const store::SandboxPaths& p, int p
   if (polite_ms > 0) {
     auto dl = net::Deadline::after_ms(polite_ms);
     try {
-      json::Value req = json::Value::object();
-      req.set("op", "stop");
-      control_call(p.control_sock, req, polite_ms);
+      control_call(p.control_sock, proto::control::StopRequest{}, polite_ms);
       if (vmm->wait_exit(dl.remaining_ms())) return;
       log::info("sandbox " + st.id + ": the VMM did not stop in time; killing it");
     } catch (const Error& e) {
@@ -51,7 +49,8 @@ void stop_vmm(const store::SandboxState& st, const store::SandboxPaths& p, int p
 
 void destroy_sandbox(const store::Context& ctx, const std::string& id, bool force) {
   store::SandboxPaths p = store::sandbox_paths(ctx.root, id);
-  store::ensure_store(ctx, store::StoreUse::Existing);  // after a reboot: mount the image to see the sandbox
+  store::ensure_store(
+      ctx, store::StoreUse::Existing);  // after a reboot: mount the image to see the sandbox
   if (!fs::is_dir(p.dir)) require_sandbox(p, id);  // throws: no directory, no state
   try {
     std::optional<store::SandboxLock> lock;

@@ -1,13 +1,14 @@
 // exec_in_sandbox: check the sandbox, dial guest-init, send Hello and Exec in one write, read
 // HelloReply, then hand the connection to bridge_exec. No lock is taken: execs run side by
 // side, and a sandbox destroyed meanwhile only ends the connection (an Error, exit 125).
+#include "core/exec.h"
+
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
 #include "core/agent_client.h"
-#include "core/exec.h"
 #include "core/exec_bridge.h"
 #include "core/sandbox.h"
 #include "util/error.h"
@@ -27,9 +28,10 @@ int64_t us_since(std::chrono::steady_clock::time_point t0) {
 void require_running(const store::SandboxPaths& p, const std::string& id) {
   require_sandbox(p, id);
   store::SandboxState st = store::read_state(p.state);
-  std::string status = store::observed_status(st);
-  if (status == "running") return;
-  if (status == "paused" || status == "checkpointed")
+  store::Status observed = store::observed_status(st);
+  if (observed == store::Status::Running) return;
+  std::string status = store::status_name(observed);
+  if (observed == store::Status::Paused || observed == store::Status::Checkpointed)
     fail("sandbox " + id + " is " + status + ", not running", "space resume " + id);
   fail("sandbox " + id + " is " + status + ", not running",
        "'space destroy " + id + "' removes it; 'space create' makes a new one");
@@ -37,10 +39,10 @@ void require_running(const store::SandboxPaths& p, const std::string& id) {
 
 // Dial + handshake errors, explained in terms of the sandbox.
 [[noreturn]] void explain_connect_error(const Error& e, const std::string& id,
-                                       const store::SandboxPaths& p) {
+                                        const store::SandboxPaths& p) {
   if (e.err() == ENOENT || e.err() == ECONNREFUSED)
-    throw Error("sandbox " + id + " is not running (its VMM does not answer): " + e.what(),
-                e.err(), "'space state " + id + "' shows its status");
+    throw Error("sandbox " + id + " is not running (its VMM does not answer): " + e.what(), e.err(),
+                "'space state " + id + "' shows its status");
   if (e.err() == ECONNRESET || e.err() == ETIMEDOUT)
     throw Error("guest-init in sandbox " + id + " does not answer: " + e.what(), e.err(),
                 "see " + p.console_log);
@@ -73,8 +75,8 @@ proto::ExecRequest make_exec_request(const ExecOptions& opts, const StdioFds& io
   return req;
 }
 
-ExecResult exec_in_sandbox(const store::Context& ctx, const std::string& id, const ExecOptions& opts,
-                           const StdioFds& io) {
+ExecResult exec_in_sandbox(const store::Context& ctx, const std::string& id,
+                           const ExecOptions& opts, const StdioFds& io) {
   const auto t0 = std::chrono::steady_clock::now();
   if (opts.argv.empty() || opts.argv[0].empty())
     fail("no command given", "space exec ID -- CMD [ARG...]");

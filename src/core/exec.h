@@ -11,21 +11,21 @@
 #include <string>
 #include <vector>
 
-#include "store/context.h"
 #include "core/sandbox.h"
 #include "proto/exec.h"
+#include "store/context.h"
 
 namespace space::core {
 
 struct ExecOptions {
-  std::string sandbox;             // the sandbox's id, sent in Hello (the guest's hostname)
-  std::vector<std::string> argv;   // the command; argv[0] is looked up in the guest's PATH
-  std::vector<std::string> env;    // "K=V" entries over the guest's defaults
-  std::string cwd;                 // "" = /
+  std::string sandbox;            // the sandbox's id, sent in Hello (the guest's hostname)
+  std::vector<std::string> argv;  // the command; argv[0] is looked up in the guest's PATH
+  std::vector<std::string> env;   // "K=V" entries over the guest's defaults
+  std::string cwd;                // "" = /
   std::optional<uint32_t> uid, gid;
-  bool interactive = false;        // -i: forward stdin; otherwise the process's stdin is at EOF
-  bool tty = false;                // -t: a pty in the guest
-  uint32_t timeout_ms = 0;         // 0 = none
+  bool interactive = false;  // -i: forward stdin; otherwise the process's stdin is at EOF
+  bool tty = false;          // -t: a pty in the guest
+  uint32_t timeout_ms = 0;   // 0 = none
   std::vector<std::string> secret_env;  // "VAR=NAME": guest-init fetches secret NAME into VAR
   // After forwarding a signal, stop waiting for the process after this long (0 = wait for it).
   // `run` sets it, so that a sandbox whose command ignores SIGINT is still destroyed.
@@ -54,8 +54,8 @@ struct ExecResult {
 // Runs opts.argv in running sandbox `id` with `io` as its stdio. Throws Error (exit 125) if the
 // sandbox does not exist or is not running, or the guest cannot be reached or breaks the
 // protocol; a command that cannot start is a result (126/127), not an error.
-ExecResult exec_in_sandbox(const store::Context& ctx, const std::string& id, const ExecOptions& opts,
-                           const StdioFds& io = {});
+ExecResult exec_in_sandbox(const store::Context& ctx, const std::string& id,
+                           const ExecOptions& opts, const StdioFds& io = {});
 
 // The Exec request for `opts`, with the window size and TERM of the caller's terminal (`io`).
 proto::ExecRequest make_exec_request(const ExecOptions& opts, const StdioFds& io);

@@ -20,8 +20,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr size_t kSockRead = 256 * 1024;
-constexpr size_t kQueueLimit = 256 * 1024;   // frames waiting for the socket before stdin pauses
-constexpr int kTimeoutGraceMs = 30'000;      // after --timeout: how long the guest may take
+constexpr size_t kQueueLimit = 256 * 1024;  // frames waiting for the socket before stdin pauses
+constexpr int kTimeoutGraceMs = 30'000;     // after --timeout: how long the guest may take
 
 // Output waiting for the caller's stdout or stderr.
 class OutBuf {
@@ -70,8 +70,8 @@ class Bridge {
     out_[0] = io::NonBlockingEnd::open(io.out, true);
     out_[1] = io::NonBlockingEnd::open(io.err, true);
     if (opts.timeout_ms)
-      backstop_ = Clock::now() + std::chrono::milliseconds(int64_t{opts.timeout_ms} +
-                                                            kTimeoutGraceMs);
+      backstop_ =
+          Clock::now() + std::chrono::milliseconds(int64_t{opts.timeout_ms} + kTimeoutGraceMs);
     buf_ = std::make_unique_for_overwrite<uint8_t[]>(kSockRead);
   }
 
@@ -82,8 +82,10 @@ class Bridge {
       const bool room = out_buf_[0].size() + out_buf_[1].size() < kHostOutLimit;
       const bool read_stdin = !in_done_ && !exit_ && credit_ > 0 && q_.bytes() < kQueueLimit;
       pollfd p[5] = {
-          {sock_, static_cast<short>((!exit_ && room ? POLLIN : 0) |
-                                     (q_.empty() || send_failed_ ? 0 : POLLOUT)), 0},
+          {sock_,
+           static_cast<short>((!exit_ && room ? POLLIN : 0) |
+                              (q_.empty() || send_failed_ ? 0 : POLLOUT)),
+           0},
           {read_stdin ? in_.fd() : -1, POLLIN, 0},
           {out_buf_[0].size() ? out_[0].fd() : -1, POLLOUT, 0},
           {out_buf_[1].size() ? out_[1].fd() : -1, POLLOUT, 0},

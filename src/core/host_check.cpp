@@ -2,17 +2,17 @@
 // host detection through vmm/host.h, the same code the VMM uses.
 #include "core/host_check.h"
 
-#include "vmm/kvm_api.h"
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 
-#include "store/config.h"
 #include "core/template.h"
+#include "store/config.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/process.h"
 #include "vmm/host.h"
 #include "vmm/kvm.h"
+#include "vmm/kvm_api.h"
 
 namespace space::core {
 
@@ -25,10 +25,14 @@ bool is_regular(const std::string& path) {
 
 void check_kvm(HostReport& r) {
   static const std::pair<const char*, int> caps[] = {
-      {"user_memory", KVM_CAP_USER_MEMORY},     {"irqchip", KVM_CAP_IRQCHIP},
-      {"irqfd", KVM_CAP_IRQFD},                 {"ioeventfd", KVM_CAP_IOEVENTFD},
-      {"nr_vcpus", KVM_CAP_NR_VCPUS},           {"max_vcpus", KVM_CAP_MAX_VCPUS},
-      {"immediate_exit", KVM_CAP_IMMEDIATE_EXIT}, {"adjust_clock", KVM_CAP_ADJUST_CLOCK},
+      {"user_memory", KVM_CAP_USER_MEMORY},
+      {"irqchip", KVM_CAP_IRQCHIP},
+      {"irqfd", KVM_CAP_IRQFD},
+      {"ioeventfd", KVM_CAP_IOEVENTFD},
+      {"nr_vcpus", KVM_CAP_NR_VCPUS},
+      {"max_vcpus", KVM_CAP_MAX_VCPUS},
+      {"immediate_exit", KVM_CAP_IMMEDIATE_EXIT},
+      {"adjust_clock", KVM_CAP_ADJUST_CLOCK},
   };
   try {
     vmm::Kvm kvm(r.kvm_device);
@@ -72,15 +76,19 @@ HostReport check_host(const store::Context& ctx) {
 
   r.root = fs::absolute(ctx.root);
   r.store = store::store_status(ctx, hc.store_size_gib);
-  if (r.store.kind == "loopback" && !r.store.image_exists && proc::find_program("mkfs.btrfs").empty())
-    r.problems.push_back("the root is not on btrfs and mkfs.btrfs is missing, so the loopback store "
-                         "cannot be made (apt-get install btrfs-progs)");
+  if (r.store.kind == "loopback" && !r.store.image_exists &&
+      proc::find_program("mkfs.btrfs").empty())
+    r.problems.push_back(
+        "the root is not on btrfs and mkfs.btrfs is missing, so the loopback store "
+        "cannot be made (apt-get install btrfs-progs)");
   r.default_template = hc.default_template;
   std::string tdir = template_dir(ctx.root, hc.default_template);
   r.default_template_present = fs::is_dir(tdir);
   if (!r.default_template_present) {
-    r.notes.push_back("no template \"" + hc.default_template + "\": create cold-boots (about a minute) "
-                      "until 'space template build " + hc.default_template + "' makes one");
+    r.notes.push_back("no template \"" + hc.default_template +
+                      "\": create cold-boots (about a minute) "
+                      "until 'space template build " +
+                      hc.default_template + "' makes one");
   } else {
     try {
       check_restorable(read_template_meta(tdir), hc.default_template);

@@ -14,20 +14,20 @@
 namespace space::core {
 
 struct HostReport {
-  std::string host;                   // "hardware", "pvm" or "unknown"
+  std::string host;  // "hardware", "pvm" or "unknown"
   std::string kvm_device = "/dev/kvm";
-  bool kvm_ok = false;                // opened, API version 12
-  int api_version = 0;                // 0 when /dev/kvm could not be opened
+  bool kvm_ok = false;                                  // opened, API version 12
+  int api_version = 0;                                  // 0 when /dev/kvm could not be opened
   std::vector<std::pair<std::string, int>> extensions;  // KVM_CHECK_EXTENSION results by name
-  std::string kernel, rootfs;         // the paths create would use
+  std::string kernel, rootfs;                           // the paths create would use
   bool kernel_present = false, rootfs_present = false;
-  std::string root;                   // absolute root directory
-  store::StoreStatus store;                  // which store case applies, and its state
-  std::string default_template;       // config.toml [defaults] template, else "default"
+  std::string root;              // absolute root directory
+  store::StoreStatus store;      // which store case applies, and its state
+  std::string default_template;  // config.toml [defaults] template, else "default"
   bool default_template_present = false;
   std::string default_template_problem;  // why create cannot restore it; "" when it can
-  std::vector<std::string> notes;     // advice that does not prevent use
-  std::vector<std::string> problems;  // each names what to fix; empty means usable
+  std::vector<std::string> notes;        // advice that does not prevent use
+  std::vector<std::string> problems;     // each names what to fix; empty means usable
   bool usable() const { return problems.empty(); }
 };
 

@@ -30,7 +30,8 @@ void require_file(const std::string& what, const std::string& path, const std::s
 }
 
 // Turns a cancelled wait into the reason: a signal, or the VMM's exit.
-[[noreturn]] void explain_cancel(const net::Cancelled& c, proc::SignalGuard& sig, proc::Child& vmm) {
+[[noreturn]] void explain_cancel(const net::Cancelled& c, proc::SignalGuard& sig,
+                                 proc::Child& vmm) {
   if (c.fd() == sig.fd()) {
     sig.check();
     fail("interrupted");
@@ -49,10 +50,12 @@ BootSpec resolve_boot_spec(const store::HostConfig& hc, std::optional<uint32_t> 
   b.vcpus = vcpus.value_or(hc.cpus.value_or(1));
   b.memory_mib = memory_mib.value_or(hc.memory_mib.value_or(256));
   if (b.vcpus < 1 || b.vcpus > store::kMaxCpus)
-    fail("--cpus " + std::to_string(b.vcpus) + ": out of range 1.." + std::to_string(store::kMaxCpus));
+    fail("--cpus " + std::to_string(b.vcpus) + ": out of range 1.." +
+         std::to_string(store::kMaxCpus));
   if (b.memory_mib < store::kMinMemoryMib || b.memory_mib > store::kMaxMemoryMib)
     fail("--memory " + std::to_string(b.memory_mib) + ": out of range " +
-         std::to_string(store::kMinMemoryMib) + ".." + std::to_string(store::kMaxMemoryMib) + " MiB");
+         std::to_string(store::kMinMemoryMib) + ".." + std::to_string(store::kMaxMemoryMib) +
+         " MiB");
   b.kernel = store::resolve_kernel(hc, kernel_flag);
   b.rootfs_image = store::resolve_rootfs(hc, rootfs_flag);
   require_file("kernel", b.kernel, "--kernel");
@@ -78,10 +81,17 @@ void make_run_dir(const store::SandboxPaths& p) {
 VmmLaunch spawn_vmm(const store::Context& ctx, const store::SandboxPaths& p, const std::string& id,
                     const VmmMode& mode) {
   Pipe pipe = Pipe::make();
-  std::vector<std::string> argv = {"/proc/self/exe", "--root",       fs::absolute(ctx.root),
-                                   "--log-level",    ctx.log_level,  "--log-format",
-                                   ctx.log_format,   "__vmm",        id,
-                                   "--ready-fd",     "3"};
+  std::vector<std::string> argv = {"/proc/self/exe",
+                                   "--root",
+                                   fs::absolute(ctx.root),
+                                   "--log-level",
+                                   ctx.log_level,
+                                   "--log-format",
+                                   ctx.log_format,
+                                   "__vmm",
+                                   id,
+                                   "--ready-fd",
+                                   "3"};
   if (!mode.restore_dir.empty()) argv.insert(argv.end(), {"--restore", mode.restore_dir});
   if (!mode.shared_memory_dir.empty())
     argv.insert(argv.end(), {"--shared-memory", mode.shared_memory_dir});
@@ -132,8 +142,8 @@ proto::HelloReply wait_guest_ready(const store::SandboxPaths& p, const net::Dead
     try {
       Fd fd = vsock_dial(p.vsock_sock, proto::kAgentPort, dl);
       auto reply = agent_hello(fd.get(), dl);
-      log::debug("guest-init answered after " + std::to_string(attempt) + " attempts: " +
-                 reply.agent);
+      log::debug("guest-init answered after " + std::to_string(attempt) +
+                 " attempts: " + reply.agent);
       return reply;
     } catch (const net::Cancelled&) {
       throw;
@@ -159,6 +169,8 @@ std::string log_tails(const store::SandboxPaths& p) {
   return out;
 }
 
-int boot_timeout_seconds() { return env::seconds("SPACE_BOOT_TIMEOUT", 300); }
+int boot_timeout_seconds() {
+  return env::seconds("SPACE_BOOT_TIMEOUT", 300);
+}
 
 }  // namespace space::core

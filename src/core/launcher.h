@@ -9,10 +9,10 @@
 #include <optional>
 #include <string>
 
+#include "proto/agent.h"
 #include "store/config.h"
 #include "store/context.h"
 #include "store/paths.h"
-#include "proto/agent.h"
 #include "util/fd.h"
 #include "util/process.h"
 #include "util/socket.h"
@@ -32,8 +32,8 @@ BootSpec resolve_boot_spec(const store::HostConfig& hc, std::optional<uint32_t> 
 // How a VMM starts: a cold boot of config.json or a restore; with a sandbox's paths (from its
 // id) or explicit ones (a template build).
 struct VmmMode {
-  std::string restore_dir;      // "" = cold boot; else the directory holding memory and vmstate
-  bool explicit_paths = false;  // pass p.dir and p.run_dir (--dir, --run-dir)
+  std::string restore_dir;        // "" = cold boot; else the directory holding memory and vmstate
+  bool explicit_paths = false;    // pass p.dir and p.run_dir (--dir, --run-dir)
   std::string shared_memory_dir;  // a template dir whose memory file to map if still the same
 };
 
@@ -49,9 +49,9 @@ void make_run_dir(const store::SandboxPaths& p);
 // Starts the VMM for `id`; its stdout and stderr go to p.vmm_log.
 VmmLaunch spawn_vmm(const store::Context& ctx, const store::SandboxPaths& p, const std::string& id,
                     const VmmMode& mode = {});
-// Waits for a spawned VMM (`vmm`, with the ready pipe `ready`): its ready line, then, when `guest`, guest-init's handshake; at most
-// `timeout_s` seconds. A signal pending on `sig` or the VMM's exit ends the wait with an Error
-// saying which; on the deadline the error names the timeout.
+// Waits for a spawned VMM (`vmm`, with the ready pipe `ready`): its ready line, then, when `guest`,
+// guest-init's handshake; at most `timeout_s` seconds. A signal pending on `sig` or the VMM's exit
+// ends the wait with an Error saying which; on the deadline the error names the timeout.
 void wait_started(proc::Child& vmm, const Fd& ready, const store::SandboxPaths& p, bool guest,
                   proc::SignalGuard& sig, int timeout_s);
 // Reads the VMM's ready line. Throws with the VMM's own message, or if it exits without one.
@@ -62,7 +62,8 @@ proto::HelloReply wait_guest_ready(const store::SandboxPaths& p, const net::Dead
 // The last lines of vmm.log and console.log, to append to a failed start's message before the
 // directory is deleted; "" when both are empty.
 std::string log_tails(const store::SandboxPaths& p);
-// Seconds to wait for a boot: $SPACE_BOOT_TIMEOUT, default 300. Throws if it is not a positive integer.
+// Seconds to wait for a boot: $SPACE_BOOT_TIMEOUT, default 300. Throws if it is not a positive
+// integer.
 int boot_timeout_seconds();
 
 }  // namespace space::core

@@ -36,8 +36,10 @@ ExecResult run_sandbox(const store::Context& ctx, const RunOptions& opts, const 
     try {
       destroy_sandbox(ctx, st.id, /*force=*/true);
     } catch (Error& e) {
-      if (!failure) failure = e;
-      else log::error(std::string("run: ") + e.what());
+      if (!failure)
+        failure = e;
+      else
+        log::error(std::string("run: ") + e.what());
     }
   }
   while (sig.take()) {

@@ -15,14 +15,14 @@
 namespace space::core {
 
 struct CreateOptions {
-  std::string id;                       // "" = generate one
-  std::string template_name;            // "" = config.toml [defaults] template, else "default"
-  bool cold = false;                    // boot from the kernel instead of a template
+  std::string id;             // "" = generate one
+  std::string template_name;  // "" = config.toml [defaults] template, else "default"
+  bool cold = false;          // boot from the kernel instead of a template
   // Cold-boot settings; any of them without template_name implies a cold boot.
-  std::optional<uint32_t> vcpus;        // unset = config.toml, else 1
-  std::optional<uint32_t> memory_mib;   // unset = config.toml, else 256
-  std::string kernel;                   // "" = config.toml, else the cached default
-  std::string rootfs;                   // "" = config.toml, else the cached default
+  std::optional<uint32_t> vcpus;       // unset = config.toml, else 1
+  std::optional<uint32_t> memory_mib;  // unset = config.toml, else 256
+  std::string kernel;                  // "" = config.toml, else the cached default
+  std::string rootfs;                  // "" = config.toml, else the cached default
 };
 
 // Creates a sandbox and returns its state (status running). From a template: snapshots it and

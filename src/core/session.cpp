@@ -55,13 +55,14 @@ void swap_in(const std::string& tmp, const std::string& dir, const std::string& 
 
 }  // namespace
 
-store::SandboxState pause_sandbox(const store::Context& ctx, const std::string& id, int64_t* pause_us) {
+store::SandboxState pause_sandbox(const store::Context& ctx, const std::string& id,
+                                  int64_t* pause_us) {
   try {
     LockedSandbox s = lock_sandbox(ctx, id);
-    if (s.observed != "running") wrong_status(s, "pause");
-    json::Value r = vmm_op(s.p, "pause", kPauseTimeoutMs);
-    if (pause_us) *pause_us = r.at("pause_us").as_int();
-    s.st.status = "paused";
+    if (s.observed != store::Status::Running) wrong_status(s, "pause");
+    auto r = vmm_op(s.p, proto::control::PauseRequest{}, kPauseTimeoutMs);
+    if (pause_us) *pause_us = r.pause_us;
+    s.st.status = store::Status::Paused;
     store::write_state(s.p.state, s.st, fs::Sync::Volatile);
     return s.st;
   } catch (Error& e) {
@@ -70,24 +71,27 @@ store::SandboxState pause_sandbox(const store::Context& ctx, const std::string& 
   }
 }
 
-store::SandboxState resume_sandbox(const store::Context& ctx, const std::string& id, int64_t* resume_us) {
+store::SandboxState resume_sandbox(const store::Context& ctx, const std::string& id,
+                                   int64_t* resume_us) {
   try {
     proc::SignalGuard sig;  // a restore is undone (VMM killed) rather than left half-made
     LockedSandbox s = lock_sandbox(ctx, id);
-    if (s.observed == "paused") {
-      json::Value r = vmm_op(s.p, "resume", kPauseTimeoutMs);
-      if (const json::Value* us = r.find("resume_us"); us && resume_us) *resume_us = us->as_int();
-      s.st.status = "running";
+    if (s.observed == store::Status::Paused) {
+      auto r = vmm_op(s.p, proto::control::ResumeRequest{}, kPauseTimeoutMs);
+      if (resume_us) *resume_us = r.resume_us;
+      s.st.status = store::Status::Running;
       store::write_state(s.p.state, s.st, fs::Sync::Volatile);
       return s.st;
     }
     std::string ck = checkpoint_dir(s.p);
-    bool restorable = s.observed == "checkpointed" || s.observed == "stopped";
+    bool restorable =
+        s.observed == store::Status::Checkpointed || s.observed == store::Status::Stopped;
     if (!restorable) wrong_status(s, "resume");
     if (!fs::exists(ck + "/vmstate"))
-      fail("sandbox " + id + " is " + s.observed + " and has no checkpoint to resume from",
+      fail("sandbox " + id + " is " + store::status_name(s.observed) +
+               " and has no checkpoint to resume from",
            "'space destroy " + id + "' removes it");
-    if (s.observed == "stopped")
+    if (s.observed == store::Status::Stopped)
       log::warn("sandbox " + id + ": its VMM is gone; resuming from its last checkpoint");
     // The disk must be the one the checkpoint's memory knows (its page cache, its journal).
     if (fs::exists(ck + "/rootfs.ext4")) replace_disk(s.p, ck + "/rootfs.ext4");
@@ -101,23 +105,22 @@ store::SandboxState resume_sandbox(const store::Context& ctx, const std::string&
 }
 
 store::SandboxState checkpoint_sandbox(const store::Context& ctx, const std::string& id,
-                                CheckpointStats* stats) {
+                                       CheckpointStats* stats) {
   try {
     auto t0 = std::chrono::steady_clock::now();
     LockedSandbox s = lock_sandbox(ctx, id);
-    if (s.observed != "running" && s.observed != "paused") wrong_status(s, "checkpoint");
-    const bool was_running = s.observed == "running";
+    if (s.observed != store::Status::Running && s.observed != store::Status::Paused)
+      wrong_status(s, "checkpoint");
+    const bool was_running = s.observed == store::Status::Running;
     std::string tmp = s.p.dir + "/checkpoint.tmp";
     std::string ck = checkpoint_dir(s.p);
     fs::remove_tree(tmp);  // the remains of an interrupted checkpoint
     CheckpointStats cs;
     try {
-      json::Value req = json::Value::object();
-      req.set("dir", tmp);
-      json::Value r = vmm_op(s.p, "snapshot", kSnapshotTimeoutMs, std::move(req));
+      auto r = vmm_op(s.p, proto::control::SnapshotRequest{tmp}, kSnapshotTimeoutMs);
       cs.snapshot_ms = ms_since(t0);
-      cs.memory_data_bytes = static_cast<uint64_t>(r.at("memory_data_bytes").as_int());
-      if (const json::Value* d = r.find("memory_diff")) cs.memory_diff = d->as_bool();
+      cs.memory_data_bytes = r.memory_data_bytes;
+      cs.memory_diff = r.memory_diff;
       // The VMM has flushed the disk and stays paused: the image now matches memory.
       auto t1 = std::chrono::steady_clock::now();
       fs::copy_file(s.p.rootfs, tmp + "/rootfs.ext4", 0600);
@@ -128,14 +131,14 @@ store::SandboxState checkpoint_sandbox(const store::Context& ctx, const std::str
     } catch (...) {
       try {
         fs::remove_tree(tmp);
-        if (was_running) vmm_op(s.p, "resume", kPauseTimeoutMs);
+        if (was_running) vmm_op(s.p, proto::control::ResumeRequest{}, kPauseTimeoutMs);
       } catch (const Error& cleanup) {
         log::error("checkpoint " + id + ": could not undo: " + cleanup.what());
       }
       throw;
     }
     // The checkpoint is in place: from here on the sandbox can always be resumed from it.
-    s.st.status = "checkpointed";
+    s.st.status = store::Status::Checkpointed;
     stop_vmm(s.st, s.p, kStopTimeoutMs);
     s.st.pid = 0;
     s.st.pid_start_time = 0;

@@ -21,18 +21,20 @@ namespace space::core {
 // Parks every vCPU of a running sandbox; status becomes "paused". Throws (with a hint) if the
 // sandbox does not exist or is not running. Returns the new state; `pause_us` gets the VMM's
 // pause latency when non-null.
-store::SandboxState pause_sandbox(const store::Context& ctx, const std::string& id, int64_t* pause_us = nullptr);
+store::SandboxState pause_sandbox(const store::Context& ctx, const std::string& id,
+                                  int64_t* pause_us = nullptr);
 
 // Continues a paused sandbox in its VMM, or restores a checkpointed one (or one whose VMM is
 // gone but which has a checkpoint) in a new VMM; status becomes "running". Throws if it is
 // already running or there is nothing to resume from. `resume_us`, when non-null, gets the VMM's
 // time to resume a paused VM (left alone for a restore).
-store::SandboxState resume_sandbox(const store::Context& ctx, const std::string& id, int64_t* resume_us = nullptr);
+store::SandboxState resume_sandbox(const store::Context& ctx, const std::string& id,
+                                   int64_t* resume_us = nullptr);
 
 // Timings of a checkpoint, in milliseconds.
 struct CheckpointStats {
-  double snapshot_ms = 0;   // pause + vCPU/device state + memory + disk flush, in the VMM
-  double disk_ms = 0;       // copy (reflink) of the disk into the checkpoint
+  double snapshot_ms = 0;  // pause + vCPU/device state + memory + disk flush, in the VMM
+  double disk_ms = 0;      // copy (reflink) of the disk into the checkpoint
   double total_ms = 0;
   uint64_t memory_data_bytes = 0;  // bytes of guest memory actually written
   bool memory_diff = false;        // written as a diff against the memory file RAM maps
@@ -42,18 +44,18 @@ struct CheckpointStats {
 // its VMM; status becomes "checkpointed". On failure before the checkpoint is in place, the VMM
 // is left as it was (resumed if it was running) and the old checkpoint, if any, stays.
 store::SandboxState checkpoint_sandbox(const store::Context& ctx, const std::string& id,
-                                CheckpointStats* stats = nullptr);
+                                       CheckpointStats* stats = nullptr);
 
 struct BranchOptions {
-  uint32_t count = 1;   // how many branches
-  std::string name;     // "" = generated ids; else the id (count 1) or <name>-1 .. <name>-N
+  uint32_t count = 1;  // how many branches
+  std::string name;    // "" = generated ids; else the id (count 1) or <name>-1 .. <name>-N
 };
 
 // Makes `count` new running sandboxes with the source's exact memory, CPU, device and disk
 // state; the source keeps its status (running or paused). All or nothing: on failure every
 // branch made so far is removed. Returns the branches' states in order.
 std::vector<store::SandboxState> branch_sandbox(const store::Context& ctx, const std::string& id,
-                                         const BranchOptions& opts);
+                                                const BranchOptions& opts);
 
 // <dir>/checkpoint: where a sandbox's last checkpoint lives.
 std::string checkpoint_dir(const store::SandboxPaths& p);

@@ -18,7 +18,9 @@
 
 namespace space::core {
 
-std::string checkpoint_dir(const store::SandboxPaths& p) { return p.dir + "/checkpoint"; }
+std::string checkpoint_dir(const store::SandboxPaths& p) {
+  return p.dir + "/checkpoint";
+}
 
 LockedSandbox lock_sandbox(const store::Context& ctx, const std::string& id) {
   LockedSandbox s;
@@ -44,38 +46,28 @@ LockedSandbox lock_sandbox(const store::Context& ctx, const std::string& id) {
 
 void wrong_status(const LockedSandbox& s, const std::string& verb) {
   const std::string& id = s.st.id;
-  const std::string& o = s.observed;
+  const store::Status o = s.observed;
   bool has_checkpoint = fs::exists(checkpoint_dir(s.p) + "/vmstate");
-  if (o == "paused" && verb == "pause")
+  if (o == store::Status::Paused && verb == "pause")
     fail("sandbox " + id + " is already paused", "'space resume " + id + "' continues it");
-  if (o == "running" && verb == "resume")
+  if (o == store::Status::Running && verb == "resume")
     fail("sandbox " + id + " is already running", "'space pause " + id + "' pauses it");
-  if (o == "checkpointed")
+  if (o == store::Status::Checkpointed)
     fail("sandbox " + id + " is checkpointed: its VMM is stopped, so it cannot " + verb,
          "'space resume " + id + "' restores it from its checkpoint first");
-  if (o == "stopped")
+  if (o == store::Status::Stopped)
     fail("sandbox " + id + " is stopped: it has no VMM, so it cannot " + verb,
-         has_checkpoint ? "'space resume " + id + "' restores its last checkpoint"
-                        : "it has no checkpoint to resume from; 'space destroy " + id +
-                              "' removes it");
-  if (o == "creating")
+         has_checkpoint
+             ? "'space resume " + id + "' restores its last checkpoint"
+             : "it has no checkpoint to resume from; 'space destroy " + id + "' removes it");
+  if (o == store::Status::Creating)
     fail("sandbox " + id + " is still being created", "retry once 'space list' shows it running");
-  fail("sandbox " + id + " is " + o + ": it cannot " + verb);
+  fail("sandbox " + id + " is " + store::status_name(o) + ": it cannot " + verb);
 }
 
-json::Value vmm_op(const store::SandboxPaths& p, const std::string& op, int timeout_ms,
-                   json::Value extra) {
-  extra.set("op", op);
-  try {
-    return control_call(p.control_sock, extra, timeout_ms);
-  } catch (Error& e) {
-    e.add_context("VMM control request \"" + op + "\"");
-    throw;
-  }
-}
-
-proc::Child start_restored(const store::Context& ctx, const store::SandboxPaths& p, store::SandboxState& st,
-                           const std::string& restore_dir, proc::SignalGuard& sig) {
+proc::Child start_restored(const store::Context& ctx, const store::SandboxPaths& p,
+                           store::SandboxState& st, const std::string& restore_dir,
+                           proc::SignalGuard& sig) {
   check_socket_paths(p);
   make_run_dir(p);
   VmmLaunch launch = spawn_vmm(ctx, p, st.id, VmmMode{restore_dir, false});
@@ -87,7 +79,7 @@ proc::Child start_restored(const store::Context& ctx, const store::SandboxPaths&
   }
   st.pid = launch.child.pid();
   st.pid_start_time = proc::start_time(st.pid).value_or(0);
-  st.status = "running";
+  st.status = store::Status::Running;
   store::write_state(p.state, st, fs::Sync::Volatile);
   return std::move(launch.child);
 }

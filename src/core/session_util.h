@@ -5,10 +5,11 @@
 #include <optional>
 #include <string>
 
+#include "core/control_client.h"
 #include "store/context.h"
 #include "store/paths.h"
 #include "store/state.h"
-#include "util/json.h"
+#include "util/error.h"
 #include "util/process.h"
 
 namespace space::core {
@@ -18,7 +19,7 @@ struct LockedSandbox {
   store::SandboxPaths p;
   std::optional<store::SandboxLock> lock;
   store::SandboxState st;
-  std::string observed;
+  store::Status observed = store::Status::Stopped;
 };
 
 // Mounts the store if needed, checks that `id` exists, takes its lock (waiting, with a warning,
@@ -29,15 +30,23 @@ LockedSandbox lock_sandbox(const store::Context& ctx, const std::string& id);
 // not allow it, with a hint naming what does.
 [[noreturn]] void wrong_status(const LockedSandbox& s, const std::string& verb);
 
-// Sends {"op": op, ...extra} to the sandbox's VMM and returns the reply.
-json::Value vmm_op(const store::SandboxPaths& p, const std::string& op, int timeout_ms,
-                   json::Value extra = json::Value::object());
+// Sends `req` to the sandbox's VMM and returns its reply.
+template <class Req>
+proto::control::ReplyOf<Req> vmm_op(const store::SandboxPaths& p, const Req& req, int timeout_ms) {
+  try {
+    return control_call(p.control_sock, req, timeout_ms);
+  } catch (Error& e) {
+    e.add_context("VMM control request \"" + std::string(proto::control::op_name(req)) + "\"");
+    throw;
+  }
+}
 
 // Starts a VMM for sandbox `st.id` (files in p) restored from `restore_dir`, waits until it
 // runs, and records it (status running, pid) in `st` and state.json. The returned Child kills
 // the VMM if destroyed before release().
-proc::Child start_restored(const store::Context& ctx, const store::SandboxPaths& p, store::SandboxState& st,
-                           const std::string& restore_dir, proc::SignalGuard& sig);
+proc::Child start_restored(const store::Context& ctx, const store::SandboxPaths& p,
+                           store::SandboxState& st, const std::string& restore_dir,
+                           proc::SignalGuard& sig);
 
 // Replaces p.rootfs with a copy (a reflink on btrfs) of `image`, atomically.
 void replace_disk(const store::SandboxPaths& p, const std::string& image);

@@ -1,22 +1,21 @@
-// Template metadata (template.toml), listing and removal; the build is in template_build.cpp.
-// template.toml is written by hand in a fixed key order and read back with toml++, strictly:
-// each key is checked against the list below, so a damaged or foreign file is reported rather
-// than half-used.
+// Template metadata (template.toml), listing, inspection and removal; the build is in
+// template_build.cpp. template.toml is written with toml++'s formatter (after one comment line)
+// and read back with toml++, strictly: each key is checked against the list below, so a damaged
+// or foreign file is reported rather than half-used.
 #include "core/template.h"
 
 #include <sys/stat.h>
-
 #include <toml++/toml.h>
-
-#include "store/toml_fields.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <sstream>
 
 #include "store/config.h"
 #include "store/paths.h"
 #include "store/store.h"
+#include "store/toml_fields.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "vmm/snapshot.h"
@@ -24,25 +23,6 @@
 namespace space::core {
 
 namespace {
-
-// A TOML basic string.
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += char(c);
-    } else if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += char(c);
-    }
-  }
-  return out + "\"";
-}
-
 
 uint64_t disk_usage(const std::string& dir) {
   uint64_t total = 0;
@@ -56,21 +36,26 @@ uint64_t disk_usage(const std::string& dir) {
 }  // namespace
 
 std::string template_meta_to_toml(const TemplateMeta& m) {
-  std::string t = "# Written by 'space template build'. Do not edit: sandboxes restore from this.\n";
-  t += "format = " + std::to_string(m.format) + "\n";
-  t += "name = " + quoted(m.name) + "\n";
-  t += "created = " + quoted(m.created) + "\n";
-  t += "space_version = " + quoted(m.space_version) + "\n";
-  t += "snapshot_format = " + std::to_string(m.snapshot_format) + "\n";
-  t += "vcpus = " + std::to_string(m.vcpus) + "\n";
-  t += "memory_mib = " + std::to_string(m.memory_mib) + "\n";
-  t += "kernel = " + quoted(m.kernel) + "\n";
-  t += "rootfs = " + quoted(m.rootfs) + "\n";
-  return t;
+  toml::table t{
+      {"format", int64_t{m.format}},
+      {"name", m.name},
+      {"created", m.created},
+      {"space_version", m.space_version},
+      {"snapshot_format", int64_t{m.snapshot_format}},
+      {"vcpus", int64_t{m.vcpus}},
+      {"memory_mib", int64_t{m.memory_mib}},
+      {"kernel", m.kernel},
+      {"rootfs", m.rootfs},
+  };
+  std::ostringstream out;
+  out << "# Written by 'space template build'. Do not edit: sandboxes restore from this.\n"
+      << toml::toml_formatter(t) << "\n";
+  return out.str();
 }
 
 TemplateMeta parse_template_meta(std::string_view text, const std::string& source) {
-  const store::TomlFields f{source, "rebuild the template with 'space template build --force NAME'"};
+  const store::TomlFields f{source,
+                            "rebuild the template with 'space template build --force NAME'"};
   toml::table doc;
   try {
     doc = toml::parse(text, source);
@@ -80,8 +65,9 @@ TemplateMeta parse_template_meta(std::string_view text, const std::string& sourc
   }
   TemplateMeta m;
   unsigned seen = 0;
-  static const char* keys[] = {"format", "name", "created", "space_version", "snapshot_format",
-                               "vcpus", "memory_mib", "kernel", "rootfs"};
+  static const char* keys[] = {"format",          "name",  "created",    "space_version",
+                               "snapshot_format", "vcpus", "memory_mib", "kernel",
+                               "rootfs"};
   for (auto&& [k, n] : doc) {
     std::string key(k.str());
     auto it = std::find(std::begin(keys), std::end(keys), key);
@@ -90,8 +76,9 @@ TemplateMeta parse_template_meta(std::string_view text, const std::string& sourc
     if (key == "format") {
       m.format = f.uint(n, key, 1, UINT32_MAX);
       if (m.format > kTemplateFormat)
-        f.bad(key, "format " + std::to_string(m.format) + " comes from a newer space (this one reads " +
-                             std::to_string(kTemplateFormat) + ")");
+        f.bad(key, "format " + std::to_string(m.format) +
+                       " comes from a newer space (this one reads " +
+                       std::to_string(kTemplateFormat) + ")");
     } else if (key == "name") {
       m.name = f.str(n, key);
       try {
@@ -123,14 +110,17 @@ TemplateMeta parse_template_meta(std::string_view text, const std::string& sourc
 void check_restorable(const TemplateMeta& m, const std::string& name) {
   std::string hint = "rebuild it: space template build --force " + name;
   if (m.name != name)
-    fail("template " + name + " says it is named \"" + m.name + "\" (was it copied by hand?)", hint);
+    fail("template " + name + " says it is named \"" + m.name + "\" (was it copied by hand?)",
+         hint);
   if (m.snapshot_format != vmm::snapshot::kFormatVersion)
     fail("template " + name + " holds a snapshot in format " + std::to_string(m.snapshot_format) +
              ", and this space reads format " + std::to_string(vmm::snapshot::kFormatVersion),
          hint);
 }
 
-std::string template_meta_path(const std::string& dir) { return dir + "/template.toml"; }
+std::string template_meta_path(const std::string& dir) {
+  return dir + "/template.toml";
+}
 
 TemplateMeta read_template_meta(const std::string& dir) {
   std::string path = template_meta_path(dir);
@@ -142,7 +132,9 @@ std::string template_dir(const std::string& root, const std::string& name) {
   return store::store_paths(root).templates + "/" + name;
 }
 
-bool is_build_dir_name(std::string_view entry) { return !entry.empty() && entry[0] == '.'; }
+bool is_build_dir_name(std::string_view entry) {
+  return !entry.empty() && entry[0] == '.';
+}
 
 std::vector<TemplateInfo> list_templates(const store::Context& ctx) {
   store::StorePaths sp = store::ensure_store(ctx, store::StoreUse::Existing);
@@ -152,16 +144,34 @@ std::vector<TemplateInfo> list_templates(const store::Context& ctx) {
     TemplateInfo t;
     t.name = name;
     std::string dir = sp.templates + "/" + name;
-    try {
-      t.meta = read_template_meta(dir);
-    } catch (const Error& e) {
-      t.problem = e.what();
-    }
-    t.disk_bytes = disk_usage(dir);
-    out.push_back(std::move(t));
+    out.push_back(template_info(name, dir));
   }
   std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.name < b.name; });
   return out;
+}
+
+TemplateInfo template_info(const std::string& name, const std::string& dir) {
+  TemplateInfo t;
+  t.name = name;
+  try {
+    t.meta = read_template_meta(dir);
+    check_restorable(*t.meta, name);
+    t.restorable = true;
+  } catch (const Error& e) {
+    t.problem = e.what();
+  }
+  t.disk_bytes = disk_usage(dir);
+  return t;
+}
+
+TemplateInfo inspect_template(const store::Context& ctx, const std::string& name) {
+  std::string dir = template_dir(ctx.root, name);
+  store::ensure_store(ctx, store::StoreUse::Existing);
+  if (!fs::is_dir(dir))
+    throw Error(
+        "template " + name + " does not exist", ENOENT,
+        "'space template list' shows the templates; 'space template build " + name + "' makes it");
+  return template_info(name, dir);
 }
 
 json::Value template_info_json(const TemplateInfo& t) {
@@ -175,9 +185,9 @@ json::Value template_info_json(const TemplateInfo& t) {
     v.set("rootfs", t.meta->rootfs);
     v.set("space_version", t.meta->space_version);
     v.set("snapshot_format", t.meta->snapshot_format);
-  } else {
-    v.set("error", t.problem);
   }
+  if (!t.problem.empty()) v.set("error", t.problem);
+  v.set("restorable", t.restorable);
   v.set("disk_bytes", t.disk_bytes);
   return v;
 }
@@ -186,7 +196,8 @@ void remove_template(const store::Context& ctx, const std::string& name) {
   std::string dir = template_dir(ctx.root, name);
   store::ensure_store(ctx, store::StoreUse::Existing);
   if (!fs::is_dir(dir))
-    throw Error("template " + name + " does not exist", ENOENT, "'space template list' shows the templates");
+    throw Error("template " + name + " does not exist", ENOENT,
+                "'space template list' shows the templates");
   try {
     store::remove_store_tree(dir);
   } catch (Error& e) {

@@ -25,13 +25,13 @@ constexpr uint32_t kTemplateFormat = 1;
 struct TemplateMeta {
   uint32_t format = kTemplateFormat;
   std::string name;
-  std::string created;            // RFC 3339, UTC
-  std::string space_version;      // the space that built it
-  uint32_t snapshot_format = 0;   // the VMM's vmstate format version
+  std::string created;           // RFC 3339, UTC
+  std::string space_version;     // the space that built it
+  uint32_t snapshot_format = 0;  // the VMM's vmstate format version
   uint32_t vcpus = 1;
   uint32_t memory_mib = 256;
-  std::string kernel;             // the kernel it booted (absolute)
-  std::string rootfs;             // the image its rootfs.ext4 was copied from (absolute)
+  std::string kernel;  // the kernel it booted (absolute)
+  std::string rootfs;  // the image its rootfs.ext4 was copied from (absolute)
 };
 
 // template.toml text for `m`.
@@ -55,22 +55,28 @@ bool is_build_dir_name(std::string_view entry);
 struct TemplateInfo {
   std::string name;
   std::optional<TemplateMeta> meta;  // unset when template.toml is unreadable
-  std::string problem;               // why it is unreadable
+  bool restorable = false;           // this space can create sandboxes from it
+  std::string problem;               // why it is unreadable or not restorable
   uint64_t disk_bytes = 0;           // allocated size of its files (before any sharing)
 };
 // Every template, sorted by name. Does not create the store.
 std::vector<TemplateInfo> list_templates(const store::Context& ctx);
+// What is known of template `name` in directory `dir`: never throws.
+TemplateInfo template_info(const std::string& name, const std::string& dir);
+// Template `name`; throws (with a hint) if it does not exist.
+TemplateInfo inspect_template(const store::Context& ctx, const std::string& name);
+// The JSON form of `t` (template list and inspect --format json).
 json::Value template_info_json(const TemplateInfo& t);
 // Deletes template `name`. Sandboxes made from it are independent snapshots and keep working.
 void remove_template(const store::Context& ctx, const std::string& name);
 
 struct TemplateBuildOptions {
   std::string name;
-  std::optional<uint32_t> vcpus;       // unset = config.toml, else 1
-  std::optional<uint32_t> memory_mib;  // unset = config.toml, else 256
-  std::string kernel;                  // "" = config.toml, else the cached default
-  std::string rootfs;                  // "" = config.toml, else the cached default
-  bool force = false;                  // replace an existing template of that name
+  std::optional<uint32_t> vcpus;                     // unset = config.toml, else 1
+  std::optional<uint32_t> memory_mib;                // unset = config.toml, else 256
+  std::string kernel;                                // "" = config.toml, else the cached default
+  std::string rootfs;                                // "" = config.toml, else the cached default
+  bool force = false;                                // replace an existing template of that name
   std::function<void(const std::string&)> progress;  // one line per step, may be empty
 };
 // Boots a VM, waits for guest-init, snapshots it and installs the result as template

@@ -16,13 +16,13 @@
 
 #include "core/control_client.h"
 #include "core/launcher.h"
-#include "store/paths.h"
 #include "core/sandbox.h"
+#include "core/template.h"
+#include "store/btrfs.h"
+#include "store/paths.h"
 #include "store/state.h"
 #include "store/store.h"
-#include "core/template.h"
 #include "store/vm_config.h"
-#include "store/btrfs.h"
 #include "util/error.h"
 #include "util/fd.h"
 #include "util/fs.h"
@@ -50,7 +50,9 @@ Fd lock_dir(const std::string& dir) {
   return fd;
 }
 
-std::string build_run_dir(const std::string& rand) { return store::run_base() + "/.template-" + rand; }
+std::string build_run_dir(const std::string& rand) {
+  return store::run_base() + "/.template-" + rand;
+}
 
 // Deletes the working directories of builds that died (their flock is free), with their run
 // directories, after killing a VMM that outlived its build (its state.json names it).
@@ -63,7 +65,8 @@ void sweep_dead_builds(const store::StorePaths& sp) {
       Fd held = lock_dir(dir);
       if (!held) continue;  // a build in progress
       log::info("template: removing " + dir + ", left by a build that did not finish");
-      store::SandboxPaths p = store::paths_in(dir, build_run_dir(entry.substr(mark + std::string(kBuildMarker).size())));
+      store::SandboxPaths p = store::paths_in(
+          dir, build_run_dir(entry.substr(mark + std::string(kBuildMarker).size())));
       if (fs::exists(p.state)) stop_vmm(store::read_state(p.state), p, 0);
       fs::remove_tree(p.run_dir);
       store::remove_store_tree(dir);
@@ -75,11 +78,11 @@ void sweep_dead_builds(const store::StorePaths& sp) {
 
 // Moves the finished build to `dest`: fails if it exists, unless `force`, in which case the two
 // are swapped and the old template (now at `build`) is deleted.
-void install(const std::string& build, const std::string& dest, const std::string& name, bool force) {
+void install(const std::string& build, const std::string& dest, const std::string& name,
+             bool force) {
   if (::renameat2(AT_FDCWD, build.c_str(), AT_FDCWD, dest.c_str(), RENAME_NOREPLACE) == 0) return;
   if (errno != EEXIST || !force) {
-    if (errno == EEXIST)
-      fail("template " + name + " already exists", "pass --force to replace it");
+    if (errno == EEXIST) fail("template " + name + " already exists", "pass --force to replace it");
     throw_errno("rename " + build + " to " + dest);
   }
   if (::renameat2(AT_FDCWD, build.c_str(), AT_FDCWD, dest.c_str(), RENAME_EXCHANGE) != 0)
@@ -92,15 +95,16 @@ void install(const std::string& build, const std::string& dest, const std::strin
 }
 
 // The VMM's part: boot, wait for guest-init, snapshot into p.dir, stop. Returns once it exited.
-void boot_and_snapshot(const store::Context& ctx, const store::SandboxPaths& p, const std::string& name,
-                       proc::SignalGuard& sig, const std::function<void(const std::string&)>& say) {
+void boot_and_snapshot(const store::Context& ctx, const store::SandboxPaths& p,
+                       const std::string& name, proc::SignalGuard& sig,
+                       const std::function<void(const std::string&)>& say) {
   int timeout_s = boot_timeout_seconds();
   make_run_dir(p);
   say("booting the VM (about a minute)");
   VmmLaunch launch = spawn_vmm(ctx, p, name, VmmMode{"", true});
   store::SandboxState st;  // names the VMM, so that a later build can kill it if we die (SIGKILL)
   st.id = name;
-  st.status = "creating";
+  st.status = store::Status::Creating;
   st.pid = launch.child.pid();
   st.pid_start_time = proc::start_time(st.pid).value_or(0);
   st.created = store::rfc3339_now();
@@ -108,16 +112,15 @@ void boot_and_snapshot(const store::Context& ctx, const store::SandboxPaths& p, 
   wait_started(launch.child, launch.ready, p, /*guest=*/true, sig, timeout_s);
   sig.check();
   say("snapshotting");
-  json::Value req = json::Value::object();
-  req.set("op", "snapshot");
-  req.set("dir", p.dir);
-  json::Value reply = control_call(p.control_sock, req, timeout_s * 1000);
-  log::debug("template " + name + ": snapshot reply " + json::serialize(reply));
-  json::Value stop = json::Value::object();
-  stop.set("op", "stop");
-  control_call(p.control_sock, stop, 5000);
+  auto snap =
+      control_call(p.control_sock, proto::control::SnapshotRequest{p.dir}, timeout_s * 1000);
+  log::debug("template " + name + ": snapshot of " + std::to_string(snap.vmstate_bytes) +
+             " bytes of vmstate, " + std::to_string(snap.memory_data_bytes >> 10) +
+             " KiB of memory data");
+  control_call(p.control_sock, proto::control::StopRequest{}, 5000);
   pollfd exited{launch.child.pidfd(), POLLIN, 0};
-  if (::poll(&exited, 1, 10000) <= 0) log::warn("template " + name + ": the VMM did not stop; killing it");
+  if (::poll(&exited, 1, 10000) <= 0)
+    log::warn("template " + name + ": the VMM did not stop; killing it");
   launch.child = proc::Child();  // reaps it (killing it first if it still runs)
   fs::remove_tree(p.run_dir);
 }
@@ -141,7 +144,8 @@ TemplateMeta build_template(const store::Context& ctx, const TemplateBuildOption
            "pass --force to replace it, or remove it with 'space template rm " + o.name + "'");
 
     std::string rand = store::generate_id().substr(0, 8);
-    store::SandboxPaths p = store::paths_in(sp.templates + "/." + o.name + kBuildMarker + rand, build_run_dir(rand));
+    store::SandboxPaths p =
+        store::paths_in(sp.templates + "/." + o.name + kBuildMarker + rand, build_run_dir(rand));
     check_socket_paths(p);
     store::btrfs::create_subvolume(p.dir);
     try {
@@ -149,7 +153,8 @@ TemplateMeta build_template(const store::Context& ctx, const TemplateBuildOption
       if (!held) fail("lock " + p.dir + ": already locked");
       say("copying the root filesystem " + boot.rootfs_image);
       fs::copy_file(boot.rootfs_image, p.rootfs, 0600, [&] { sig.check(); });
-      store::save_vm_config(p.config, store::VmConfig{o.name, boot.vcpus, boot.memory_mib, boot.kernel, p.rootfs, ""});
+      store::save_vm_config(p.config, store::VmConfig{o.name, boot.vcpus, boot.memory_mib,
+                                                      boot.kernel, p.rootfs, ""});
       try {
         boot_and_snapshot(ctx, p, o.name, sig, say);
       } catch (Error& e) {

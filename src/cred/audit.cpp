@@ -15,7 +15,7 @@ namespace space::cred {
 
 std::string rfc3339_ms(uint64_t ms) {
   time_t s = static_cast<time_t>(ms / 1000);
-  struct tm tm{};
+  struct tm tm {};
   ::gmtime_r(&s, &tm);
   char buf[96];
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ", tm.tm_year + 1900,

@@ -16,8 +16,8 @@ struct AuditEntry {
   uint64_t time_ms = 0;  // since the epoch
   std::string sandbox;   // "" for operator events on the store (set, removed)
   std::string name;
-  std::string outcome;   // granted|fetched|denied|expired|revoked|set|removed
-  std::string detail;    // why, or the grant's limits; "" when there is nothing to add
+  std::string outcome;  // granted|fetched|denied|expired|revoked|set|removed
+  std::string detail;   // why, or the grant's limits; "" when there is nothing to add
 };
 
 // The JSON line for `e`, without the newline. Time as RFC 3339 UTC with milliseconds.

@@ -15,7 +15,9 @@ namespace {
 constexpr int kStartTimeoutMs = 10'000;
 constexpr int kCallTimeoutMs = 30'000;
 
-bool nobody_there(const Error& e) { return e.err() == ENOENT || e.err() == ECONNREFUSED; }
+bool nobody_there(const Error& e) {
+  return e.err() == ENOENT || e.err() == ECONNREFUSED;
+}
 }  // namespace
 
 proc::Child start_helper(const store::Context& ctx, const std::string& cred_dir, int timeout_ms) {
@@ -23,10 +25,10 @@ proc::Child start_helper(const store::Context& ctx, const std::string& cred_dir,
   check_socket_paths(p.dir);
   make_cred_dir(p);
   Pipe pipe = Pipe::make();
-  std::vector<std::string> argv = {"/proc/self/exe", "--root",      fs::absolute(ctx.root),
-                                   "--log-level",    ctx.log_level, "--log-format",
-                                   ctx.log_format,   "__credd",     "--cred-dir",
-                                   p.dir,            "--ready-fd",  "3"};
+  std::vector<std::string> argv = {
+      "/proc/self/exe", "--root",       fs::absolute(ctx.root), "--log-level",
+      ctx.log_level,    "--log-format", ctx.log_format,         "__credd",
+      "--cred-dir",     p.dir,          "--ready-fd",           "3"};
   proc::Child child = proc::spawn_detached(argv, p.log, pipe.write.get());
   pipe.write.reset();
   set_nonblocking(pipe.read.get());
@@ -45,10 +47,9 @@ proc::Child start_helper(const store::Context& ctx, const std::string& cred_dir,
   return child;
 }
 
-json::Value cred_call(const store::Context& ctx, const json::Value& req) {
+std::string cred_exchange(const store::Context& ctx, const proto::credd::Request& req) {
   CredPaths p = cred_paths(ctx.root);
-  const json::Value* op = req.find("op");
-  std::string what = "credential helper request " + (op && op->is_string() ? op->as_string() : "?");
+  std::string what = "credential helper request " + std::string(proto::credd::op_name(req));
   try {
     Fd fd;
     for (int attempt = 0;; attempt++) {
@@ -66,16 +67,10 @@ json::Value cred_call(const store::Context& ctx, const json::Value& req) {
       }
     }
     auto dl = net::Deadline::after_ms(kCallTimeoutMs);
-    net::send_all(fd.get(), json::serialize(req) + "\n", dl);
+    net::send_all(fd.get(), proto::credd::encode_request(req).bytes, dl);
     auto line = net::read_line(fd.get(), dl, 64u << 20);
     if (!line) fail("the credential helper closed the connection without replying");
-    json::Value reply = json::parse(*line);
-    const json::Value* ok = reply.find("ok");
-    if (!ok || !ok->is_bool()) fail("malformed reply from the credential helper");
-    if (!ok->as_bool())
-      throw Error(json::string_field_or(reply, "error", "refused"), 0,
-                  json::string_field_or(reply, "hint", ""));
-    return reply;
+    return *line;
   } catch (Error& e) {
     e.add_context(what);
     throw;

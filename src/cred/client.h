@@ -5,8 +5,9 @@
 #pragma once
 #include <string>
 
+#include "proto/credd.h"
 #include "store/context.h"
-#include "util/json.h"
+#include "util/error.h"
 #include "util/process.h"
 
 namespace space::cred {
@@ -17,8 +18,22 @@ namespace space::cred {
 // message, or on timeout.
 proc::Child start_helper(const store::Context& ctx, const std::string& cred_dir, int timeout_ms);
 
-// Sends one operator request and returns the reply (its "ok" is true), starting the helper if
+// Sends one operator request line and returns the reply line, starting the helper if needed.
+// Throws Error naming the operation when the helper cannot be reached or does not answer.
+std::string cred_exchange(const store::Context& ctx, const proto::credd::Request& req);
+
+// Sends one operator request (proto/credd.h) and returns its typed reply, starting the helper if
 // needed. Throws Error with the helper's message (and hint) when it refuses.
-json::Value cred_call(const store::Context& ctx, const json::Value& req);
+template <class Req>
+proto::credd::ReplyOf<Req> cred_call(const store::Context& ctx, Req req) {
+  proto::credd::Request r(std::move(req));
+  std::string line = cred_exchange(ctx, r);
+  try {
+    return proto::credd::decode_reply<proto::credd::ReplyOf<Req>>(line);
+  } catch (Error& e) {
+    e.add_context("credential helper request " + std::string(proto::credd::op_name(r)));
+    throw;
+  }
+}
 
 }  // namespace space::cred

@@ -1,8 +1,8 @@
 // Grant specs and the grant table; see grants.h.
 #include "cred/grants.h"
 
-#include "store/paths.h"
 #include "cred/store.h"
+#include "store/paths.h"
 #include "util/error.h"
 #include "util/fs.h"
 
@@ -22,15 +22,25 @@ std::optional<uint64_t> parse_uint(const std::string& s) {
 }  // namespace
 
 uint64_t parse_duration_ms(const std::string& text) {
-  const std::string hint = "use a whole number with s, m, h or d, e.g. ttl=30s, ttl=10m, ttl=2h, ttl=1d";
+  const std::string hint =
+      "use a whole number with s, m, h or d, e.g. ttl=30s, ttl=10m, ttl=2h, ttl=1d";
   if (text.size() < 2) fail("invalid duration \"" + text + "\"", hint);
   uint64_t unit = 0;
   switch (text.back()) {
-    case 's': unit = 1000; break;
-    case 'm': unit = 60'000; break;
-    case 'h': unit = 3'600'000; break;
-    case 'd': unit = 86'400'000; break;
-    default: fail("invalid duration \"" + text + "\"", hint);
+    case 's':
+      unit = 1000;
+      break;
+    case 'm':
+      unit = 60'000;
+      break;
+    case 'h':
+      unit = 3'600'000;
+      break;
+    case 'd':
+      unit = 86'400'000;
+      break;
+    default:
+      fail("invalid duration \"" + text + "\"", hint);
   }
   auto n = parse_uint(text.substr(0, text.size() - 1));
   if (!n || *n == 0 || *n > kMaxDurationMs / unit)
@@ -66,7 +76,8 @@ GrantSpec parse_grant_spec(const std::string& spec) {
       if (g.uses) fail("grant " + spec + ": uses given twice");
       auto n = parse_uint(opt.substr(5));
       if (!n || *n == 0 || *n > kMaxUses)
-        fail("grant " + spec + ": uses must be a whole number from 1 to " + std::to_string(kMaxUses));
+        fail("grant " + spec + ": uses must be a whole number from 1 to " +
+             std::to_string(kMaxUses));
       g.uses = *n;
     } else {
       fail("grant " + spec + ": unknown option \"" + opt + "\"",
@@ -108,12 +119,15 @@ std::vector<std::string> GrantTable::revoke_all(const std::string& sandbox, bool
   auto it = table_.find(sandbox);
   if (it == table_.end()) return names;
   for (const auto& g : it->second) names.push_back(g.name);
-  if (forget) table_.erase(it);
-  else it->second.clear();
+  if (forget)
+    table_.erase(it);
+  else
+    it->second.clear();
   return names;
 }
 
-Verdict GrantTable::check(const std::string& sandbox, const std::string& name, uint64_t now_ms) const {
+Verdict GrantTable::check(const std::string& sandbox, const std::string& name,
+                          uint64_t now_ms) const {
   const Grant* g = find(sandbox, name);
   if (!g) return Verdict::NotGranted;
   if (g->expires_ms && now_ms >= *g->expires_ms) return Verdict::Expired;
@@ -213,8 +227,10 @@ GrantTable GrantTable::from_json(const json::Value& v) {
       g.name = json::string_field(o, "name");
       check_secret_name(g.name);
       g.granted_ms = json::uint_field(o, "granted_ms");
-      if (const auto* e = o.find("expires_ms"); e && !e->is_null()) g.expires_ms = json::uint_field(o, "expires_ms");
-      if (const auto* u = o.find("uses_left"); u && !u->is_null()) g.uses_left = json::uint_field(o, "uses_left");
+      if (const auto* e = o.find("expires_ms"); e && !e->is_null())
+        g.expires_ms = json::uint_field(o, "expires_ms");
+      if (const auto* u = o.find("uses_left"); u && !u->is_null())
+        g.uses_left = json::uint_field(o, "uses_left");
       if (const auto* l = o.find("expiry_logged")) g.expiry_logged = l->as_bool();
       g.sandbox_created = json::string_field_or(o, "sandbox_created", "");
       for (const auto& x : out)

@@ -6,13 +6,13 @@
 #include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/signalfd.h>
-#include <sys/stat.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -20,21 +20,21 @@
 #include <thread>
 #include <vector>
 
-#include "store/context.h"
-#include "store/state.h"
-#include "store/store.h"
 #include "cred/paths.h"
 #include "cred/service.h"
 #include "proto/agent.h"
 #include "proto/cred.h"
+#include "store/context.h"
+#include "store/state.h"
+#include "store/store.h"
 #include "util/env.h"
 #include "util/error.h"
+#include "util/event_loop.h"
 #include "util/fs.h"
 #include "util/log.h"
 #include "util/ready.h"
 #include "util/socket.h"
 #include "util/wipe.h"
-#include "util/event_loop.h"
 
 namespace space::cred {
 
@@ -60,7 +60,9 @@ void report(Fd& ready, const std::string& line) {
 class Helper {
  public:
   Helper(const HelperOptions& o, CredPaths p)
-      : root_(o.root), paths_(std::move(p)), svc_(o.root, paths_, wall_clock_ms),
+      : root_(o.root),
+        paths_(std::move(p)),
+        svc_(o.root, paths_, wall_clock_ms),
         idle_ms_(int64_t{idle_seconds()} * 1000) {}
 
   ~Helper() {
@@ -117,11 +119,11 @@ class Helper {
     Fd fd;
     std::string sandbox;  // "" = operator
     std::string peer_problem;
-    std::string in;                 // operator: partial line
-    proto::FrameDecoder dec;        // guest: frames
-    std::vector<uint8_t> out;       // replies not yet taken by the socket (wiped once sent)
-    bool closing = false;           // close once `out` is empty
-    uint32_t mask = EPOLLIN;        // the events watched
+    SecretString in;           // operator: partial line (a set request holds a secret)
+    proto::FrameDecoder dec;   // guest: frames
+    std::vector<uint8_t> out;  // replies not yet taken by the socket (wiped once sent)
+    bool closing = false;      // close once `out` is empty
+    uint32_t mask = EPOLLIN;   // the events watched
   };
 
   static Fd watch_signals() {
@@ -228,7 +230,7 @@ class Helper {
       if (n > 0) {
         last_activity_ = mono_ms();
         if (c.sandbox.empty()) {
-          c.in.append(reinterpret_cast<const char*>(buf), size_t(n));
+          append_wiped(c.in.bytes, {reinterpret_cast<const char*>(buf), size_t(n)});
         } else {
           try {
             c.dec.feed({buf, size_t(n)});
@@ -260,8 +262,8 @@ class Helper {
   static bool flush(Conn& c) {
     size_t sent = 0;
     while (sent < c.out.size()) {
-      ssize_t n = ::send(c.fd.get(), c.out.data() + sent, c.out.size() - sent,
-                         MSG_NOSIGNAL | MSG_DONTWAIT);
+      ssize_t n =
+          ::send(c.fd.get(), c.out.data() + sent, c.out.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
       if (n > 0) {
         sent += size_t(n);
         continue;
@@ -293,32 +295,23 @@ class Helper {
   // Handles the complete request lines received.
   Served serve_operator(Conn& c) {
     size_t nl;
-    while (c.out.size() < kMaxQueued && (nl = c.in.find('\n')) != std::string::npos) {
-      json::Value reply;
+    while (c.out.size() < kMaxQueued && (nl = c.in.bytes.find('\n')) != std::string::npos) {
+      std::string out;
       {
-        SecretString line(c.in.substr(0, nl));
-        c.in.erase(0, nl + 1);
-        try {
-          json::Value req = json::parse(line.bytes);
-          if (!req.is_object()) fail("request is not a JSON object");
-          reply = svc_.handle(req);
-        } catch (const std::exception& e) {
-          reply = json::Value::object();
-          reply.set("ok", false);
-          reply.set("error", std::string(e.what()));
-        }
+        SecretString line(c.in.bytes.substr(0, nl));
+        c.in.bytes.erase(0, nl + 1);  // the stale tail stays within capacity: wiped with c.in
+        out = svc_.handle_line(line.bytes);
       }
-      std::string out = json::serialize(reply) + "\n";
       sync_listeners();
       c.out.insert(c.out.end(), out.begin(), out.end());
     }
-    if (c.in.size() > kMaxOperatorLine) {
+    if (c.in.bytes.size() > kMaxOperatorLine) {
       log::warn("operator request too long; closing");
-      c.in.clear();
+      wipe(c.in.bytes);
       return Served::Close;
     }
-    return c.out.size() >= kMaxQueued && c.in.find('\n') != std::string::npos ? Served::Full
-                                                                              : Served::Done;
+    return c.out.size() >= kMaxQueued && c.in.bytes.find('\n') != std::string::npos ? Served::Full
+                                                                                    : Served::Done;
   }
 
   void deny(Conn& c, proto::DenyCode code, const std::string& msg) {
@@ -395,17 +388,20 @@ bool take_lock(const std::string& path, std::optional<store::SandboxLock>& lock)
 
 bool helper_running(const CredPaths& p) {
   Fd fd(::open(p.lock.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  if (!fd) return false;  // never started in this directory
+  if (!fd) return false;                                        // never started in this directory
   if (::flock(fd.get(), LOCK_SH | LOCK_NB) == 0) return false;  // the lock goes with the fd
   return errno == EWOULDBLOCK;
 }
 
-int idle_seconds() { return env::seconds("SPACE_CREDD_IDLE_SECONDS", 60); }
+int idle_seconds() {
+  return env::seconds("SPACE_CREDD_IDLE_SECONDS", 60);
+}
 
 int credd_main(const HelperOptions& opts) {
   Fd ready(opts.ready_fd >= 0 && ::fcntl(opts.ready_fd, F_GETFD) >= 0 ? opts.ready_fd : -1);
   try {
-    CredPaths p = cred_paths_in(opts.cred_dir.empty() ? cred_dir_for_root(opts.root) : opts.cred_dir);
+    CredPaths p =
+        cred_paths_in(opts.cred_dir.empty() ? cred_dir_for_root(opts.root) : opts.cred_dir);
     check_socket_paths(p.dir);
     make_cred_dir(p);
     ::umask(077);

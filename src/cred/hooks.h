@@ -7,22 +7,21 @@
 #include <string>
 #include <vector>
 
-#include "store/context.h"
 #include "cred/grants.h"
+#include "store/context.h"
 
 namespace space::cred {
 
 // Grants every spec ("NAME[:ttl=D][:uses=N]", already parsed) to sandbox `id`. Throws.
-void grant_secrets(const store::Context& ctx, const std::string& id, const std::vector<GrantSpec>& specs);
+void grant_secrets(const store::Context& ctx, const std::string& id,
+                   const std::vector<GrantSpec>& specs);
 // Revokes every grant of `id` (`forget`: the sandbox is gone, drop it and its socket) and audits
 // them with `reason`. Never throws: if the helper cannot be reached it warns, and the helper drops
 // grants of vanished sandboxes when it next starts.
-void revoke_sandbox_grants(const store::Context& ctx, const std::string& id, const std::string& reason,
-                           bool forget) noexcept;
+void revoke_sandbox_grants(const store::Context& ctx, const std::string& id,
+                           const std::string& reason, bool forget) noexcept;
 // Gives `to` the live grants of `from` (same names, remaining ttl and uses); returns their names.
 std::vector<std::string> copy_grants(const store::Context& ctx, const std::string& from,
                                      const std::string& to);
-// The grant request JSON for one spec (shared with `space grant`).
-json::Value grant_request(const std::string& id, const GrantSpec& spec);
 
 }  // namespace space::cred

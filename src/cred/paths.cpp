@@ -24,7 +24,8 @@ std::string cred_dir_for_root(const std::string& root) {
   } else {
     std::string r = fs::absolute(root);
     while (r.size() > 1 && r.back() == '/') r.pop_back();
-    if (r == "/") fail("--root / leaves no place for the credential directory", "set SPACE_CRED_DIR");
+    if (r == "/")
+      fail("--root / leaves no place for the credential directory", "set SPACE_CRED_DIR");
     dir = r + ".cred";
   }
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
@@ -44,7 +45,9 @@ CredPaths cred_paths_in(const std::string& dir) {
   return p;
 }
 
-CredPaths cred_paths(const std::string& root) { return cred_paths_in(cred_dir_for_root(root)); }
+CredPaths cred_paths(const std::string& root) {
+  return cred_paths_in(cred_dir_for_root(root));
+}
 
 std::string sandbox_socket(const std::string& dir, const std::string& id) {
   store::validate_id(id);

@@ -16,14 +16,14 @@
 
 namespace space::cred {
 
-struct CredPaths {       // all absolute
-  std::string dir;       // the credential directory
-  std::string secrets;   // <dir>/secrets.json
-  std::string grants;    // <dir>/grants.json
-  std::string audit;     // <dir>/audit.log
-  std::string sock;      // <dir>/credd.sock
-  std::string lock;      // <dir>/credd.lock
-  std::string log;       // <dir>/credd.log
+struct CredPaths {            // all absolute
+  std::string dir;            // the credential directory
+  std::string secrets;        // <dir>/secrets.json
+  std::string grants;         // <dir>/grants.json
+  std::string audit;          // <dir>/audit.log
+  std::string sock;           // <dir>/credd.sock
+  std::string lock;           // <dir>/credd.lock
+  std::string log;            // <dir>/credd.log
   std::string sandbox_socks;  // <dir>/s
 };
 

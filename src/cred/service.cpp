@@ -4,12 +4,13 @@
 #include <time.h>
 
 #include <cerrno>
+#include <utility>
 
+#include "cred/audit.h"
+#include "cred/store.h"
+#include "proto/rpc.h"
 #include "store/paths.h"
 #include "store/state.h"
-#include "cred/audit.h"
-#include "cred/base64.h"
-#include "cred/store.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -33,24 +34,27 @@ std::string limits_of(const Grant& g, uint64_t now_ms) {
   return d;
 }
 
-json::Value grant_json(const std::string& sb, const Grant& g, uint64_t now_ms) {
-  json::Value o = json::Value::object();
-  o.set("sandbox", sb);
-  o.set("name", g.name);
-  o.set("granted", rfc3339_ms(g.granted_ms));
-  o.set("expires", g.expires_ms ? json::Value(rfc3339_ms(*g.expires_ms)) : json::Value());
-  o.set("uses_left", g.uses_left ? json::Value(*g.uses_left) : json::Value());
-  std::string state = "active";
-  if (g.expires_ms && now_ms >= *g.expires_ms) state = "expired";
-  else if (g.uses_left && *g.uses_left == 0) state = "used up";
-  o.set("state", state);
+proto::credd::GrantInfo grant_info(const std::string& sb, const Grant& g, uint64_t now_ms) {
+  proto::credd::GrantInfo o;
+  o.sandbox = sb;
+  o.name = g.name;
+  o.granted = rfc3339_ms(g.granted_ms);
+  if (g.expires_ms) o.expires = rfc3339_ms(*g.expires_ms);
+  o.uses_left = g.uses_left;
+  o.state = "active";
+  if (g.expires_ms && now_ms >= *g.expires_ms)
+    o.state = "expired";
+  else if (g.uses_left && *g.uses_left == 0)
+    o.state = "used up";
   return o;
 }
 
 }  // namespace
 
 CredService::CredService(std::string root, CredPaths paths, Clock now)
-    : root_(std::move(root)), paths_(std::move(paths)), now_(std::move(now)),
+    : root_(std::move(root)),
+      paths_(std::move(paths)),
+      now_(std::move(now)),
       grants_(GrantTable::load(paths_.grants)) {}
 
 void CredService::audit(const std::string& sandbox, const std::string& name,
@@ -62,7 +66,9 @@ void CredService::audit(const std::string& sandbox, const std::string& name,
   }
 }
 
-void CredService::save_grants() { grants_.save(paths_.grants); }
+void CredService::save_grants() {
+  grants_.save(paths_.grants);
+}
 
 bool CredService::sandbox_exists(const std::string& id) const {
   return fs::exists(store::sandbox_paths(root_, id).state);
@@ -92,134 +98,113 @@ std::string CredService::check_peer(const std::string& sandbox, int pid) const {
   return "";
 }
 
-json::Value CredService::handle(const json::Value& req) {
-  json::Value reply;
-  try {
-    std::string op = json::string_field(req, "op");
-    reply = dispatch(op, req);
-    reply.set("ok", true);
-  } catch (const std::exception& e) {
-    reply = json::Value::object();
-    reply.set("ok", false);
-    reply.set("error", std::string(e.what()));
-    if (auto* se = dynamic_cast<const Error*>(&e); se && !se->hint().empty())
-      reply.set("hint", se->hint());
-  }
-  return reply;
+std::string CredService::handle_line(std::string_view line) {
+  return proto::rpc::answer([&] {
+    proto::credd::Request req = proto::credd::decode_request(line);
+    return std::visit([this](const auto& r) { return proto::credd::encode_reply(handle(r)); }, req);
+  });
 }
 
-json::Value CredService::dispatch(const std::string& op, const json::Value& req) {
-  json::Value r = json::Value::object();
+proto::credd::PingReply CredService::handle(const proto::credd::PingRequest&) {
+  return {static_cast<int64_t>(::getpid())};
+}
+
+proto::credd::SetReply CredService::handle(const proto::credd::SetRequest& r) {
+  check_secret_name(r.name);
+  SecretStore store(paths_.secrets);
+  bool replaced = store.set(r.name, r.value.bytes, rfc3339_ms(now_()));
+  audit("", r.name, "set",
+        std::to_string(r.value.bytes.size()) + " bytes" + (replaced ? ", replaced" : ""));
+  return {replaced};
+}
+
+proto::credd::ListReply CredService::handle(const proto::credd::ListRequest&) {
+  proto::credd::ListReply out;
+  for (const auto& m : SecretStore(paths_.secrets).list())
+    out.secrets.push_back({m.name, m.size, m.created, m.updated});
+  return out;
+}
+
+proto::credd::Done CredService::handle(const proto::credd::RemoveRequest& r) {
+  check_secret_name(r.name);
+  SecretStore store(paths_.secrets);
+  if (!store.remove(r.name))
+    throw Error("no secret named " + r.name, ENOENT, "'space secret list' shows the secrets");
+  audit("", r.name, "removed", "");
+  return {};
+}
+
+proto::credd::Done CredService::handle(const proto::credd::GrantRequest& r) {
   const uint64_t now = now_();
-  if (op == "ping") {
-    r.set("pid", static_cast<int64_t>(::getpid()));
-  } else if (op == "set") {
-    std::string name = json::string_field(req, "name");
-    check_secret_name(name);
-    auto value = base64_decode(json::string_field(req, "value_base64"));
-    if (!value) fail("value_base64 is not base64");
-    SecretString v(std::move(*value));
-    SecretStore store(paths_.secrets);
-    bool replaced = store.set(name, v.bytes, rfc3339_ms(now));
-    audit("", name, "set", std::to_string(v.bytes.size()) + " bytes" + (replaced ? ", replaced" : ""));
-    r.set("replaced", replaced);
-  } else if (op == "list") {
-    json::Value a = json::Value::array();
-    for (const auto& m : SecretStore(paths_.secrets).list()) {
-      json::Value o = json::Value::object();
-      o.set("name", m.name);
-      o.set("size", m.size);
-      o.set("created", m.created);
-      o.set("updated", m.updated);
-      a.push_back(std::move(o));
-    }
-    r.set("secrets", std::move(a));
-  } else if (op == "rm") {
-    std::string name = json::string_field(req, "name");
-    check_secret_name(name);
-    SecretStore store(paths_.secrets);
-    if (!store.remove(name))
-      throw Error("no secret named " + name, ENOENT, "'space secret list' shows the secrets");
-    audit("", name, "removed", "");
-  } else if (op == "grant") {
-    std::string sb = json::string_field(req, "sandbox");
-    store::validate_id(sb);
-    GrantSpec spec;
-    spec.name = json::string_field(req, "name");
-    check_secret_name(spec.name);
-    if (req.find("ttl_ms") && !req.at("ttl_ms").is_null()) spec.ttl_ms = json::uint_field(req, "ttl_ms");
-    if (req.find("uses") && !req.at("uses").is_null()) spec.uses = json::uint_field(req, "uses");
-    if ((spec.ttl_ms && *spec.ttl_ms == 0) || (spec.uses && *spec.uses == 0))
-      fail("ttl and uses must be at least 1");
-    if (!sandbox_exists(sb))
-      throw Error("sandbox " + sb + " does not exist", ENOENT, "'space list' shows the sandboxes");
-    sandbox_socket(paths_.dir, sb);  // throws (with a hint) if its socket path cannot exist
-    if (!SecretStore(paths_.secrets).contains(spec.name))
-      throw Error("no secret named " + spec.name, ENOENT,
-                  "store it first: space secret set " + spec.name + " < value-file");
-    grants_.grant(sb, spec, now, created_of(sb));
-    save_grants();
-    const Grant* g = nullptr;
-    for (const auto& x : grants_.grants_of(sb))
-      if (x.name == spec.name) g = &x;
-    audit(sb, spec.name, "granted", g ? limits_of(*g, now) : "");
-  } else if (op == "revoke") {
-    std::string sb = json::string_field(req, "sandbox");
-    store::validate_id(sb);
-    const json::Value* all = req.find("all");
-    if (all && all->as_bool()) {
-      const json::Value* f = req.find("forget");
-      bool forget = f && f->as_bool();
-      auto names = grants_.revoke_all(sb, forget);
-      save_grants();
-      json::Value a = json::Value::array();
-      std::string why = json::string_field_or(req, "reason", "");
-      for (const auto& n : names) {
-        audit(sb, n, "revoked", why);
-        a.push_back(n);
-      }
-      r.set("revoked", std::move(a));
-    } else {
-      std::string name = json::string_field(req, "name");
-      check_secret_name(name);
-      if (!grants_.revoke(sb, name))
-        throw Error("sandbox " + sb + " has no grant of " + name, ENOENT,
-                    "'space secret grants " + sb + "' shows its grants");
-      save_grants();
-      audit(sb, name, "revoked", json::string_field_or(req, "reason", ""));
-    }
-  } else if (op == "copy") {
-    std::string from = json::string_field(req, "from"), to = json::string_field(req, "to");
-    store::validate_id(from);
-    store::validate_id(to);
-    if (!sandbox_exists(to))
-      throw Error("sandbox " + to + " does not exist", ENOENT, "'space list' shows the sandboxes");
-    sandbox_socket(paths_.dir, to);
-    json::Value a = json::Value::array();
-    std::vector<Grant> src = grants_.grants_of(from);
-    for (const auto& g : src) {
-      if (grants_.check(from, g.name, now) != Verdict::Allow) continue;  // spent ones stay behind
-      GrantSpec s{g.name, g.expires_ms ? std::optional<uint64_t>(*g.expires_ms - now) : std::nullopt,
-                  g.uses_left};
-      grants_.grant(to, s, now, created_of(to));
-      audit(to, g.name, "granted", "copied from " + from + (limits_of(g, now).empty() ? "" : ", " + limits_of(g, now)));
-      a.push_back(g.name);
-    }
-    if (!src.empty()) grants_.add_sandbox(to);
-    save_grants();
-    r.set("copied", std::move(a));
-  } else if (op == "grants") {
-    std::string only = json::string_field_or(req, "sandbox", "");
-    json::Value a = json::Value::array();
-    for (const auto& sb : grants_.sandboxes()) {
-      if (!only.empty() && sb != only) continue;
-      for (const auto& g : grants_.grants_of(sb)) a.push_back(grant_json(sb, g, now));
-    }
-    r.set("grants", std::move(a));
-  } else {
-    fail("unknown op \"" + op + "\"");
+  store::validate_id(r.sandbox);
+  GrantSpec spec{r.name, r.ttl_ms, r.uses};
+  check_secret_name(spec.name);
+  if ((spec.ttl_ms && *spec.ttl_ms == 0) || (spec.uses && *spec.uses == 0))
+    fail("ttl and uses must be at least 1");
+  if (!sandbox_exists(r.sandbox))
+    throw Error("sandbox " + r.sandbox + " does not exist", ENOENT,
+                "'space list' shows the sandboxes");
+  sandbox_socket(paths_.dir, r.sandbox);  // throws (with a hint) if its socket path cannot exist
+  if (!SecretStore(paths_.secrets).contains(spec.name))
+    throw Error("no secret named " + spec.name, ENOENT,
+                "store it first: space secret set " + spec.name + " < value-file");
+  grants_.grant(r.sandbox, spec, now, created_of(r.sandbox));
+  save_grants();
+  const Grant* g = std::as_const(grants_).find(r.sandbox, spec.name);
+  audit(r.sandbox, spec.name, "granted", g ? limits_of(*g, now) : "");
+  return {};
+}
+
+proto::credd::Done CredService::handle(const proto::credd::RevokeRequest& r) {
+  store::validate_id(r.sandbox);
+  check_secret_name(r.name);
+  if (!grants_.revoke(r.sandbox, r.name))
+    throw Error("sandbox " + r.sandbox + " has no grant of " + r.name, ENOENT,
+                "'space secret grants " + r.sandbox + "' shows its grants");
+  save_grants();
+  audit(r.sandbox, r.name, "revoked", r.reason);
+  return {};
+}
+
+proto::credd::RevokeAllReply CredService::handle(const proto::credd::RevokeAllRequest& r) {
+  store::validate_id(r.sandbox);
+  auto names = grants_.revoke_all(r.sandbox, r.forget);
+  save_grants();
+  for (const auto& n : names) audit(r.sandbox, n, "revoked", r.reason);
+  return {std::move(names)};
+}
+
+proto::credd::CopyReply CredService::handle(const proto::credd::CopyRequest& r) {
+  const uint64_t now = now_();
+  store::validate_id(r.from);
+  store::validate_id(r.to);
+  if (!sandbox_exists(r.to))
+    throw Error("sandbox " + r.to + " does not exist", ENOENT, "'space list' shows the sandboxes");
+  sandbox_socket(paths_.dir, r.to);
+  proto::credd::CopyReply out;
+  std::vector<Grant> src = grants_.grants_of(r.from);
+  for (const auto& g : src) {
+    if (grants_.check(r.from, g.name, now) != Verdict::Allow) continue;  // spent ones stay behind
+    GrantSpec s{g.name, g.expires_ms ? std::optional<uint64_t>(*g.expires_ms - now) : std::nullopt,
+                g.uses_left};
+    grants_.grant(r.to, s, now, created_of(r.to));
+    std::string limits = limits_of(g, now);
+    audit(r.to, g.name, "granted", "copied from " + r.from + (limits.empty() ? "" : ", " + limits));
+    out.copied.push_back(g.name);
   }
-  return r;
+  if (!src.empty()) grants_.add_sandbox(r.to);
+  save_grants();
+  return out;
+}
+
+proto::credd::GrantsReply CredService::handle(const proto::credd::GrantsRequest& r) {
+  const uint64_t now = now_();
+  proto::credd::GrantsReply out;
+  for (const auto& sb : grants_.sandboxes()) {
+    if (!r.sandbox.empty() && sb != r.sandbox) continue;
+    for (const auto& g : grants_.grants_of(sb)) out.grants.push_back(grant_info(sb, g, now));
+  }
+  return out;
 }
 
 CredService::Fetch CredService::fetch(const std::string& sandbox, const std::string& name,
@@ -238,12 +223,14 @@ CredService::Fetch CredService::fetch(const std::string& sandbox, const std::str
   const uint64_t now = now_();
   switch (grants_.check(sandbox, name, now)) {
     case Verdict::NotGranted:
-      return deny(proto::DenyCode::NotGranted, "not granted to this sandbox", "denied", "not granted");
+      return deny(proto::DenyCode::NotGranted, "not granted to this sandbox", "denied",
+                  "not granted");
     case Verdict::Expired:
       return deny(proto::DenyCode::Expired, "the grant has expired", "denied", "expired");
     case Verdict::UsedUp:
       return deny(proto::DenyCode::UsedUp, "the grant is used up", "denied", "used up");
-    case Verdict::Allow: break;
+    case Verdict::Allow:
+      break;
   }
   const GrantTable& table = grants_;
   if (const Grant* g = table.find(sandbox, name);
@@ -268,8 +255,8 @@ CredService::Fetch CredService::fetch(const std::string& sandbox, const std::str
     save_grants();
   } catch (const Error& e) {
     log::error(std::string("fetch: ") + e.what());
-    return deny(proto::DenyCode::Internal, "the credential helper cannot record the fetch", "denied",
-                "grants file unwritable");
+    return deny(proto::DenyCode::Internal, "the credential helper cannot record the fetch",
+                "denied", "grants file unwritable");
   }
   std::string left;
   for (const auto& g : grants_.grants_of(sandbox))

@@ -2,29 +2,20 @@
 // directly with an injected clock. It owns the grant table (saved to grants.json after every
 // change), opens the secret store for each operation (values are read from disk only when they
 // are about to be sent, and wiped afterwards), and appends an audit line for every grant, fetch,
-// denial, expiry, revocation and store change. The operator's requests (JSON objects from
-// credd.sock) are:
-//   {"op":"ping"}                                    -> {"pid"}
-//   {"op":"set","name","value_base64"}                -> {"replaced"}
-//   {"op":"list"}                                    -> {"secrets":[{name,size,created,updated}]}
-//   {"op":"rm","name"}                               -> {}   (error if absent)
-//   {"op":"grant","sandbox","name","ttl_ms"?,"uses"?} -> {}   (the sandbox must exist)
-//   {"op":"revoke","sandbox","name"}                  -> {}   (error if not granted)
-//   {"op":"revoke","sandbox","all":true,"forget"?}    -> {"revoked":[names]}  (forget: destroyed)
-//   {"op":"copy","from","to"}                        -> {"copied":[names]}  (branch --keep-secrets)
-//   {"op":"grants","sandbox"?}                        -> {"grants":[{sandbox,name,...}]}
-// Replies carry "ok": true, or "ok": false with "error".
+// denial, expiry, revocation and store change. The operator's requests (proto/credd.h, from
+// credd.sock) each have one handler here.
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cred/grants.h"
 #include "cred/paths.h"
 #include "proto/cred.h"
-#include "util/json.h"
+#include "proto/credd.h"
 #include "util/wipe.h"
 
 namespace space::cred {
@@ -35,8 +26,20 @@ class CredService {
   // Loads grants.json from `paths`; `root` is the run directory whose sandboxes may be granted.
   CredService(std::string root, CredPaths paths, Clock now);
 
-  // Handles one operator request; never throws (errors become {"ok":false,"error"}).
-  json::Value handle(const json::Value& req);
+  // Answers one operator request line with a reply line; never throws (a failure, a malformed
+  // line included, becomes {"ok": false, "error", "hint"}).
+  std::string handle_line(std::string_view line);
+
+  // The operator's requests, one handler each; they throw Error (with a hint) on refusal.
+  proto::credd::PingReply handle(const proto::credd::PingRequest& r);
+  proto::credd::SetReply handle(const proto::credd::SetRequest& r);
+  proto::credd::ListReply handle(const proto::credd::ListRequest& r);
+  proto::credd::Done handle(const proto::credd::RemoveRequest& r);
+  proto::credd::Done handle(const proto::credd::GrantRequest& r);
+  proto::credd::Done handle(const proto::credd::RevokeRequest& r);
+  proto::credd::RevokeAllReply handle(const proto::credd::RevokeAllRequest& r);
+  proto::credd::CopyReply handle(const proto::credd::CopyRequest& r);
+  proto::credd::GrantsReply handle(const proto::credd::GrantsRequest& r);
 
   struct Fetch {
     bool ok = false;
@@ -63,7 +66,6 @@ class CredService {
   std::string created_of(const std::string& sandbox) const;
 
  private:
-  json::Value dispatch(const std::string& op, const json::Value& req);
   void audit(const std::string& sandbox, const std::string& name, const std::string& outcome,
              const std::string& detail);
   void save_grants();

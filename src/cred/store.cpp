@@ -4,8 +4,8 @@
 
 #include <cerrno>
 
-#include "cred/base64.h"
 #include "proto/cred.h"
+#include "util/base64.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/json.h"
@@ -24,7 +24,8 @@ SecretStore::SecretStore(std::string path) : path_(std::move(path)) {
   if (!fs::exists(path_)) return;
   try {
     SecretString text(fs::read_file(path_, 256u << 20));
-    json::Value v = json::parse(text.bytes);
+    json::SecretMembers values{{"value_base64"}, {}};  // kept out of the tree, wiped when done
+    json::Value v = json::parse(text.bytes, {.secrets = &values});
     if (!v.is_object()) fail("not a JSON object");
     for (auto& [k, _] : v.as_object())
       if (k != "secrets") fail("unknown field \"" + k + "\"");
@@ -37,8 +38,10 @@ SecretStore::SecretStore(std::string path) : path_(std::move(path)) {
       std::string name = json::string_field(e, "name");
       check_secret_name(name);
       Entry en;
-      en.b64 = SecretString(json::string_field(e, "value_base64"));
-      auto raw = base64_decode(en.b64.bytes);
+      uint64_t at = json::uint_field(e, "value_base64");  // the parser's index into `values`
+      if (at >= values.found.size()) fail("secret " + name + ": value_base64 is missing");
+      en.b64 = std::move(values.found[at]);
+      auto raw = base64::decode(en.b64.bytes);
       if (!raw) fail("secret " + name + ": value_base64 is not base64");
       en.size = raw->size();
       wipe(*raw);
@@ -61,7 +64,7 @@ std::vector<SecretMeta> SecretStore::list() const {
 std::optional<SecretString> SecretStore::get(const std::string& name) const {
   auto it = entries_.find(name);
   if (it == entries_.end()) return std::nullopt;
-  auto raw = base64_decode(it->second.b64.bytes);
+  auto raw = base64::decode(it->second.b64.bytes);
   if (!raw) return std::nullopt;  // checked at load: unreachable
   return SecretString(std::move(*raw));
 }
@@ -74,7 +77,7 @@ bool SecretStore::set(const std::string& name, std::string_view value, const std
   auto it = entries_.find(name);
   bool replaced = it != entries_.end();
   Entry en;
-  en.b64 = SecretString(base64_encode(value));
+  en.b64 = SecretString(base64::encode(value));
   en.size = value.size();
   en.created = replaced ? it->second.created : now;
   en.updated = now;
@@ -89,20 +92,23 @@ bool SecretStore::remove(const std::string& name) {
   return true;
 }
 
+// The file is written straight into a wiped buffer (the values never enter a json::Value), in
+// the layout json::save_file would give it.
 void SecretStore::save() const {
-  json::Value list = json::Value::array();
+  SecretString text;
+  append_wiped(text.bytes, "{\n  \"secrets\": [");
+  bool first = true;
   for (const auto& [name, e] : entries_) {
-    json::Value o = json::Value::object();
-    o.set("name", name);
-    o.set("value_base64", e.b64.bytes);
-    o.set("size", e.size);
-    o.set("created", e.created);
-    o.set("updated", e.updated);
-    list.push_back(std::move(o));
+    append_wiped(text.bytes, first ? "\n    {\n      \"name\": " : ",\n    {\n      \"name\": ");
+    first = false;
+    append_wiped(text.bytes, json::quote(name));
+    append_wiped(text.bytes, ",\n      \"value_base64\": \"");
+    append_wiped(text.bytes, e.b64.bytes);
+    append_wiped(text.bytes, "\",\n      \"size\": " + std::to_string(e.size) +
+                                 ",\n      \"created\": " + json::quote(e.created) +
+                                 ",\n      \"updated\": " + json::quote(e.updated) + "\n    }");
   }
-  json::Value v = json::Value::object();
-  v.set("secrets", std::move(list));
-  SecretString text(json::serialize(v, 2) + "\n");
+  append_wiped(text.bytes, first ? "]\n}\n" : "\n  ]\n}\n");
   fs::write_file_atomic(path_, text.bytes, 0600);
 }
 

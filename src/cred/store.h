@@ -16,9 +16,9 @@ namespace space::cred {
 
 struct SecretMeta {
   std::string name;
-  uint64_t size = 0;        // bytes
-  std::string created;      // RFC 3339
-  std::string updated;      // RFC 3339
+  uint64_t size = 0;    // bytes
+  std::string created;  // RFC 3339
+  std::string updated;  // RFC 3339
 };
 
 class SecretStore {

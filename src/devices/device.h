@@ -2,8 +2,8 @@
 // access to the device that claimed the address, with the offset from the device's base. Calls
 // come from vCPU threads and (for devices with host-side I/O) the event loop thread; the bus holds
 // the device's mutex() around every read/write, and a device's own event-loop handlers take the
-// same mutex, so device code is single-threaded. save()/restore() turn the device's guest-visible state into plain bytes and
-// back, for snapshots; they are called only while every vCPU is parked.
+// same mutex, so device code is single-threaded. save()/restore() turn the device's guest-visible
+// state into plain bytes and back, for snapshots; they are called only while every vCPU is parked.
 #pragma once
 #include <cstdint>
 #include <mutex>

@@ -25,9 +25,8 @@ GuestMemory GuestMemory::anonymous(uint64_t bytes) {
 
 GuestMemory GuestMemory::from_file(int fd, uint64_t bytes) {
   check_size(bytes);
-  return GuestMemory(
-      Mapping::map(bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd, 0,
-                   "guest memory file"));
+  return GuestMemory(Mapping::map(bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd, 0,
+                                  "guest memory file"));
 }
 
 GuestMemory GuestMemory::adopt(uint8_t* base, uint64_t bytes) {

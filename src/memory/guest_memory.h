@@ -17,7 +17,7 @@ namespace space::memory {
 class GuestMemory {
  public:
   static constexpr uint64_t kMmioBase = 0xd0000000ULL;  // virtio-mmio and other MMIO above here
-  static constexpr uint64_t kMaxBytes = 0xc0000000ULL;   // 3 GiB of RAM at most
+  static constexpr uint64_t kMaxBytes = 0xc0000000ULL;  // 3 GiB of RAM at most
 
   // Anonymous private RAM of `bytes` (a multiple of 4 KiB, <= kMaxBytes). Throws on failure.
   static GuestMemory anonymous(uint64_t bytes);

@@ -6,20 +6,20 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/prctl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "monitor/vmm_main.h"
 #include "store/paths.h"
 #include "store/vm_config.h"
 #include "util/error.h"
 #include "util/fd.h"
 #include "util/log.h"
-#include "monitor/vmm_main.h"
 
 namespace space::monitor {
 namespace {
@@ -55,9 +55,9 @@ void detach(int report_fd, int go_fd, const store::SandboxPaths& p) {
 
 [[noreturn]] void become_branch(const std::string& root, const BranchTarget& t,
                                 const memory::GuestMemory& inherited,
-                                const vmm::snapshot::Snapshot& snap, const vmm::snapshot::MemoryBase& base,
-                                const std::string& source, int report_fd, int go_fd,
-                                pid_t parent) {
+                                const vmm::snapshot::Snapshot& snap,
+                                const vmm::snapshot::MemoryBase& base, const std::string& source,
+                                int report_fd, int go_fd, pid_t parent) {
   int code = 1;
   try {
     // Until it runs, a branch dies with the source VMM (a failed branch op is cleaned up by the
@@ -178,7 +178,8 @@ std::vector<ForkedBranch> fork_branches(vmm::Machine& machine, const std::string
       Fd rd(pfd[0]), wr(pfd[1]);
       pid_t pid = ::fork();
       if (pid < 0) throw_errno("fork for branch " + t.id);
-      if (pid == 0) become_branch(root, t, machine.memory(), snap, base, source, wr.get(), go_rd.get(), self);
+      if (pid == 0)
+        become_branch(root, t, machine.memory(), snap, base, source, wr.get(), go_rd.get(), self);
       started.push_back(pid);
       pipes.push_back(std::move(rd));
     }

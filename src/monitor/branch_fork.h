@@ -5,9 +5,9 @@
 // MADV_DONTFORK, so nothing of the parent's VM stays alive in it), restores the captured state
 // with its branch's own disk, sockets and id (run_vm), and writes "ok" or "error: ..." on a
 // pipe. Until it reports "ok" a child dies with its parent (PR_SET_PDEATHSIG), so a source VMM
-// that dies mid-branch leaves no VMM the CLI does not know of. The restore resets vsock connections, and the host's next Hello gives fresh entropy and
-// clock. The children stay this process's children: their pids go into `children`, and the
-// VMM reaps them on SIGCHLD.
+// that dies mid-branch leaves no VMM the CLI does not know of. The restore resets vsock
+// connections, and the host's next Hello gives fresh entropy and clock. The children stay this
+// process's children: their pids go into `children`, and the VMM reaps them on SIGCHLD.
 #pragma once
 #include <sys/types.h>
 
@@ -16,16 +16,15 @@
 #include <string>
 #include <vector>
 
+#include "proto/control.h"
 #include "vmm/machine.h"
 #include "vmm/snapshot_memory.h"
 
 namespace space::monitor {
 
-struct BranchTarget {
-  std::string id;
-  std::string dir;      // the branch's files: config.json (its disk path), logs, state
-  std::string run_dir;  // its sockets
-};
+// A branch to make: its id, its files' directory (config.json with its disk path, logs, state)
+// and its socket directory, as the branch request names them.
+using BranchTarget = proto::control::BranchTarget;
 
 struct ForkedBranch {
   std::string id;

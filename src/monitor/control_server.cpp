@@ -33,7 +33,8 @@ void ControlServer::on_accept() {
   for (;;) {
     int c = ::accept4(listen_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (c < 0) {
-      if (errno != EAGAIN && errno != EINTR) log::warn(std::string("control accept: ") + std::strerror(errno));
+      if (errno != EAGAIN && errno != EINTR)
+        log::warn(std::string("control accept: ") + std::strerror(errno));
       return;
     }
     Fd fd(c);
@@ -66,9 +67,10 @@ void ControlServer::on_client(int fd) {
   while ((nl = it->second.in.find('\n')) != std::string::npos) {
     std::string line = it->second.in.substr(0, nl);
     it->second.in.erase(0, nl + 1);
-    std::string reply = dispatch(line) + "\n";
+    std::string reply = handler_(line);
     // Replies are small; a client that does not read them is dropped.
-    if (::send(fd, reply.data(), reply.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(reply.size())) {
+    if (::send(fd, reply.data(), reply.size(), MSG_NOSIGNAL) !=
+        static_cast<ssize_t>(reply.size())) {
       close_client(fd);
       return;
     }
@@ -77,20 +79,6 @@ void ControlServer::on_client(int fd) {
     log::warn("control: request line too long, dropping client");
     close_client(fd);
   }
-}
-
-std::string ControlServer::dispatch(const std::string& line) {
-  json::Value reply;
-  try {
-    json::Value req = json::parse(line);
-    if (!req.is_object()) fail("request is not a JSON object");
-    reply = handler_(req);
-  } catch (const std::exception& e) {
-    reply = json::Value::object();
-    reply.set("ok", false);
-    reply.set("error", std::string(e.what()));
-  }
-  return json::serialize(reply);
 }
 
 }  // namespace space::monitor

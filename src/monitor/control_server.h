@@ -1,22 +1,22 @@
-// ControlServer: the VMM's Unix control socket (control.sock). Clients send one JSON object per
-// line ({"op":"ping"}, {"op":"stop"}, ...) and get one JSON object per line back ({"ok":true,...}
-// or {"ok":false,"error":"..."}). It runs on the event loop thread; requests are dispatched to a
-// handler the VMM supplies. Lines are capped at 64 KiB and clients at 16, so a misbehaving
-// client cannot exhaust the VMM; a client that sends garbage gets an error reply.
+// ControlServer: the VMM's Unix control socket (control.sock). Clients send one request per line
+// and get one reply line back (proto/control.h); the server only frames lines, and hands each to
+// the handler the VMM supplies (monitor/control_ops.h), which answers every line, garbage
+// included, with a reply line. It runs on the event loop thread. Lines are capped at 64 KiB and
+// clients at 16, so a misbehaving client cannot exhaust the VMM.
 #pragma once
 #include <functional>
 #include <map>
 #include <string>
 
-#include "util/fd.h"
-#include "util/json.h"
 #include "util/event_loop.h"
+#include "util/fd.h"
 
 namespace space::monitor {
 
 class ControlServer {
  public:
-  using Handler = std::function<json::Value(const json::Value& request)>;
+  // Answers one request line (without its newline) with a reply line (with its newline).
+  using Handler = std::function<std::string(const std::string& line)>;
 
   // Listens on `path` and registers with `loop`. Throws on failure.
   ControlServer(EventLoop& loop, const std::string& path, Handler handler);
@@ -32,7 +32,6 @@ class ControlServer {
   void on_accept();
   void on_client(int fd);
   void close_client(int fd);
-  std::string dispatch(const std::string& line);
 
   EventLoop& loop_;
   std::string path_;

@@ -59,16 +59,17 @@ struct Starter {
 
 }  // namespace
 
-std::map<uint32_t, devices::VsockHostRoute> cred_routes(const std::string& root, const std::string& cred_dir,
-                                              const std::string& id) {
+std::map<uint32_t, devices::VsockHostRoute> cred_routes(const std::string& root,
+                                                        const std::string& cred_dir,
+                                                        const std::string& id) {
   std::map<uint32_t, devices::VsockHostRoute> routes;
   if (cred_dir.empty()) return routes;
   try {
     auto starter = std::make_shared<Starter>();
     starter->root = root;
     starter->cred_dir = cred_dir;
-    routes[proto::kCredentialPort] =
-        devices::VsockHostRoute{cred::sandbox_socket(cred_dir, id), [starter] { return starter->start(); }};
+    routes[proto::kCredentialPort] = devices::VsockHostRoute{
+        cred::sandbox_socket(cred_dir, id), [starter] { return starter->start(); }};
   } catch (const Error& e) {
     log::warn(std::string("no credential route: ") + e.what());
   }

@@ -15,7 +15,8 @@ namespace space::monitor {
 
 // The routes for sandbox `id` of `root` whose credential directory is `cred_dir`; none when
 // `cred_dir` is "" (a template build) or the socket path is too long (logged).
-std::map<uint32_t, devices::VsockHostRoute> cred_routes(const std::string& root, const std::string& cred_dir,
-                                              const std::string& id);
+std::map<uint32_t, devices::VsockHostRoute> cred_routes(const std::string& root,
+                                                        const std::string& cred_dir,
+                                                        const std::string& id);
 
 }  // namespace space::monitor

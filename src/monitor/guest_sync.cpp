@@ -22,7 +22,9 @@ namespace space::monitor {
 GuestSync::GuestSync(EventLoop& loop, std::string vsock_uds, std::string sandbox_id)
     : loop_(loop), uds_(std::move(vsock_uds)), id_(std::move(sandbox_id)) {}
 
-GuestSync::~GuestSync() { drop(); }
+GuestSync::~GuestSync() {
+  drop();
+}
 
 void GuestSync::drop() {
   if (conn_) loop_.remove(conn_.get());

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "util/fd.h"
 #include "util/event_loop.h"
+#include "util/fd.h"
 
 namespace space::monitor {
 

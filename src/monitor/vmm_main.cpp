@@ -19,20 +19,20 @@
 #include <optional>
 #include <vector>
 
+#include "monitor/control_ops.h"
+#include "monitor/control_server.h"
+#include "monitor/cred_route.h"
+#include "monitor/guest_sync.h"
 #include "store/paths.h"
 #include "store/state.h"
 #include "store/vm_config.h"
-#include "monitor/cred_route.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "util/phase_log.h"
 #include "util/ready.h"
-#include "monitor/control_ops.h"
-#include "monitor/control_server.h"
-#include "monitor/guest_sync.h"
 #include "vmm/host.h"
 #include "vmm/machine.h"
-#include "util/phase_log.h"
 #include "vmm/snapshot.h"
 #include "vmm/snapshot_memory.h"
 
@@ -61,7 +61,7 @@ void mark_stopped(const store::SandboxPaths& paths) {
     if (!lock.held()) return;
     store::SandboxState st = store::read_state(paths.state);
     if (st.pid != ::getpid()) return;  // not ours any more
-    st.status = "stopped";
+    st.status = store::Status::Stopped;
     st.pid = 0;
     st.pid_start_time = 0;
     store::write_state(paths.state, st);
@@ -79,7 +79,8 @@ std::string memory_dir(const std::string& dir, const std::string& shared) {
   try {
     const std::string f = std::string("/") + vmm::snapshot::kVmstateFile;
     if (fs::read_file(dir + f, 16u << 20) == fs::read_file(shared + f, 16u << 20)) return shared;
-    log::info("the template at " + shared + " changed since the snapshot; mapping this sandbox's copy");
+    log::info("the template at " + shared +
+              " changed since the snapshot; mapping this sandbox's copy");
   } catch (const Error& e) {
     log::info(std::string("cannot share the template's memory: ") + e.what());
   }
@@ -89,8 +90,8 @@ std::string memory_dir(const std::string& dir, const std::string& shared) {
 // Reads DIR/vmstate and maps the snapshot's memory (see memory_dir), whose file it records in
 // `base`.
 memory::GuestMemory load_snapshot(const std::string& dir, const std::string& shared,
-                          const store::VmConfig& cfg, vmm::snapshot::Snapshot& snap,
-                          vmm::snapshot::MemoryBase& base, PhaseLog& phases) {
+                                  const store::VmConfig& cfg, vmm::snapshot::Snapshot& snap,
+                                  vmm::snapshot::MemoryBase& base, PhaseLog& phases) {
   snap = vmm::snapshot::read_vmstate(dir + "/" + vmm::snapshot::kVmstateFile);
   phases.mark("read vmstate");
   const uint64_t cfg_bytes = uint64_t(cfg.memory_mib) << 20;
@@ -142,7 +143,8 @@ int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
     phases.mark("setup");
 
     EventLoop loop;
-    memory::GuestMemory mem = run.memory ? std::move(*run.memory) : memory::GuestMemory::anonymous(spec.memory_bytes);
+    memory::GuestMemory mem =
+        run.memory ? std::move(*run.memory) : memory::GuestMemory::anonymous(spec.memory_bytes);
     run.memory.reset();
     vmm::Machine machine(spec, std::move(mem), loop, [&loop] { loop.stop(); });
     if (run.snap) {
@@ -163,7 +165,7 @@ int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
     GuestSync sync(loop, paths.vsock_sock, cfg.id);
     ControlContext ctl{machine, loop, stop_requested, run.root, run.memory_base, branches, sync};
     ControlServer control(loop, paths.control_sock,
-                          [&](const json::Value& req) { return handle_control(ctl, req); });
+                          [&](const std::string& line) { return handle_control_line(ctl, line); });
     phases.mark("control socket");
     loop.add(sigfd.get(), EPOLLIN, [&](uint32_t) {
       signalfd_siginfo si;
@@ -219,7 +221,7 @@ int vmm_main(const VmmOptions& opts) {
   std::optional<VmRun> run;
   try {
     store::SandboxPaths paths = opts.dir.empty() ? store::sandbox_paths(opts.root, opts.id)
-                                                : store::paths_in(opts.dir, opts.run_dir);
+                                                 : store::paths_in(opts.dir, opts.run_dir);
     run.emplace(VmRun{opts.root, paths, store::load_vm_config(paths.config)});
     phases.mark("config");
     if (!opts.restore_dir.empty()) {

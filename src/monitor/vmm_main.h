@@ -4,10 +4,10 @@
 #include <optional>
 #include <string>
 
+#include "memory/guest_memory.h"
 #include "store/paths.h"
 #include "store/vm_config.h"
 #include "util/fd.h"
-#include "memory/guest_memory.h"
 #include "util/phase_log.h"
 #include "vmm/snapshot.h"
 #include "vmm/snapshot_memory.h"
@@ -15,11 +15,11 @@
 namespace space::monitor {
 
 struct VmmOptions {
-  std::string root;   // run directory
-  std::string id;     // sandbox id
-  int ready_fd = -1;  // pipe to `create`: "ok\n" once running, or "error: <msg>\n"
-  std::string dir;      // files (config.json, logs, disk) here instead of store/sandboxes/<id>:
-  std::string run_dir;  // and sockets here; both set or both empty (a template build)
+  std::string root;         // run directory
+  std::string id;           // sandbox id
+  int ready_fd = -1;        // pipe to `create`: "ok\n" once running, or "error: <msg>\n"
+  std::string dir;          // files (config.json, logs, disk) here instead of store/sandboxes/<id>:
+  std::string run_dir;      // and sockets here; both set or both empty (a template build)
   std::string restore_dir;  // if set: resume the snapshot in this dir (vmstate + memory), no boot
   std::string shared_memory_dir;  // map its memory instead when its vmstate is the same snapshot
 };
@@ -30,11 +30,11 @@ struct VmRun {
   std::string root;  // the run directory (--root), for the credential helper's route
   store::SandboxPaths paths;
   store::VmConfig cfg;
-  std::optional<memory::GuestMemory> memory;  // empty: fresh anonymous RAM of cfg.memory_mib
+  std::optional<memory::GuestMemory> memory;      // empty: fresh anonymous RAM of cfg.memory_mib
   const vmm::snapshot::Snapshot* snap = nullptr;  // set: restore this state instead of booting
-  std::string restore_from;  // where snap came from, for error messages
+  std::string restore_from;                       // where snap came from, for error messages
   vmm::snapshot::MemoryBase memory_base;  // the file `memory` privately maps (path "" if anonymous)
-  std::function<void()> on_running;  // called once the vCPUs run, just before "ok" is reported
+  std::function<void()> on_running;       // called once the vCPUs run, just before "ok" is reported
 };
 
 // Builds the machine, serves its control socket and runs it until the guest stops or a stop

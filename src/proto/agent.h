@@ -33,14 +33,14 @@ enum class Type : uint16_t {
   Ack = 5,         // guest -> host: empty; the request was accepted
   // Exec conversation (proto/exec.h). Exec is the first request after HelloReply and takes the
   // connection over; Exit is the guest's last frame on it.
-  Exec = 6,      // host -> guest: ExecRequest
-  Stdin = 7,     // host -> guest: raw bytes; an empty payload is EOF
-  Stdout = 8,    // guest -> host: raw bytes; an empty payload is EOF
-  Stderr = 9,    // guest -> host: raw bytes; an empty payload is EOF
-  Signal = 10,   // host -> guest: SignalMsg, for the process group
-  Resize = 11,   // host -> guest: WindowSize, for the pty
-  Exit = 12,     // guest -> host: ExitStatus
-  StdinAck = 13, // guest -> host: StdinAck, stdin bytes consumed (flow-control credit)
+  Exec = 6,       // host -> guest: ExecRequest
+  Stdin = 7,      // host -> guest: raw bytes; an empty payload is EOF
+  Stdout = 8,     // guest -> host: raw bytes; an empty payload is EOF
+  Stderr = 9,     // guest -> host: raw bytes; an empty payload is EOF
+  Signal = 10,    // host -> guest: SignalMsg, for the process group
+  Resize = 11,    // host -> guest: WindowSize, for the pty
+  Exit = 12,      // guest -> host: ExitStatus
+  StdinAck = 13,  // guest -> host: StdinAck, stdin bytes consumed (flow-control credit)
   // Credential conversation (proto/cred.h), guest -> host port kCredentialPort, no Hello.
   CredGet = 20,     // guest -> helper: CredGet
   CredValue = 21,   // helper -> guest: CredValue
@@ -76,9 +76,9 @@ class FrameDecoder {
 constexpr size_t kEntropySize = 32;
 struct Hello {
   uint32_t version = kVersion;
-  std::string client;  // e.g. "space 0.1.0"
+  std::string client;                           // e.g. "space 0.1.0"
   std::array<uint8_t, kEntropySize> entropy{};  // from the host's getrandom()
-  uint64_t time_ns = 0;  // host CLOCK_REALTIME, ns since the epoch
+  uint64_t time_ns = 0;                         // host CLOCK_REALTIME, ns since the epoch
   // The sandbox's id: a guest restored from a template or branched from another sandbox still
   // has the hostname it was snapshotted with, so guest-init takes this one. "" = keep it.
   std::string sandbox;

@@ -43,13 +43,13 @@ struct CredValue {
 };
 
 enum class DenyCode : uint32_t {
-  NotGranted = 1,   // no grant of this name to this sandbox (or it was revoked)
-  Expired = 2,      // the grant's ttl has passed
-  UsedUp = 3,       // the grant's uses are spent
-  NoSuchSecret = 4, // granted, but the operator removed the secret
-  NotAllowed = 5,   // the connection is not from this sandbox's VMM
-  BadRequest = 6,   // malformed frame
-  Internal = 7,     // the helper failed (store unreadable, ...)
+  NotGranted = 1,    // no grant of this name to this sandbox (or it was revoked)
+  Expired = 2,       // the grant's ttl has passed
+  UsedUp = 3,        // the grant's uses are spent
+  NoSuchSecret = 4,  // granted, but the operator removed the secret
+  NotAllowed = 5,    // the connection is not from this sandbox's VMM
+  BadRequest = 6,    // malformed frame
+  Internal = 7,      // the helper failed (store unreadable, ...)
 };
 
 struct CredDenied {

@@ -4,7 +4,6 @@
 
 #include "proto/cred.h"
 
-
 namespace space::proto {
 namespace {
 
@@ -161,11 +160,16 @@ ExitStatus ExitStatus::decode(std::span<const uint8_t> p) {
 
 int exit_code_of(const ExitStatus& s) {
   switch (s.kind) {
-    case ExitKind::Exited: return s.value;
-    case ExitKind::Signaled: return 128 + s.value;
-    case ExitKind::TimedOut: return 124;
-    case ExitKind::NotFound: return 127;
-    case ExitKind::CannotExecute: return 126;
+    case ExitKind::Exited:
+      return s.value;
+    case ExitKind::Signaled:
+      return 128 + s.value;
+    case ExitKind::TimedOut:
+      return 124;
+    case ExitKind::NotFound:
+      return 127;
+    case ExitKind::CannotExecute:
+      return 126;
   }
   return 125;
 }

@@ -23,23 +23,23 @@
 
 namespace space::proto {
 
-constexpr uint32_t kMaxArgs = 4096;             // argv entries, and env entries
-constexpr size_t kMaxStdinChunk = 64 * 1024;    // payload of one Stdin frame
-constexpr uint32_t kStdinWindow = 256 * 1024;   // unacknowledged stdin bytes in flight
+constexpr uint32_t kMaxArgs = 4096;            // argv entries, and env entries
+constexpr size_t kMaxStdinChunk = 64 * 1024;   // payload of one Stdin frame
+constexpr uint32_t kStdinWindow = 256 * 1024;  // unacknowledged stdin bytes in flight
 constexpr size_t kMaxExitMessage = 4096;
 constexpr uint32_t kMaxSignal = 64;
-constexpr uint32_t kMaxSecretEnv = 64;          // --secret-env entries per exec
+constexpr uint32_t kMaxSecretEnv = 64;  // --secret-env entries per exec
 
 struct ExecRequest {
   static constexpr uint32_t kTty = 1, kStdin = 2, kUid = 4, kGid = 8, kSecretEnv = 16;
-  std::vector<std::string> argv;  // argv[0] is looked up in PATH unless it contains '/'
-  std::vector<std::string> env;   // "K=V", applied over guest-init's environment
-  std::string cwd;                // "" = "/"
+  std::vector<std::string> argv;     // argv[0] is looked up in PATH unless it contains '/'
+  std::vector<std::string> env;      // "K=V", applied over guest-init's environment
+  std::string cwd;                   // "" = "/"
   std::optional<uint32_t> uid, gid;  // unset = root
-  bool tty = false;               // a pty for stdin/stdout/stderr instead of pipes
-  bool with_stdin = false;        // the host sends stdin; otherwise it is at EOF from the start
-  uint16_t rows = 0, cols = 0;    // initial pty size (tty only; 0 = leave the default)
-  uint32_t timeout_ms = 0;        // 0 = none; else the process group is killed after it
+  bool tty = false;                  // a pty for stdin/stdout/stderr instead of pipes
+  bool with_stdin = false;           // the host sends stdin; otherwise it is at EOF from the start
+  uint16_t rows = 0, cols = 0;       // initial pty size (tty only; 0 = leave the default)
+  uint32_t timeout_ms = 0;           // 0 = none; else the process group is killed after it
   // "VAR=NAME": VAR gets the value of secret NAME, fetched by guest-init from the credential
   // helper just before the spawn (a valid variable name; a valid proto::valid_secret_name NAME).
   std::vector<std::string> secret_env;

@@ -28,9 +28,7 @@ class Writer {
     u32(static_cast<uint32_t>(b.size()));
     put(b.data(), b.size());
   }
-  void str(const std::string& s) {
-    bytes({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
-  }
+  void str(const std::string& s) { bytes({reinterpret_cast<const uint8_t*>(s.data()), s.size()}); }
   // The bytes alone, no length: for fixed-size fields.
   void raw(std::span<const uint8_t> b) { put(b.data(), b.size()); }
   // u32 count, then each string.

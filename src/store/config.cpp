@@ -4,17 +4,18 @@
 
 #include <toml++/toml.h>
 
-#include "store/toml_fields.h"
-
 #include <cstdlib>
 
 #include "store/paths.h"
+#include "store/toml_fields.h"
 #include "util/error.h"
 #include "util/fs.h"
 
 namespace space::store {
 
-std::string host_config_path(const std::string& root) { return fs::absolute(root) + "/config.toml"; }
+std::string host_config_path(const std::string& root) {
+  return fs::absolute(root) + "/config.toml";
+}
 
 HostConfig parse_host_config(std::string_view text, const std::string& source) {
   toml::table doc;

@@ -14,12 +14,12 @@
 namespace space::store {
 
 struct HostConfig {
-  std::optional<uint32_t> cpus;        // [defaults] cpus
-  std::optional<uint32_t> memory_mib;  // [defaults] memory_mib
-  std::string kernel;                  // [defaults] kernel, "" when unset
-  std::string rootfs;                  // [defaults] rootfs, "" when unset
+  std::optional<uint32_t> cpus;              // [defaults] cpus
+  std::optional<uint32_t> memory_mib;        // [defaults] memory_mib
+  std::string kernel;                        // [defaults] kernel, "" when unset
+  std::string rootfs;                        // [defaults] rootfs, "" when unset
   std::string default_template = "default";  // [defaults] template: what create restores from
-  uint32_t store_size_gib = 20;        // [store] size_gib
+  uint32_t store_size_gib = 20;              // [store] size_gib
 };
 
 // Limits shared with the create flags.

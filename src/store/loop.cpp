@@ -15,8 +15,9 @@
 
 namespace space::store::loop {
 
-std::string mount_image(const std::string& image, const std::string& target, const std::string& fstype,
-                        unsigned long flags, const std::string& options) {
+std::string mount_image(const std::string& image, const std::string& target,
+                        const std::string& fstype, unsigned long flags,
+                        const std::string& options) {
   Fd backing(::open(image.c_str(), O_RDWR | O_CLOEXEC));
   if (!backing) throw_errno("open " + image);
   Fd control(::open("/dev/loop-control", O_RDWR | O_CLOEXEC));

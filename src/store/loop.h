@@ -9,7 +9,7 @@ namespace space::store::loop {
 
 // Mounts the filesystem in `image` on the directory `target` (filesystem type `fstype`, mount(2)
 // `flags` and `options`) through a fresh loop device; returns that device's path. Needs root.
-std::string mount_image(const std::string& image, const std::string& target, const std::string& fstype,
-                        unsigned long flags, const std::string& options);
+std::string mount_image(const std::string& image, const std::string& target,
+                        const std::string& fstype, unsigned long flags, const std::string& options);
 
 }  // namespace space::store::loop

@@ -23,7 +23,9 @@ StorePaths store_paths(const std::string& root) {
   return sp;
 }
 
-std::string sandboxes_dir(const std::string& root) { return store_paths(root).sandboxes; }
+std::string sandboxes_dir(const std::string& root) {
+  return store_paths(root).sandboxes;
+}
 
 std::string run_base() {
   const char* env = std::getenv("SPACE_RUN_DIR");

@@ -16,18 +16,18 @@ struct StorePaths {       // all absolute
   std::string sandboxes;  // <root>/store/sandboxes
 };
 
-struct SandboxPaths {            // all absolute
-  std::string dir;               // <root>/store/sandboxes/<id>: a subvolume (a plain directory
-                                 // for sandboxes made before the btrfs store)
-  std::string state;             // <dir>/state.json
-  std::string config;            // <dir>/config.json  (VmConfig written by create, read by the VMM)
-  std::string rootfs;            // <dir>/rootfs.ext4  (private copy of the image)
-  std::string console_log;       // <dir>/console.log
-  std::string vmm_log;           // <dir>/vmm.log
-  std::string lock;              // <dir>/lock  (flock target)
-  std::string run_dir;           // <run base>/<id>
-  std::string control_sock;      // <run_dir>/control.sock
-  std::string vsock_sock;        // <run_dir>/vsock.sock
+struct SandboxPaths {        // all absolute
+  std::string dir;           // <root>/store/sandboxes/<id>: a subvolume (a plain directory
+                             // for sandboxes made before the btrfs store)
+  std::string state;         // <dir>/state.json
+  std::string config;        // <dir>/config.json  (VmConfig written by create, read by the VMM)
+  std::string rootfs;        // <dir>/rootfs.ext4  (private copy of the image)
+  std::string console_log;   // <dir>/console.log
+  std::string vmm_log;       // <dir>/vmm.log
+  std::string lock;          // <dir>/lock  (flock target)
+  std::string run_dir;       // <run base>/<id>
+  std::string control_sock;  // <run_dir>/control.sock
+  std::string vsock_sock;    // <run_dir>/vsock.sock
 };
 
 // The store paths under `root` (made absolute against the cwd if relative).

@@ -13,16 +13,35 @@
 
 namespace space::store {
 
-bool is_valid_status(const std::string& s) {
-  return s == "creating" || s == "running" || s == "paused" || s == "checkpointed" ||
-         s == "stopped";
+namespace {
+constexpr std::pair<Status, const char*> kStatusNames[] = {
+    {Status::Creating, "creating"}, {Status::Running, "running"},
+    {Status::Paused, "paused"},     {Status::Checkpointed, "checkpointed"},
+    {Status::Stopped, "stopped"},
+};
+}  // namespace
+
+const char* status_name(Status s) {
+  for (const auto& [st, name] : kStatusNames)
+    if (st == s) return name;
+  return "unknown";
+}
+
+std::optional<Status> parse_status(std::string_view name) {
+  for (const auto& [st, n] : kStatusNames)
+    if (name == n) return st;
+  return std::nullopt;
+}
+
+bool claims_vmm(Status s, int pid) {
+  return s == Status::Running || s == Status::Paused || (s == Status::Creating && pid > 0);
 }
 
 json::Value state_to_json(const SandboxState& s) {
   auto or_null = [](const std::string& v) { return v.empty() ? json::Value() : json::Value(v); };
   json::Value v = json::Value::object();
   v.set("id", s.id);
-  v.set("status", s.status);
+  v.set("status", status_name(s.status));
   v.set("pid", s.pid);
   v.set("pid_start_time", s.pid_start_time);
   v.set("created", s.created);
@@ -40,8 +59,10 @@ SandboxState state_from_json(const json::Value& v) {
   SandboxState s;
   s.id = json::string_field(v, "id");
   validate_id(s.id);
-  s.status = json::string_field(v, "status");
-  if (!is_valid_status(s.status)) fail("field \"status\": unknown status \"" + s.status + "\"");
+  std::string status = json::string_field(v, "status");
+  auto parsed = parse_status(status);
+  if (!parsed) fail("field \"status\": unknown status \"" + status + "\"");
+  s.status = *parsed;
   s.pid = static_cast<int>(json::uint_field_or(v, "pid", INT32_MAX, 0));
   s.pid_start_time = json::uint_field_or(v, "pid_start_time", INT64_MAX, 0);
   s.created = json::string_field_or(v, "created", "");
@@ -67,10 +88,9 @@ void write_state(const std::string& path, const SandboxState& s, fs::Sync sync) 
   json::save_file(path, state_to_json(s), 0644, sync);
 }
 
-std::string observed_status(const SandboxState& s) {
-  bool claims_vmm = s.status == "running" || s.status == "paused" ||
-                    (s.status == "creating" && s.pid > 0);
-  if (claims_vmm && !proc::is_alive(s.pid, s.pid_start_time)) return "stopped";
+Status observed_status(const SandboxState& s) {
+  if (claims_vmm(s.status, s.pid) && !proc::is_alive(s.pid, s.pid_start_time))
+    return Status::Stopped;
   return s.status;
 }
 

@@ -6,28 +6,39 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "util/fd.h"
 #include "util/json.h"
 
 namespace space::store {
 
+// A sandbox's status. In state.json and on output it is its name: creating, running, paused,
+// checkpointed, stopped.
+enum class Status { Creating, Running, Paused, Checkpointed, Stopped };
+
+// The status's name ("running").
+const char* status_name(Status s);
+// The status named `name`, or nullopt when it names none.
+std::optional<Status> parse_status(std::string_view name);
+// True when a sandbox in status `s` has (or, creating with a pid, is getting) a VMM process.
+bool claims_vmm(Status s, int pid);
+
 struct SandboxState {
   std::string id;
-  std::string status;             // creating|running|paused|checkpointed|stopped
-  int pid = 0;                    // the VMM process, 0 when there is none
-  uint64_t pid_start_time = 0;    // its start time (clock ticks since boot, /proc/PID/stat)
-  std::string created;            // RFC 3339, UTC
-  std::string template_name;      // JSON "template"; "" (null) when not made from a template
-  std::string parent;             // the sandbox it was branched from, "" (null) when none
+  Status status = Status::Creating;
+  int pid = 0;                  // the VMM process, 0 when there is none
+  uint64_t pid_start_time = 0;  // its start time (clock ticks since boot, /proc/PID/stat)
+  std::string created;          // RFC 3339, UTC
+  std::string template_name;    // JSON "template"; "" (null) when not made from a template
+  std::string parent;           // the sandbox it was branched from, "" (null) when none
   uint32_t vcpus = 1;
   uint32_t memory_mib = 256;
   std::map<std::string, std::string> annotations;
 };
 
-// True for the five statuses above.
-bool is_valid_status(const std::string& s);
 // Reads and checks state.json; throws Error naming the file and the field.
 SandboxState read_state(const std::string& path);
 // Replaces state.json atomically, and durably unless `sync` is Volatile.
@@ -35,8 +46,8 @@ void write_state(const std::string& path, const SandboxState& s, fs::Sync sync =
 // The JSON form (keys in a fixed order; empty template/parent as null), and back.
 json::Value state_to_json(const SandboxState& s);
 SandboxState state_from_json(const json::Value& v);
-// The status as observed now: "stopped" if the record claims a VMM that is no longer alive.
-std::string observed_status(const SandboxState& s);
+// The status as observed now: Stopped if the record claims a VMM that is no longer alive.
+Status observed_status(const SandboxState& s);
 // The current time in RFC 3339 (UTC, seconds), e.g. "2025-01-31T12:00:00Z".
 std::string rfc3339_now();
 

@@ -13,13 +13,13 @@
 #include <cerrno>
 #include <cstdio>
 
-#include "store/config.h"
 #include "store/btrfs.h"
+#include "store/config.h"
+#include "store/loop.h"
 #include "util/error.h"
 #include "util/fd.h"
 #include "util/fs.h"
 #include "util/log.h"
-#include "store/loop.h"
 #include "util/process.h"
 
 namespace space::store {
@@ -71,8 +71,9 @@ void mount_store(const StorePaths& sp) {
 void create_image(const StorePaths& sp, uint32_t gib) {
   std::string mkfs = proc::find_program("mkfs.btrfs");
   if (mkfs.empty())
-    fail("mkfs.btrfs not found: the root " + sp.root + " is not on btrfs, so the store needs a "
-         "btrfs loopback image",
+    fail("mkfs.btrfs not found: the root " + sp.root +
+             " is not on btrfs, so the store needs a "
+             "btrfs loopback image",
          "apt-get install btrfs-progs (or put the root on a btrfs filesystem)");
   std::string tmp = sp.image + ".new";
   try {
@@ -131,8 +132,10 @@ StorePaths ensure_store(const Context& ctx, StoreUse use) {
         mount_store(sp);
         break;
       case StoreAction::Refuse:
-        fail(sp.sandboxes + " holds sandboxes made before the btrfs store; mounting the store "
-             "image on " + sp.dir + " would hide them",
+        fail(sp.sandboxes +
+                 " holds sandboxes made before the btrfs store; mounting the store "
+                 "image on " +
+                 sp.dir + " would hide them",
              "destroy them first ('space list' shows them), then run this command again");
     }
     make_dirs(sp);
@@ -192,7 +195,8 @@ json::Value store_status_json(const StoreStatus& s) {
 }
 
 std::string store_status_text(const StoreStatus& s) {
-  std::string free = s.ready ? ", " + human_size(s.fs_free) + " free of " + human_size(s.fs_bytes) : "";
+  std::string free =
+      s.ready ? ", " + human_size(s.fs_free) + " free of " + human_size(s.fs_bytes) : "";
   if (s.kind == "btrfs-root")
     return s.dir + " on the root's btrfs" + (s.ready ? free : " (made on first use)");
   if (!s.image_exists)

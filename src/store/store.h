@@ -19,10 +19,10 @@ namespace space::store {
 
 // What ensure_store() found, and the decision it takes from it (plan_store, a pure function).
 struct StoreProbe {
-  bool store_btrfs = false;         // <root>/store/sandboxes is on btrfs: the store is in place
-  bool root_btrfs = false;          // <root> (or its nearest existing parent) is on btrfs
-  bool image_exists = false;        // <root>/store.img exists
-  bool plain_sandboxes = false;     // a non-btrfs <root>/store/sandboxes has entries (pre-store)
+  bool store_btrfs = false;      // <root>/store/sandboxes is on btrfs: the store is in place
+  bool root_btrfs = false;       // <root> (or its nearest existing parent) is on btrfs
+  bool image_exists = false;     // <root>/store.img exists
+  bool plain_sandboxes = false;  // a non-btrfs <root>/store/sandboxes has entries (pre-store)
 };
 enum class StoreUse { Create, Existing };  // make the store if missing / only mount an existing one
 enum class StoreAction {
@@ -40,22 +40,23 @@ StorePaths ensure_store(const Context& ctx, StoreUse use);
 
 // The store as `space check` reports it. Never creates or mounts anything.
 struct StoreStatus {
-  std::string kind;              // "btrfs-root" or "loopback"
+  std::string kind;  // "btrfs-root" or "loopback"
   std::string dir, image;
-  bool ready = false;            // btrfs is in place at <root>/store
-  bool image_exists = false;     // loopback: store.img exists
-  bool mounted = false;          // loopback: store.img is mounted on <root>/store
-  uint64_t image_bytes = 0;      // loopback: the image's apparent size
-  uint64_t image_used = 0;       // loopback: bytes the image occupies on the host disk
-  uint64_t fs_bytes = 0;         // when ready: size of the btrfs filesystem
-  uint64_t fs_free = 0;          // when ready: bytes available in it
-  uint32_t size_gib = 0;         // config.toml [store] size_gib (the size of a new image)
+  bool ready = false;         // btrfs is in place at <root>/store
+  bool image_exists = false;  // loopback: store.img exists
+  bool mounted = false;       // loopback: store.img is mounted on <root>/store
+  uint64_t image_bytes = 0;   // loopback: the image's apparent size
+  uint64_t image_used = 0;    // loopback: bytes the image occupies on the host disk
+  uint64_t fs_bytes = 0;      // when ready: size of the btrfs filesystem
+  uint64_t fs_free = 0;       // when ready: bytes available in it
+  uint32_t size_gib = 0;      // config.toml [store] size_gib (the size of a new image)
 };
 // "btrfs-root" or "loopback": which case applies (a pure function of the probe results).
 std::string store_kind(bool root_btrfs, bool store_btrfs, bool store_is_mount);
 StoreStatus store_status(const Context& ctx, uint32_t size_gib);
 json::Value store_status_json(const StoreStatus& s);
-// One line for `space check`, e.g. "loopback /r/store.img (20 GiB), mounted on /r/store, 19.8 GiB free".
+// One line for `space check`, e.g. "loopback /r/store.img (20 GiB), mounted on /r/store, 19.8 GiB
+// free".
 std::string store_status_text(const StoreStatus& s);
 
 // A size for people: "512 B", "64.0 MiB", "20.0 GiB" (binary units, one decimal).

@@ -14,8 +14,8 @@ uint32_t TomlFields::uint(const toml::node& n, const std::string& key, uint32_t 
   auto v = n.value_exact<int64_t>();
   if (!v) bad(key, "expected an integer");
   if (*v < lo || *v > hi)
-    bad(key, std::to_string(*v) + " is out of range " + std::to_string(lo) + ".." +
-                 std::to_string(hi));
+    bad(key,
+        std::to_string(*v) + " is out of range " + std::to_string(lo) + ".." + std::to_string(hi));
   return static_cast<uint32_t>(*v);
 }
 

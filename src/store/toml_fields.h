@@ -2,9 +2,10 @@
 // Every error names the file and the key and carries the file's own hint, so both files report
 // mistakes the same way without repeating the checks.
 #pragma once
+#include <toml++/toml.h>
+
 #include <cstdint>
 #include <string>
-#include <toml++/toml.h>
 
 namespace space::store {
 

@@ -6,12 +6,16 @@
 
 namespace space {
 
-void throw_errno(const std::string& what) { throw_errno(what, errno); }
+void throw_errno(const std::string& what) {
+  throw_errno(what, errno);
+}
 
 void throw_errno(const std::string& what, int err) {
   throw Error(what + ": " + std::strerror(err), err);
 }
 
-void fail(const std::string& what, const std::string& hint) { throw Error(what, 0, hint); }
+void fail(const std::string& what, const std::string& hint) {
+  throw Error(what, 0, hint);
+}
 
 }  // namespace space

@@ -46,15 +46,17 @@ struct EntryInfo {
 };
 
 // Type and mount of dirfd/name; `flags` is 0 or AT_SYMLINK_NOFOLLOW. nullopt if it does not exist.
-std::optional<EntryInfo> stat_entry(int dirfd, const char* name, int flags, const std::string& shown) {
+std::optional<EntryInfo> stat_entry(int dirfd, const char* name, int flags,
+                                    const std::string& shown) {
   struct statx stx {};
   if (::statx(dirfd, name, flags, STATX_TYPE | STATX_MNT_ID, &stx) != 0) {
     if (errno == ENOENT) return std::nullopt;
     throw_errno("stat " + shown);
   }
-  uint64_t mount = (stx.stx_mask & STATX_MNT_ID)
-                       ? stx.stx_mnt_id
-                       : (uint64_t{stx.stx_dev_major} << 32 | stx.stx_dev_minor) | (uint64_t{1} << 63);
+  uint64_t mount =
+      (stx.stx_mask & STATX_MNT_ID)
+          ? stx.stx_mnt_id
+          : (uint64_t{stx.stx_dev_major} << 32 | stx.stx_dev_minor) | (uint64_t{1} << 63);
   return EntryInfo{S_ISDIR(stx.stx_mode), mount};
 }
 

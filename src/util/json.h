@@ -18,6 +18,7 @@
 
 #include "util/error.h"
 #include "util/fs.h"
+#include "util/wipe.h"
 
 namespace space::json {
 
@@ -38,8 +39,7 @@ class Value {
   Value(bool b) : v_(b) {}
   // Any integer type; unsigned values above INT64_MAX become doubles.
   template <std::integral T>
-    requires(!std::same_as<T, bool>)
-  Value(T i) {
+  requires(!std::same_as<T, bool>) Value(T i) {
     if constexpr (std::is_unsigned_v<T>) {
       if (static_cast<uint64_t>(i) > static_cast<uint64_t>(INT64_MAX)) {
         v_ = static_cast<double>(i);
@@ -96,8 +96,18 @@ class Value {
   std::variant<std::nullptr_t, bool, int64_t, double, std::string, Array, Object> v_;
 };
 
+// Members whose string values are secrets: the parser decodes each such string straight into a
+// buffer that wipes itself (`found`, in document order) and puts its index in `found` in the tree
+// instead, so the value never sits in a json::Value or in a freed, unwiped heap block. A value of
+// another kind under such a key is an error.
+struct SecretMembers {
+  std::vector<std::string> keys;
+  std::vector<SecretString> found;
+};
+
 struct ParseOptions {
-  int max_depth = 128;  // arrays + objects nested deeper than this are rejected
+  int max_depth = 128;               // arrays + objects nested deeper than this are rejected
+  SecretMembers* secrets = nullptr;  // optional: members kept out of the tree
 };
 
 // Parses exactly one JSON text. Throws space::Error "invalid JSON at line L, column C: <why>".
@@ -112,6 +122,9 @@ std::string string_field_or(const Value& obj, std::string_view key, std::string 
 uint64_t uint_field(const Value& obj, std::string_view key, uint64_t max = INT64_MAX);
 // Optional integer member in [0, max]: `dflt` when absent or null.
 uint64_t uint_field_or(const Value& obj, std::string_view key, uint64_t max, uint64_t dflt);
+
+// `s` as a JSON string literal, quotes included (invalid UTF-8 becomes U+FFFD).
+std::string quote(std::string_view s);
 
 // Serializes `v`. indent 0 = compact on one line; otherwise pretty with that many spaces.
 // Non-finite doubles are written as null.

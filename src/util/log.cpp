@@ -22,10 +22,14 @@ Sink& sink() {
 }
 const char* name(Level l) {
   switch (l) {
-    case Level::Debug: return "debug";
-    case Level::Info: return "info";
-    case Level::Warn: return "warn";
-    case Level::Error: return "error";
+    case Level::Debug:
+      return "debug";
+    case Level::Info:
+      return "info";
+    case Level::Warn:
+      return "warn";
+    case Level::Error:
+      return "error";
   }
   return "?";
 }
@@ -47,7 +51,9 @@ std::string json_escape(std::string_view s) {
 }
 }  // namespace
 
-void configure(Level level, Format format, int fd) { sink() = Sink{level, format, fd}; }
+void configure(Level level, Format format, int fd) {
+  sink() = Sink{level, format, fd};
+}
 
 Level parse_level(std::string_view s) {
   if (s == "debug") return Level::Debug;
@@ -63,7 +69,9 @@ Format parse_format(std::string_view s) {
   fail("invalid log format '" + std::string(s) + "'", "use text or json");
 }
 
-bool enabled(Level level) { return level >= sink().level; }
+bool enabled(Level level) {
+  return level >= sink().level;
+}
 
 void write(Level level, std::string_view msg) {
   if (!enabled(level)) return;
@@ -76,8 +84,8 @@ void write(Level level, std::string_view msg) {
                 t.tm_mon + 1, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, ts.tv_nsec / 1000000);
   std::string line;
   if (sink().format == Format::Json) {
-    line = std::string("{\"time\":\"") + stamp + "\",\"level\":\"" + name(level) +
-           "\",\"msg\":\"" + json_escape(msg) + "\"}\n";
+    line = std::string("{\"time\":\"") + stamp + "\",\"level\":\"" + name(level) + "\",\"msg\":\"" +
+           json_escape(msg) + "\"}\n";
   } else {
     line = std::string(stamp) + " " + name(level) + " " + std::string(msg) + "\n";
   }

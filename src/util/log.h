@@ -19,9 +19,17 @@ bool enabled(Level level);
 // Writes one line (timestamped) if `level` is enabled. Thread-safe (one write() per line).
 void write(Level level, std::string_view msg);
 
-inline void debug(std::string_view m) { write(Level::Debug, m); }
-inline void info(std::string_view m) { write(Level::Info, m); }
-inline void warn(std::string_view m) { write(Level::Warn, m); }
-inline void error(std::string_view m) { write(Level::Error, m); }
+inline void debug(std::string_view m) {
+  write(Level::Debug, m);
+}
+inline void info(std::string_view m) {
+  write(Level::Info, m);
+}
+inline void warn(std::string_view m) {
+  write(Level::Warn, m);
+}
+inline void error(std::string_view m) {
+  write(Level::Error, m);
+}
 
 }  // namespace space::log

@@ -27,7 +27,7 @@ class NonBlockingEnd {
 
  private:
   int fd_ = -1;
-  Fd owned_;           // the reopened description, if any
+  Fd owned_;  // the reopened description, if any
   bool socket_ = false;
   bool small_writes_ = false;
 };

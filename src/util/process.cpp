@@ -52,7 +52,9 @@ std::optional<StatFields> read_stat(pid_t pid) {
   return f;
 }
 
-int pidfd_open(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
+int pidfd_open(pid_t pid) {
+  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+}
 
 }  // namespace
 
@@ -121,7 +123,9 @@ Child& Child::operator=(Child&& o) noexcept {
   return *this;
 }
 
-Child::~Child() { kill_and_reap(); }
+Child::~Child() {
+  kill_and_reap();
+}
 
 void Child::kill_and_reap() {
   if (pid_ > 0 && !reaped_) {
@@ -145,13 +149,17 @@ int Child::wait() {
   if (pid_ <= 0 && !reaped_) fail("wait: no child");
   while (!reaped_) {
     pid_t r = ::waitpid(pid_, &status_, 0);
-    if (r == pid_) reaped_ = true;
-    else if (errno != EINTR) throw_errno("waitpid " + std::to_string(pid_));
+    if (r == pid_)
+      reaped_ = true;
+    else if (errno != EINTR)
+      throw_errno("waitpid " + std::to_string(pid_));
   }
   return status_;
 }
 
-bool RunResult::ok() const { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
+bool RunResult::ok() const {
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
 
 RunResult run(const std::vector<std::string>& argv) {
   if (argv.empty()) fail("run: empty argv");
@@ -206,9 +214,11 @@ pid_t Child::release() {
   return std::exchange(pid_, -1);
 }
 
-Child spawn_detached(const std::vector<std::string>& argv, const std::string& log_path, int pass_fd) {
+Child spawn_detached(const std::vector<std::string>& argv, const std::string& log_path,
+                     int pass_fd) {
   if (argv.empty()) fail("spawn: empty argv");
-  // Everything the child touches is prepared before fork(): it may only make async-signal-safe calls.
+  // Everything the child touches is prepared before fork(): it may only make async-signal-safe
+  // calls.
   std::vector<char*> args;
   for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);

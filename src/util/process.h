@@ -4,9 +4,8 @@
 // go to that exact process. Child owns a process this one forked: unless released, its
 // destructor SIGKILLs and reaps it, so an error path never leaves a child behind.
 #pragma once
-#include <sys/types.h>
-
 #include <signal.h>
+#include <sys/types.h>
 
 #include <cstdint>
 #include <initializer_list>
@@ -77,9 +76,10 @@ class Child {
 
 // Starts argv[0] (argv as given, environment inherited) as a detached daemon: a new session,
 // stdin from /dev/null, stdout and stderr appended to `log_path`, an empty signal mask, and no
-// fds but 0-2 and `pass_fd` (if >= 0), which the child gets as fd 3. If setup or exec fails the child
-// writes "error: <step> failed\n" to fd 3 and exits 127.
-Child spawn_detached(const std::vector<std::string>& argv, const std::string& log_path, int pass_fd);
+// fds but 0-2 and `pass_fd` (if >= 0), which the child gets as fd 3. If setup or exec fails the
+// child writes "error: <step> failed\n" to fd 3 and exits 127.
+Child spawn_detached(const std::vector<std::string>& argv, const std::string& log_path,
+                     int pass_fd);
 
 // The result of run(): the waitpid() status and what the program wrote (stdout and stderr
 // interleaved, at most the last 64 KiB).

@@ -177,7 +177,8 @@ std::optional<std::string> read_line(int fd, const Deadline& dl, size_t max_len)
     ssize_t n = ::read(fd, &c, 1);
     if (n == 1) {
       if (c == '\n') return line;
-      if (line.size() >= max_len) fail("receive: line longer than " + std::to_string(max_len) + " bytes");
+      if (line.size() >= max_len)
+        fail("receive: line longer than " + std::to_string(max_len) + " bytes");
       line += c;
       continue;
     }

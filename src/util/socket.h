@@ -64,7 +64,8 @@ void send_all(int fd, std::string_view data, const Deadline& dl);
 // Reads exactly `len` bytes; false on EOF before the first byte; throws on EOF after it.
 bool recv_exact(int fd, void* buf, size_t len, const Deadline& dl);
 // One line without its '\n'; nothing after it is consumed (a socket is peeked at, then read up
-// to the newline; other fds are read a byte at a time); nullopt on EOF before any byte. Throws on EOF mid-line, on a line longer than `max_len`, or on deadline.
+// to the newline; other fds are read a byte at a time); nullopt on EOF before any byte. Throws on
+// EOF mid-line, on a line longer than `max_len`, or on deadline.
 std::optional<std::string> read_line(int fd, const Deadline& dl, size_t max_len = 1u << 20);
 
 }  // namespace space::net

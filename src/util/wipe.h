@@ -4,8 +4,10 @@
 #pragma once
 #include <string.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace space {
@@ -23,6 +25,19 @@ inline void wipe(std::vector<uint8_t>& v) {
 }
 inline void wipe(void* p, size_t n) {
   if (n) ::explicit_bzero(p, n);
+}
+
+// Appends `more` to `s`, which holds secret bytes: when `s` must grow, its bytes move to a new
+// buffer of twice the capacity and the old buffer is wiped before it is freed.
+inline void append_wiped(std::string& s, std::string_view more) {
+  if (s.size() + more.size() > s.capacity()) {
+    std::string bigger;
+    bigger.reserve(std::max(s.capacity() * 2, s.size() + more.size()));
+    bigger.append(s);
+    wipe(s);
+    s.swap(bigger);
+  }
+  s.append(more);
 }
 
 // A string that wipes itself when destroyed.

@@ -24,16 +24,20 @@ HostKind detect_host(const std::string& sys_module_dir, const std::string& cpuin
 
 const char* host_kind_name(HostKind k) {
   switch (k) {
-    case HostKind::Hardware: return "hardware";
-    case HostKind::Pvm: return "pvm";
-    case HostKind::Unknown: return "unknown";
+    case HostKind::Hardware:
+      return "hardware";
+    case HostKind::Pvm:
+      return "pvm";
+    case HostKind::Unknown:
+      return "unknown";
   }
   return "unknown";
 }
 
 std::string pvm_boot_params() {
-  // Measured on PVM (scripts/kernel/README.md): rodata=off saves 2.1 s of boot, percpu_alloc=page
-  // 1.5 s, noreplace-smp 3.2 s (a 1-vCPU guest would rewrite ~5000 lock prefixes one by one).
+  // Each of rodata=off, percpu_alloc=page and noreplace-smp (a 1-vCPU guest would otherwise
+  // rewrite thousands of lock prefixes one by one) saves seconds of interpreted boot on PVM
+  // (figures in scripts/kernel/README.md).
   // noxsave: the guest kernel then saves only the x87/SSE state when it switches tasks, yet
   // guest user space still sees AVX, AVX2 and AVX-512 in CPUID (PVM does not trap it), so glibc
   // picks AVX string functions and two processes clobber each other's upper vector registers

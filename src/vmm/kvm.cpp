@@ -17,7 +17,9 @@ Kvm::Kvm(const std::string& path) {
   if (!fd_) {
     int e = errno;
     Error err("open " + path + ": " + std::strerror(e), e);
-    if (e == ENOENT) err.set_hint("this host has no KVM; load kvm_intel/kvm_amd or use a host with virtualisation");
+    if (e == ENOENT)
+      err.set_hint(
+          "this host has no KVM; load kvm_intel/kvm_amd or use a host with virtualisation");
     if (e == EACCES) err.set_hint("run as root or add your user to the 'kvm' group");
     throw err;
   }
@@ -100,7 +102,9 @@ void Vm::set_identity_map_addr(uint64_t addr) {
   ioctl_or_throw(KVM_SET_IDENTITY_MAP_ADDR, &addr, "KVM_SET_IDENTITY_MAP_ADDR");
 }
 
-void Vm::create_irqchip() { ioctl_or_throw(KVM_CREATE_IRQCHIP, nullptr, "KVM_CREATE_IRQCHIP"); }
+void Vm::create_irqchip() {
+  ioctl_or_throw(KVM_CREATE_IRQCHIP, nullptr, "KVM_CREATE_IRQCHIP");
+}
 
 void Vm::create_pit() {
   kvm_pit_config c{};
@@ -118,8 +122,8 @@ VcpuFd Vm::create_vcpu(const Kvm& kvm, int index) {
   int fd = ::ioctl(fd_.get(), KVM_CREATE_VCPU, index);
   if (fd < 0) throw_errno("KVM_CREATE_VCPU " + std::to_string(index));
   Fd vfd(fd);
-  Mapping run = Mapping::map(kvm.vcpu_mmap_size(), PROT_READ | PROT_WRITE, MAP_SHARED, vfd.get(),
-                             0, "kvm_run");
+  Mapping run = Mapping::map(kvm.vcpu_mmap_size(), PROT_READ | PROT_WRITE, MAP_SHARED, vfd.get(), 0,
+                             "kvm_run");
   // A branch (fork) must not inherit it: the child builds its own VM, and an inherited kvm_run
   // mapping would keep this VM alive for as long as the child lives.
   if (::madvise(run.data(), run.size(), MADV_DONTFORK) != 0) throw_errno("madvise kvm_run");

@@ -3,14 +3,13 @@
 // state) and VcpuFd (a vCPU fd with its mmapped kvm_run). Every failing ioctl throws space::Error
 // naming the ioctl. Nothing here knows about boot layout or devices.
 #pragma once
-#include "vmm/kvm_api.h"
-
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "util/fd.h"
 #include "util/mmap.h"
+#include "vmm/kvm_api.h"
 
 namespace space::vmm {
 

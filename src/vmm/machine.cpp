@@ -74,7 +74,8 @@ Machine::Machine(const MachineSpec& spec, memory::GuestMemory memory, EventLoop&
       vm_(kvm_) {
   spec_.memory_bytes = mem_.size();
   int max_vcpus = std::max(1, vm_.check_extension(KVM_CAP_NR_VCPUS));
-  if (spec.vcpus < 1 || spec.vcpus > static_cast<uint32_t>(std::min(max_vcpus, x86::kMaxVcpusMpTable)))
+  if (spec.vcpus < 1 ||
+      spec.vcpus > static_cast<uint32_t>(std::min(max_vcpus, x86::kMaxVcpusMpTable)))
     fail("this host supports 1 to " + std::to_string(max_vcpus) + " vCPUs, not " +
              std::to_string(spec.vcpus),
          "pass --cpus " + std::to_string(max_vcpus) + " or fewer");
@@ -103,10 +104,12 @@ Machine::Machine(const MachineSpec& spec, memory::GuestMemory memory, EventLoop&
   // virtio-mmio devices, announced to the guest on the command line: vda is the rootfs.
   devices::VirtioBlock::Options blk_opts;
   blk_opts.serial = "space-root";
-  auto blk = std::make_unique<devices::VirtioBlock>(open_file(spec.rootfs, O_RDWR, "rootfs"), blk_opts);
+  auto blk =
+      std::make_unique<devices::VirtioBlock>(open_file(spec.rootfs, O_RDWR, "rootfs"), blk_opts);
   devices::VirtioBlock* blk_ptr = blk.get();
   disks_.emplace_back(add_virtio("virtio-blk0", std::move(blk)), blk_ptr);
-  auto vsock = std::make_unique<devices::VirtioVsock>(loop_, spec.guest_cid, spec.vsock_uds, spec.vsock_routes);
+  auto vsock = std::make_unique<devices::VirtioVsock>(loop_, spec.guest_cid, spec.vsock_uds,
+                                                      spec.vsock_routes);
   vsock_ = vsock.get();
   vsock_dev_ = add_virtio("virtio-vsock", std::move(vsock));
   add_virtio("virtio-rng", std::make_unique<devices::VirtioRng>());
@@ -124,9 +127,12 @@ void Machine::mark(const char* phase) const {
   if (spec_.phases) spec_.phases->mark(phase);
 }
 
-Machine::~Machine() { stop(); }
+Machine::~Machine() {
+  stop();
+}
 
-devices::VirtioMmio* Machine::add_virtio(const std::string& name, std::unique_ptr<devices::VirtioBackend> backend) {
+devices::VirtioMmio* Machine::add_virtio(const std::string& name,
+                                         std::unique_ptr<devices::VirtioBackend> backend) {
   const uint32_t irq = kFirstVirtioIrq + static_cast<uint32_t>(virtio_cmdline_.size());
   const uint64_t base = memory::GuestMemory::kMmioBase + virtio_cmdline_.size() * kVirtioMmioSize;
   irqs_.push_back(std::make_unique<KvmIrq>(vm_, irq));
@@ -145,7 +151,8 @@ std::string Machine::build_cmdline() const {
   std::string c =
       "console=ttyS0 reboot=k panic=-1 root=/dev/vda rw rootfstype=ext4 io_delay=none quiet "
       "tsc=reliable";
-  c += " init_on_free=1";  // freed guest pages and slab objects are zeroed: no secret outlives its use
+  c += " init_on_free=1";  // freed guest pages and slab objects are zeroed: no secret outlives its
+                           // use
   c += " space.id=" + spec_.id;
   for (auto& v : virtio_cmdline_) c += " " + v;
   if (spec_.host == HostKind::Pvm) c += " " + pvm_boot_params();
@@ -155,8 +162,8 @@ std::string Machine::build_cmdline() const {
 
 void Machine::setup_vcpu(Vcpu& v, uint64_t entry, const std::vector<kvm_cpuid_entry2>& supported) {
   const VcpuFd& fd = v.fd();
-  auto entries = x86::filter_cpuid(supported, {fd.index(), static_cast<int>(spec_.vcpus),
-                                               spec_.host == HostKind::Pvm});
+  auto entries = x86::filter_cpuid(
+      supported, {fd.index(), static_cast<int>(spec_.vcpus), spec_.host == HostKind::Pvm});
   x86::set_cpuid(fd, entries);
   vcpu_cpuid_[static_cast<size_t>(fd.index())] = std::move(entries);
 

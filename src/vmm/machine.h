@@ -1,6 +1,6 @@
 // Machine: one assembled VM. It owns the KVM VM, guest memory, the devices and the buses, the
 // vCPUs, and the order they are built in: memory slot first (registering it after the irqchip
-// costs a 5-11 ms grace period), then irqchip, PIT and vCPUs. boot() loads the kernel and sets
+// waits for an RCU grace period), then irqchip, PIT and vCPUs. boot() loads the kernel and sets
 // every vCPU to the 64-bit entry state; restore() instead sets every vCPU, the irqchip, PIT,
 // clock and devices from a snapshot (with RAM already mapped from its memory file); start() runs
 // the vCPU threads; the first VM exit (guest reset, fault or error) is recorded and wakes the
@@ -19,12 +19,12 @@
 #include "devices/device.h"
 #include "devices/virtio/backend.h"
 #include "devices/virtio/vsock_route.h"
-#include "vmm/bus.h"
+#include "memory/guest_memory.h"
 #include "util/event_loop.h"
+#include "util/phase_log.h"
+#include "vmm/bus.h"
 #include "vmm/host.h"
 #include "vmm/kvm.h"
-#include "memory/guest_memory.h"
-#include "util/phase_log.h"
 #include "vmm/snapshot.h"
 #include "vmm/vcpu.h"
 
@@ -47,7 +47,7 @@ struct MachineSpec {
   std::string vsock_uds;      // host side of virtio-vsock (vsock.sock)
   std::map<uint32_t, devices::VsockHostRoute> vsock_routes;  // guest->host ports served elsewhere
   uint64_t guest_cid = 3;
-  int console_fd = -1;        // serial output (not owned)
+  int console_fd = -1;  // serial output (not owned)
   HostKind host = HostKind::Unknown;
   PhaseLog* phases = nullptr;  // optional: construction phases are marked here
 };
@@ -95,7 +95,8 @@ class Machine {
   void record_exit(const VmExit& e);
   void mark(const char* phase) const;
   // Wraps `backend` in a virtio-mmio transport at the next MMIO window and IRQ.
-  devices::VirtioMmio* add_virtio(const std::string& name, std::unique_ptr<devices::VirtioBackend> backend);
+  devices::VirtioMmio* add_virtio(const std::string& name,
+                                  std::unique_ptr<devices::VirtioBackend> backend);
   std::string build_cmdline() const;
   void setup_vcpu(Vcpu& v, uint64_t entry, const std::vector<kvm_cpuid_entry2>& supported);
   void check_restorable(const snapshot::Snapshot& snap) const;

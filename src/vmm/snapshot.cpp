@@ -9,11 +9,11 @@
 #include <map>
 #include <string_view>
 
+#include "memory/guest_memory.h"
 #include "util/crc32.h"
 #include "util/error.h"
 #include "util/fd.h"
 #include "util/fs.h"
-#include "memory/guest_memory.h"
 #include "vmm/state_codec.h"
 
 namespace space::vmm::snapshot {
@@ -30,11 +30,19 @@ constexpr size_t kMaxFileBytes = 64u << 20;
   throw Error("snapshot " + origin + ": " + what, 0, rebuild_hint());
 }
 
-void put_u32(std::vector<uint8_t>& b, size_t at, uint32_t v) { std::memcpy(b.data() + at, &v, 4); }
-void put_u64(std::vector<uint8_t>& b, size_t at, uint64_t v) { std::memcpy(b.data() + at, &v, 8); }
+void put_u32(std::vector<uint8_t>& b, size_t at, uint32_t v) {
+  std::memcpy(b.data() + at, &v, 4);
+}
+void put_u64(std::vector<uint8_t>& b, size_t at, uint64_t v) {
+  std::memcpy(b.data() + at, &v, 8);
+}
 
-std::string vcpu_section(size_t i) { return "vcpu/" + std::to_string(i); }
-std::string device_section(const std::string& n) { return "device/" + n; }
+std::string vcpu_section(size_t i) {
+  return "vcpu/" + std::to_string(i);
+}
+std::string device_section(const std::string& n) {
+  return "device/" + n;
+}
 
 MachineInfo decode_machine(proto::Reader& r) {
   MachineInfo m;
@@ -42,7 +50,8 @@ MachineInfo decode_machine(proto::Reader& r) {
   if (m.vcpus < 1 || m.vcpus > kMaxVcpus)
     throw proto::ProtoError("bad vCPU count " + std::to_string(m.vcpus));
   m.memory_bytes = r.u64();
-  if (m.memory_bytes == 0 || m.memory_bytes % 4096 != 0 || m.memory_bytes > memory::GuestMemory::kMaxBytes)
+  if (m.memory_bytes == 0 || m.memory_bytes % 4096 != 0 ||
+      m.memory_bytes > memory::GuestMemory::kMaxBytes)
     throw proto::ProtoError("bad memory size " + std::to_string(m.memory_bytes));
   m.cmdline = r.str();
   if (m.cmdline.size() > kMaxCmdline) throw proto::ProtoError("command line too long");

@@ -29,7 +29,7 @@ Vcpu::~Vcpu() {
 }
 
 void Vcpu::install_kick_handler() {
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = kick_handler;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = 0;  // no SA_RESTART: KVM_RUN must return EINTR
@@ -111,8 +111,9 @@ void Vcpu::run_loop() {
         if (!stop_.load() && !pause_.load()) set_immediate_exit(false);
         continue;
       }
-      on_exit_({VmExit::Kind::Error, describe_failure(("KVM_RUN failed: " +
-                                                       std::string(std::strerror(errno))).c_str())});
+      on_exit_(
+          {VmExit::Kind::Error,
+           describe_failure(("KVM_RUN failed: " + std::string(std::strerror(errno))).c_str())});
       break;
     }
     settled = false;
@@ -158,15 +159,15 @@ bool Vcpu::handle_exit() {
     case KVM_EXIT_INTR:
       return true;
     case KVM_EXIT_HLT:
-      on_exit_({VmExit::Kind::Shutdown, "guest halted with interrupts off on vcpu " +
-                                            std::to_string(fd_.index())});
+      on_exit_({VmExit::Kind::Shutdown,
+                "guest halted with interrupts off on vcpu " + std::to_string(fd_.index())});
       return false;
     case KVM_EXIT_SHUTDOWN:
       on_exit_({VmExit::Kind::Reset, describe_failure("guest triple fault (shutdown)")});
       return false;
     case KVM_EXIT_SYSTEM_EVENT:
-      on_exit_({VmExit::Kind::Shutdown,
-                "guest system event " + std::to_string(run->system_event.type)});
+      on_exit_(
+          {VmExit::Kind::Shutdown, "guest system event " + std::to_string(run->system_event.type)});
       return false;
     case KVM_EXIT_FAIL_ENTRY:
       on_exit_({VmExit::Kind::Error,
@@ -179,7 +180,8 @@ bool Vcpu::handle_exit() {
       if (run->internal.suberror == KVM_INTERNAL_ERROR_EMULATION) {
         what += " (emulation failure: the host cannot emulate a guest instruction)";
         auto& ef = run->emulation_failure;
-        if ((ef.flags & KVM_INTERNAL_ERROR_EMULATION_FLAG_INSTRUCTION_BYTES) && ef.insn_size <= 15) {
+        if ((ef.flags & KVM_INTERNAL_ERROR_EMULATION_FLAG_INSTRUCTION_BYTES) &&
+            ef.insn_size <= 15) {
           what += ", instruction bytes:";
           for (int i = 0; i < ef.insn_size; i++) {
             char b[4];
@@ -193,8 +195,8 @@ bool Vcpu::handle_exit() {
     }
     default:
       on_exit_({VmExit::Kind::Error,
-                describe_failure(("unexpected KVM exit reason " +
-                                  std::to_string(run->exit_reason)).c_str())});
+                describe_failure(
+                    ("unexpected KVM exit reason " + std::to_string(run->exit_reason)).c_str())});
       return false;
   }
 }

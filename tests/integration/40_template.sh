@@ -2,7 +2,7 @@
 # command that needs the store makes the loopback image and mounts it. One template build (the
 # only boot of this file), then five creates that restore from it, each answering hello; the
 # default template from config.toml; destroy deletes each sandbox's subvolume; template list and
-# rm; and lib.sh's cleanup checks that no mount or loop device is left.
+# inspect and rm; and lib.sh's cleanup checks that no mount or loop device is left.
 source "$(dirname "$0")/lib.sh"
 
 store=$SPACE_ROOT/store
@@ -26,6 +26,8 @@ assert_contains "$ERR" "space template build nope" "missing template hint"
 expect_status 125 space template build "Bad/Name"
 expect_status 125 space create --template base --cold x2
 expect_status 125 space template rm nope
+expect_status 125 space template inspect nope
+assert_contains "$ERR" "template nope does not exist" "inspect of a missing template"
 [ -z "$(ls "$store/sandboxes" 2>/dev/null)" ] || fail "a failed create left a sandbox"
 
 # The one boot.
@@ -47,6 +49,12 @@ for f in config.json console.log vmm.log; do [ ! -e "$store/templates/base/$f" ]
 list=$(space template list)
 assert_contains "$list" "base" "template list"
 [ "$(space template list --format json | json_field 0.memory_mib)" = 256 ] || fail "template list json"
+# inspect reads template.toml (written by toml++) back: what install.sh relies on.
+inspect=$(space template inspect --format json base)
+[ "$(echo "$inspect" | json_field restorable)" = True ] || fail "inspect: not restorable: $inspect"
+[ "$(echo "$inspect" | json_field name)" = base ] || fail "inspect: wrong name: $inspect"
+[ -f "$(echo "$inspect" | json_field kernel)" ] || fail "inspect: kernel is not a file: $inspect"
+assert_contains "$(space template inspect base)" "restorable:      yes" "inspect text"
 expect_status 125 space template build base
 assert_contains "$ERR" "already exists" "second build without --force"
 

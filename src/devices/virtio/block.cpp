@@ -64,8 +64,9 @@ bool transfer(int fd, std::vector<iovec> iov, uint64_t off, bool write) {
 
 }  // namespace
 
-VirtioBlock::VirtioBlock(Fd file, Options options) : file_(std::move(file)), opts_(std::move(options)) {
-  struct stat st{};
+VirtioBlock::VirtioBlock(Fd file, Options options)
+    : file_(std::move(file)), opts_(std::move(options)) {
+  struct stat st {};
   if (::fstat(file_.get(), &st) != 0) throw_errno("virtio-blk: fstat");
   uint64_t bytes = static_cast<uint64_t>(st.st_size);
   if (S_ISBLK(st.st_mode) && ::ioctl(file_.get(), BLKGETSIZE64, &bytes) != 0)
@@ -143,7 +144,8 @@ uint32_t VirtioBlock::handle(const DescChain& chain) {
         written = chain_write(mem, chain, 0, {id, std::min<uint64_t>(kSerialLen, data_out)});
         break;
       }
-      default: status = kStatusUnsupp;
+      default:
+        status = kStatusUnsupp;
     }
   }
   chain_write(mem, chain, data_out, {&status, 1});

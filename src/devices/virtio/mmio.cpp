@@ -50,8 +50,12 @@ constexpr uint32_t kIntConfig = 2;
 constexpr uint32_t kStateMagic = 0x4f494d56;  // "VMIO"
 constexpr uint32_t kStateVersion = 1;
 
-uint64_t set_low(uint64_t v, uint32_t lo) { return (v & ~0xffffffffULL) | lo; }
-uint64_t set_high(uint64_t v, uint32_t hi) { return (v & 0xffffffffULL) | (uint64_t{hi} << 32); }
+uint64_t set_low(uint64_t v, uint32_t lo) {
+  return (v & ~0xffffffffULL) | lo;
+}
+uint64_t set_high(uint64_t v, uint32_t hi) {
+  return (v & 0xffffffffULL) | (uint64_t{hi} << 32);
+}
 
 }  // namespace
 
@@ -102,23 +106,34 @@ void VirtioMmio::write(uint64_t offset, std::span<const uint8_t> data) {
 uint32_t VirtioMmio::read_reg(uint64_t offset) {
   Virtqueue* q = selected_queue();
   switch (offset) {
-    case kRegMagic: return kMagic;
-    case kRegVersion: return 2;
-    case kRegDeviceId: return backend_->device_id();
-    case kRegVendorId: return kVendorId;
+    case kRegMagic:
+      return kMagic;
+    case kRegVersion:
+      return 2;
+    case kRegDeviceId:
+      return backend_->device_id();
+    case kRegVendorId:
+      return kVendorId;
     case kRegDeviceFeatures:
       if (device_features_sel_ > 1) return 0;
       return static_cast<uint32_t>(device_features_ >> (32 * device_features_sel_));
-    case kRegQueueNumMax: return q ? q->max_size() : 0;
-    case kRegQueueReady: return q && q->ready() ? 1 : 0;
-    case kRegInterruptStatus: return interrupt_status_;
-    case kRegStatus: return status_;
+    case kRegQueueNumMax:
+      return q ? q->max_size() : 0;
+    case kRegQueueReady:
+      return q && q->ready() ? 1 : 0;
+    case kRegInterruptStatus:
+      return interrupt_status_;
+    case kRegStatus:
+      return status_;
     case kRegShmLenLow:
     case kRegShmLenHigh:
     case kRegShmBaseLow:
-    case kRegShmBaseHigh: return 0xffffffff;  // no shared memory regions
-    case kRegConfigGeneration: return config_generation_;
-    default: return 0;  // write-only or reserved
+    case kRegShmBaseHigh:
+      return 0xffffffff;  // no shared memory regions
+    case kRegConfigGeneration:
+      return config_generation_;
+    default:
+      return 0;  // write-only or reserved
   }
 }
 
@@ -127,14 +142,20 @@ void VirtioMmio::write_reg(uint64_t offset, uint32_t v) {
   // Queue layout registers only change while the queue is not ready.
   Virtqueue* qcfg = q && !q->ready() ? q : nullptr;
   switch (offset) {
-    case kRegDeviceFeaturesSel: device_features_sel_ = v; break;
+    case kRegDeviceFeaturesSel:
+      device_features_sel_ = v;
+      break;
     case kRegDriverFeatures:
       if (status_ & virtio::kStatusFeaturesOk) break;  // frozen after FEATURES_OK
       if (driver_features_sel_ == 0) driver_features_ = set_low(driver_features_, v);
       if (driver_features_sel_ == 1) driver_features_ = set_high(driver_features_, v);
       break;
-    case kRegDriverFeaturesSel: driver_features_sel_ = v; break;
-    case kRegQueueSel: queue_sel_ = v; break;
+    case kRegDriverFeaturesSel:
+      driver_features_sel_ = v;
+      break;
+    case kRegQueueSel:
+      queue_sel_ = v;
+      break;
     case kRegQueueNum:
       if (qcfg) qcfg->set_size(v > 0xffff ? 0 : static_cast<uint16_t>(v));
       break;
@@ -150,16 +171,30 @@ void VirtioMmio::write_reg(uint64_t offset, uint32_t v) {
     case kRegQueueNotify:
       if (running() && v < queues_.size() && queues_[v].ready()) backend_->notify(v);
       break;
-    case kRegInterruptAck: interrupt_status_ &= ~v; break;
-    case kRegStatus: write_status(v); break;
-    case kRegQueueDescLow: if (qcfg) qcfg->set_desc_addr(set_low(qcfg->desc_addr(), v)); break;
-    case kRegQueueDescHigh: if (qcfg) qcfg->set_desc_addr(set_high(qcfg->desc_addr(), v)); break;
-    case kRegQueueDriverLow: if (qcfg) qcfg->set_avail_addr(set_low(qcfg->avail_addr(), v)); break;
+    case kRegInterruptAck:
+      interrupt_status_ &= ~v;
+      break;
+    case kRegStatus:
+      write_status(v);
+      break;
+    case kRegQueueDescLow:
+      if (qcfg) qcfg->set_desc_addr(set_low(qcfg->desc_addr(), v));
+      break;
+    case kRegQueueDescHigh:
+      if (qcfg) qcfg->set_desc_addr(set_high(qcfg->desc_addr(), v));
+      break;
+    case kRegQueueDriverLow:
+      if (qcfg) qcfg->set_avail_addr(set_low(qcfg->avail_addr(), v));
+      break;
     case kRegQueueDriverHigh:
       if (qcfg) qcfg->set_avail_addr(set_high(qcfg->avail_addr(), v));
       break;
-    case kRegQueueDeviceLow: if (qcfg) qcfg->set_used_addr(set_low(qcfg->used_addr(), v)); break;
-    case kRegQueueDeviceHigh: if (qcfg) qcfg->set_used_addr(set_high(qcfg->used_addr(), v)); break;
+    case kRegQueueDeviceLow:
+      if (qcfg) qcfg->set_used_addr(set_low(qcfg->used_addr(), v));
+      break;
+    case kRegQueueDeviceHigh:
+      if (qcfg) qcfg->set_used_addr(set_high(qcfg->used_addr(), v));
+      break;
     default:
       log::debug(name_ + ": write to read-only or unknown register " + std::to_string(offset));
   }

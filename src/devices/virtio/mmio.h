@@ -22,7 +22,7 @@ namespace space::devices {
 class VirtioMmio final : public Device, private VirtioTransport {
  public:
   static constexpr uint64_t kWindowSize = 0x1000;
-  static constexpr uint32_t kMagic = 0x74726976;    // "virt"
+  static constexpr uint32_t kMagic = 0x74726976;     // "virt"
   static constexpr uint32_t kVendorId = 0x63617073;  // "spac"
 
   // A transport named `name` (the snapshot key) over `mem`, raising `irq`; both must outlive it.

@@ -1,6 +1,7 @@
 // Split virtqueue over guest memory: ring validation, chain walking with every bound checked, and
 // the used-ring publication. Layouts (virtio 1.x): descriptor table of 16-byte entries, avail ring
-// {flags, idx, ring[size], used_event}, used ring {flags, idx, ring[size] of {id, len}, avail_event}.
+// {flags, idx, ring[size], used_event}, used ring {flags, idx, ring[size] of {id, len},
+// avail_event}.
 #include "devices/virtio/queue.h"
 
 #include <atomic>
@@ -25,13 +26,20 @@ struct RawDesc {
 };
 static_assert(sizeof(RawDesc) == 16);
 
-uint64_t desc_bytes(uint16_t size) { return 16ULL * size; }
-uint64_t avail_bytes(uint16_t size) { return 6ULL + 2ULL * size; }
-uint64_t used_bytes(uint16_t size) { return 6ULL + 8ULL * size; }
+uint64_t desc_bytes(uint16_t size) {
+  return 16ULL * size;
+}
+uint64_t avail_bytes(uint16_t size) {
+  return 6ULL + 2ULL * size;
+}
+uint64_t used_bytes(uint16_t size) {
+  return 6ULL + 8ULL * size;
+}
 
 }  // namespace
 
-Virtqueue::Virtqueue(const memory::GuestMemory& mem, uint16_t max_size) : mem_(mem), max_size_(max_size) {
+Virtqueue::Virtqueue(const memory::GuestMemory& mem, uint16_t max_size)
+    : mem_(mem), max_size_(max_size) {
   if (max_size_ == 0 || max_size_ > kMaxSize || !std::has_single_bit(max_size_)) max_size_ = 256;
   reset();
 }
@@ -43,8 +51,8 @@ void Virtqueue::reset() {
 
 bool Virtqueue::check_config(const VirtqueueState& s, std::string& why) const {
   if (s.size == 0 || s.size > max_size_ || !std::has_single_bit(s.size)) {
-    why = "queue size " + std::to_string(s.size) + " is not a power of two <= " +
-          std::to_string(max_size_);
+    why = "queue size " + std::to_string(s.size) +
+          " is not a power of two <= " + std::to_string(max_size_);
     return false;
   }
   if (s.desc % 16 || s.avail % 2 || s.used % 4) {
@@ -162,8 +170,8 @@ namespace {
 // Walks the readable or writable segments overlapping [offset, offset+len), calling
 // fn(host_ptr, n) for each piece; returns the bytes covered.
 template <class Fn>
-uint64_t walk(const memory::GuestMemory& mem, const DescChain& chain, bool writable, uint64_t offset,
-              uint64_t len, Fn fn) {
+uint64_t walk(const memory::GuestMemory& mem, const DescChain& chain, bool writable,
+              uint64_t offset, uint64_t len, Fn fn) {
   uint64_t done = 0;
   for (const auto& s : chain.segments) {
     if (s.writable != writable) continue;
@@ -201,11 +209,12 @@ size_t chain_write(const memory::GuestMemory& mem, const DescChain& chain, uint6
   });
 }
 
-std::vector<iovec> chain_iovecs(const memory::GuestMemory& mem, const DescChain& chain, bool writable,
-                                uint64_t offset, uint64_t len) {
+std::vector<iovec> chain_iovecs(const memory::GuestMemory& mem, const DescChain& chain,
+                                bool writable, uint64_t offset, uint64_t len) {
   std::vector<iovec> v;
-  walk(mem, chain, writable, offset, len,
-       [&](uint8_t* p, uint64_t n) { v.push_back({p, static_cast<size_t>(n)}); });
+  walk(mem, chain, writable, offset, len, [&](uint8_t* p, uint64_t n) {
+    v.push_back({p, static_cast<size_t>(n)});
+  });
   return v;
 }
 

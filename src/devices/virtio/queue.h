@@ -109,7 +109,7 @@ size_t chain_write(const memory::GuestMemory& mem, const DescChain& chain, uint6
                    std::span<const uint8_t> in);
 // Host iovecs covering [offset, offset+len) of the chain's readable (or writable) bytes, clipped
 // to what the chain has; for readv/writev/preadv/pwritev straight into guest memory.
-std::vector<iovec> chain_iovecs(const memory::GuestMemory& mem, const DescChain& chain, bool writable,
-                                uint64_t offset, uint64_t len);
+std::vector<iovec> chain_iovecs(const memory::GuestMemory& mem, const DescChain& chain,
+                                bool writable, uint64_t offset, uint64_t len);
 
 }  // namespace space::devices

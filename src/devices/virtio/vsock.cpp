@@ -30,7 +30,9 @@ void VirtioVsock::read_config(uint64_t offset, std::span<uint8_t> data) {
   copy_config(img, offset, data);
 }
 
-void VirtioVsock::activate() { notify(kRxQueue); }  // RX work runs on the loop thread
+void VirtioVsock::activate() {
+  notify(kRxQueue);
+}  // RX work runs on the loop thread
 
 void VirtioVsock::notify(size_t index) {
   if (index == kEventQueue) event_kicked_ = true;  // the guest refilled after handling an event
@@ -126,18 +128,23 @@ void VirtioVsock::handle_tx(const DescChain& chain) {
     return;
   }
   if (h.op == kOpRst && !conns_.contains({h.dst_port, h.src_port})) return;
-  bool bad_len = h.op == kOpRw && (h.len > kMaxPayload || h.len > chain.readable_bytes - kHeaderSize);
+  bool bad_len =
+      h.op == kOpRw && (h.len > kMaxPayload || h.len > chain.readable_bytes - kHeaderSize);
   if (h.dst_cid != kHostCid || h.type != kTypeStream || bad_len) {
     if (bad_len) log::warn("virtio-vsock: tx packet length exceeds its buffer or the maximum");
     auto it = conns_.find({h.dst_port, h.src_port});
-    if (it != conns_.end()) abort_conn(it->second);
-    else queue_rst(h);
+    if (it != conns_.end())
+      abort_conn(it->second);
+    else
+      queue_rst(h);
     return;
   }
   auto it = conns_.find({h.dst_port, h.src_port});
   if (it == conns_.end()) {
-    if (h.op == kOpRequest) connect_to_host(h);
-    else queue_rst(h);
+    if (h.op == kOpRequest)
+      connect_to_host(h);
+    else
+      queue_rst(h);
     return;
   }
   handle_conn_packet(it->second, h, chain);
@@ -187,9 +194,13 @@ void VirtioVsock::handle_conn_packet(Conn& c, const Header& h, const DescChain& 
       }
       send_to_host(c, chain, h.len);
       break;
-    case kOpCreditUpdate: break;  // the credit fields were taken above
-    case kOpCreditRequest: c.pending |= Conn::kSendCreditUpdate; break;
-    default: abort_conn(c);  // REQUEST on a live connection, or an unknown op
+    case kOpCreditUpdate:
+      break;  // the credit fields were taken above
+    case kOpCreditRequest:
+      c.pending |= Conn::kSendCreditUpdate;
+      break;
+    default:
+      abort_conn(c);  // REQUEST on a live connection, or an unknown op
   }
   auto it = conns_.find(key);
   if (it == conns_.end()) return;  // erased above
@@ -309,8 +320,8 @@ uint32_t VirtioVsock::fill_rx(Conn& c, const DescChain& chain, bool& erase) {
 }
 
 uint32_t VirtioVsock::read_host(Conn& c, const DescChain& chain) {
-  uint64_t room = std::min<uint64_t>({chain.writable_bytes - kHeaderSize, kMaxPayload,
-                                      c.peer_credit()});
+  uint64_t room =
+      std::min<uint64_t>({chain.writable_bytes - kHeaderSize, kMaxPayload, c.peer_credit()});
   if (room == 0) return 0;
   auto iov = chain_iovecs(transport_->memory(), chain, true, kHeaderSize, room);
   ssize_t n = ::readv(c.sock.get(), iov.data(), static_cast<int>(iov.size()));
@@ -341,7 +352,8 @@ void VirtioVsock::process_event() {
   auto r = q.pop(chain, why);
   if (r == Virtqueue::Pop::Empty) return;  // sent when the guest posts an event buffer
   if (r == Virtqueue::Pop::Bad || chain.writable_bytes < 4) {
-    transport_->fail("virtio-vsock event: " + (r == Virtqueue::Pop::Bad ? why : "buffer too small"));
+    transport_->fail("virtio-vsock event: " +
+                     (r == Virtqueue::Pop::Bad ? why : "buffer too small"));
     return;
   }
   uint32_t id = kEventTransportReset;

@@ -29,8 +29,8 @@
 #include "devices/virtio/vsock_conn.h"
 #include "devices/virtio/vsock_packet.h"
 #include "devices/virtio/vsock_route.h"
-#include "util/fd.h"
 #include "util/event_loop.h"
+#include "util/fd.h"
 
 namespace space::devices {
 
@@ -38,10 +38,10 @@ class VirtioVsock final : public VirtioBackend {
  public:
   static constexpr size_t kRxQueue = 0, kTxQueue = 1, kEventQueue = 2;
   static constexpr uint16_t kQueueSize = 256;
-  static constexpr uint32_t kBufAlloc = 128 * 1024;      // per-connection guest->host buffer
+  static constexpr uint32_t kBufAlloc = 128 * 1024;  // per-connection guest->host buffer
   static constexpr size_t kMaxConnections = 1024;
-  static constexpr size_t kMaxHandshakes = 64;           // host clients yet to send CONNECT
-  static constexpr size_t kMaxQueuedRsts = 256;          // RSTs for packets to unknown ports
+  static constexpr size_t kMaxHandshakes = 64;   // host clients yet to send CONNECT
+  static constexpr size_t kMaxQueuedRsts = 256;  // RSTs for packets to unknown ports
   static constexpr uint32_t kFirstEphemeralPort = 1u << 30;
 
   // Listens on `uds_path` (replacing a stale socket file there); the socket and every connection
@@ -130,11 +130,11 @@ class VirtioVsock final : public VirtioBackend {
   uint64_t next_conn_id_ = 1;
   uint64_t next_handshake_id_ = 0;
   uint32_t next_ephemeral_ = kFirstEphemeralPort;
-  std::deque<VsockKey> rx_queue_;     // connections with something for the guest, in turn
-  std::deque<vsock::Header> rsts_;    // RSTs for packets that match no connection
-  bool event_pending_ = false;        // TRANSPORT_RESET owed to the guest
-  bool reset_unacked_ = false;        // TRANSPORT_RESET delivered, guest not done with it yet
-  bool event_kicked_ = false;         // the guest notified the event queue since the delivery
+  std::deque<VsockKey> rx_queue_;   // connections with something for the guest, in turn
+  std::deque<vsock::Header> rsts_;  // RSTs for packets that match no connection
+  bool event_pending_ = false;      // TRANSPORT_RESET owed to the guest
+  bool reset_unacked_ = false;      // TRANSPORT_RESET delivered, guest not done with it yet
+  bool event_kicked_ = false;       // the guest notified the event queue since the delivery
 };
 
 }  // namespace space::devices

@@ -3,8 +3,6 @@
 // to_host buffer, and the connection lifecycle (half-closes, RST, teardown). Every fd here is
 // non-blocking and owned by an Fd; every EventLoop handler takes the device mutex first and
 // looks its connection up by key, so a handler for a connection that is gone does nothing.
-#include "devices/virtio/vsock.h"
-
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -16,6 +14,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "devices/virtio/vsock.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -32,19 +31,24 @@ bool make_addr(const std::string& path, sockaddr_un& addr) {
   std::memcpy(addr.sun_path, path.data(), path.size());
   return true;
 }
-bool would_block(int err) { return err == EAGAIN || err == EWOULDBLOCK || err == EINTR; }
+bool would_block(int err) {
+  return err == EAGAIN || err == EWOULDBLOCK || err == EINTR;
+}
 }  // namespace
 
 VirtioVsock::VirtioVsock(EventLoop& loop, uint64_t guest_cid, std::string uds_path,
                          std::map<uint32_t, VsockHostRoute> routes)
-    : loop_(loop), guest_cid_(guest_cid), uds_path_(std::move(uds_path)), routes_(std::move(routes)) {
+    : loop_(loop),
+      guest_cid_(guest_cid),
+      uds_path_(std::move(uds_path)),
+      routes_(std::move(routes)) {
   if (guest_cid_ < 3 || guest_cid_ >= 0xffffffffULL)
     fail("virtio-vsock: guest cid " + std::to_string(guest_cid_) + " is not in 3..4294967294");
   sockaddr_un addr;
   if (!make_addr(uds_path_, addr))
     fail("virtio-vsock: socket path '" + uds_path_ + "' is empty or too long for sun_path",
          "use a shorter run directory");
-  struct stat st{};
+  struct stat st {};
   if (::lstat(uds_path_.c_str(), &st) == 0) {
     if (!S_ISSOCK(st.st_mode)) fail("virtio-vsock: " + uds_path_ + " exists and is not a socket");
     ::unlink(uds_path_.c_str());  // a stale socket from an earlier run
@@ -163,8 +167,8 @@ void VirtioVsock::connect_to_host(const Header& h) {
     return queue_rst(h);
   }
   auto route = routes_.find(h.dst_port);
-  std::string path = route != routes_.end() ? route->second.path
-                                            : uds_path_ + "_" + std::to_string(h.dst_port);
+  std::string path =
+      route != routes_.end() ? route->second.path : uds_path_ + "_" + std::to_string(h.dst_port);
   sockaddr_un addr;
   if (!make_addr(path, addr)) return queue_rst(h);
   auto dial = [&]() -> Fd {
@@ -271,7 +275,8 @@ void VirtioVsock::send_to_host(Conn& c, const DescChain& chain, uint32_t len) {
     sent = n > 0 ? static_cast<size_t>(n) : 0;
     c.fwd_cnt += static_cast<uint32_t>(sent);
   }
-  if (sent < len) chain_read(mem, chain, kHeaderSize + sent, {c.to_host.append(len - sent), len - sent});
+  if (sent < len)
+    chain_read(mem, chain, kHeaderSize + sent, {c.to_host.append(len - sent), len - sent});
   maybe_credit_update(c);
 }
 

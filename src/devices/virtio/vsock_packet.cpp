@@ -66,7 +66,9 @@ std::optional<uint32_t> parse_connect_line(std::string_view line) {
   return static_cast<uint32_t>(port);
 }
 
-std::string format_ok_line(uint32_t host_port) { return "OK " + std::to_string(host_port) + "\n"; }
+std::string format_ok_line(uint32_t host_port) {
+  return "OK " + std::to_string(host_port) + "\n";
+}
 
 uint32_t peer_credit(uint32_t peer_buf_alloc, uint32_t peer_fwd_cnt, uint32_t sent_cnt) {
   uint32_t in_flight = sent_cnt - peer_fwd_cnt;  // modular, as the counters wrap

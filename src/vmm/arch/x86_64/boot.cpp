@@ -115,7 +115,8 @@ uint64_t load_initrd(const memory::GuestMemory& mem, int fd, uint64_t size, uint
   uint64_t limit = std::min<uint64_t>(mem.size(), 0x7fffffffULL);
   if (size == 0 || size > limit) fail("initrd does not fit in guest memory");
   uint64_t addr = (limit - size) & ~0xfffULL;
-  if (addr < kernel_end) fail("initrd does not fit in guest memory", "give the sandbox more --memory");
+  if (addr < kernel_end)
+    fail("initrd does not fit in guest memory", "give the sandbox more --memory");
   pread_exact(fd, mem.ptr(addr, size), size, 0, "initrd");
   return addr;
 }
@@ -175,8 +176,8 @@ void write_page_tables(const memory::GuestMemory& mem) {
 }
 
 void write_gdt(const memory::GuestMemory& mem) {
-  const uint64_t gdt[] = {0, 0, gdt_entry(kCodeFlags, 0, 0xfffff), gdt_entry(kDataFlags, 0, 0xfffff),
-                          gdt_entry(kTssFlags, 0, 0xfffff)};
+  const uint64_t gdt[] = {0, 0, gdt_entry(kCodeFlags, 0, 0xfffff),
+                          gdt_entry(kDataFlags, 0, 0xfffff), gdt_entry(kTssFlags, 0, 0xfffff)};
   if (!mem.write(kGdtAddr, gdt, sizeof gdt)) fail("GDT outside guest memory");
 }
 
@@ -197,8 +198,8 @@ void setup_long_mode_sregs(kvm_sregs& s) {
   s.ldt.limit = 0xffff;
   s.cr0 = 0x80000011;  // PG | ET | PE
   s.cr3 = kPml4;
-  s.cr4 = 0x20;        // PAE
-  s.efer = 0x500;      // LMA | LME
+  s.cr4 = 0x20;    // PAE
+  s.efer = 0x500;  // LMA | LME
 }
 
 kvm_regs boot_regs(uint64_t entry) {

@@ -5,13 +5,12 @@
 // the kernel's startup_64 expects (RSI = zero page). Everything is written through GuestMemory,
 // so a hostile or truncated kernel image cannot write outside guest RAM.
 #pragma once
-#include "vmm/kvm_api.h"
-
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "memory/guest_memory.h"
+#include "vmm/kvm_api.h"
 
 namespace space::vmm::x86 {
 
@@ -23,9 +22,9 @@ constexpr uint64_t kPml4 = 0x9000;
 constexpr uint64_t kPdpt = 0xa000;
 constexpr uint64_t kPd = 0xb000;  // four page directories: 0xb000..0xefff
 constexpr uint64_t kCmdline = 0x20000;
-constexpr size_t kCmdlineMax = 2048;      // including the NUL; Linux's COMMAND_LINE_SIZE
-constexpr uint64_t kMpTable = 0x9fc00;    // top 1 KiB of base memory, where Linux scans
-constexpr uint64_t kHighMem = 0x100000;   // 1 MiB
+constexpr size_t kCmdlineMax = 2048;     // including the NUL; Linux's COMMAND_LINE_SIZE
+constexpr uint64_t kMpTable = 0x9fc00;   // top 1 KiB of base memory, where Linux scans
+constexpr uint64_t kHighMem = 0x100000;  // 1 MiB
 constexpr uint64_t kMinMemory = 32ULL << 20;
 
 constexpr uint16_t kCodeSelector = 0x10;

@@ -2,10 +2,10 @@
 // per-vCPU APIC ids, the hypervisor bit, and host-specific masks (on PVM hosts cx16, whose
 // ring-0 emulation is missing). Pure function of its inputs, so it is unit-tested.
 #pragma once
-#include "vmm/kvm_api.h"
-
 #include <cstdint>
 #include <vector>
+
+#include "vmm/kvm_api.h"
 
 namespace space::vmm::x86 {
 

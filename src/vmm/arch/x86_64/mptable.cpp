@@ -52,11 +52,11 @@ size_t write_mptable(const memory::GuestMemory& mem, int vcpus) {
   uint16_t count = 0;
   for (int i = 0; i < vcpus; i++) {
     e.u8(kEntryProcessor);
-    e.u8(static_cast<uint8_t>(i));   // local APIC id
-    e.u8(0x14);                      // local APIC version
-    e.u8(i == 0 ? 0x3 : 0x1);        // enabled, bootstrap processor
-    e.u32(0x600);                    // CPU signature (family 6)
-    e.u32(0x201);                    // features: FPU, APIC
+    e.u8(static_cast<uint8_t>(i));  // local APIC id
+    e.u8(0x14);                     // local APIC version
+    e.u8(i == 0 ? 0x3 : 0x1);       // enabled, bootstrap processor
+    e.u32(0x600);                   // CPU signature (family 6)
+    e.u32(0x201);                   // features: FPU, APIC
     e.zeros(8);
     count++;
   }

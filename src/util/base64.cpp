@@ -1,9 +1,9 @@
 // Base64 codec; see base64.h.
-#include "cred/base64.h"
+#include "util/base64.h"
 
 #include <cstdint>
 
-namespace space::cred {
+namespace space::base64 {
 
 namespace {
 constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -18,12 +18,18 @@ int value_of(char c) {
 }
 }  // namespace
 
-std::string base64_encode(std::string_view in) {
+std::string encode(std::string_view in) {
   std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
+  out.reserve(encoded_size(in.size()));
+  encode_into(out, in);
+  return out;
+}
+
+void encode_into(std::string& out, std::string_view in) {
   size_t i = 0;
   for (; i + 3 <= in.size(); i += 3) {
-    uint32_t v = uint32_t(uint8_t(in[i])) << 16 | uint32_t(uint8_t(in[i + 1])) << 8 | uint8_t(in[i + 2]);
+    uint32_t v =
+        uint32_t(uint8_t(in[i])) << 16 | uint32_t(uint8_t(in[i + 1])) << 8 | uint8_t(in[i + 2]);
     out += kAlphabet[v >> 18];
     out += kAlphabet[(v >> 12) & 63];
     out += kAlphabet[(v >> 6) & 63];
@@ -31,16 +37,16 @@ std::string base64_encode(std::string_view in) {
   }
   size_t rest = in.size() - i;
   if (rest) {
-    uint32_t v = uint32_t(uint8_t(in[i])) << 16 | (rest == 2 ? uint32_t(uint8_t(in[i + 1])) << 8 : 0);
+    uint32_t v =
+        uint32_t(uint8_t(in[i])) << 16 | (rest == 2 ? uint32_t(uint8_t(in[i + 1])) << 8 : 0);
     out += kAlphabet[v >> 18];
     out += kAlphabet[(v >> 12) & 63];
     out += rest == 2 ? kAlphabet[(v >> 6) & 63] : '=';
     out += '=';
   }
-  return out;
 }
 
-std::optional<std::string> base64_decode(std::string_view in) {
+std::optional<std::string> decode(std::string_view in) {
   if (in.size() % 4 != 0) return std::nullopt;
   std::string out;
   out.reserve(in.size() / 4 * 3);
@@ -62,4 +68,4 @@ std::optional<std::string> base64_decode(std::string_view in) {
   return out;
 }
 
-}  // namespace space::cred
+}  // namespace space::base64

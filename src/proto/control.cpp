@@ -1,0 +1,289 @@
+// The control protocol's codecs; see control.h. Requests are decoded through one table that maps
+// each operation name to the decoder of its struct.
+#include "proto/control.h"
+
+#include <array>
+
+#include "proto/rpc.h"
+#include "util/error.h"
+#include "util/json.h"
+
+namespace space::proto::control {
+
+const char* run_state_name(RunState s) {
+  return s == RunState::Paused ? "paused" : "running";
+}
+
+namespace {
+
+constexpr const char* kPeer = "the VMM";
+
+RunState run_state_field(const json::Value& o) {
+  std::string s = json::string_field(o, "status");
+  if (s == "running") return RunState::Running;
+  if (s == "paused") return RunState::Paused;
+  fail("field \"status\": \"" + s + "\" is neither running nor paused");
+}
+
+std::string absolute_field(const json::Value& o, std::string_view key) {
+  std::string v = json::string_field(o, key);
+  if (v.empty() || v[0] != '/') fail("field \"" + std::string(key) + "\" must be an absolute path");
+  return v;
+}
+
+int64_t int_field(const json::Value& o, std::string_view key) {
+  const json::Value& v = o.at(key);
+  if (!v.is_int()) fail("field \"" + std::string(key) + "\" must be an integer");
+  return v.as_int();
+}
+
+double number_field(const json::Value& o, std::string_view key) {
+  const json::Value& v = o.at(key);
+  if (!v.is_number()) fail("field \"" + std::string(key) + "\" must be a number");
+  return v.as_double();
+}
+
+// Request fields: encode (struct -> object) and decode (object -> struct) for each type.
+json::Value fields_of(const PingRequest&) {
+  return {};
+}
+json::Value fields_of(const ResumeRequest&) {
+  return {};
+}
+json::Value fields_of(const StopRequest&) {
+  return {};
+}
+json::Value fields_of(const PauseRequest& r) {
+  json::Value o = json::Value::object();
+  if (r.sync) o.set("sync", true);
+  return o;
+}
+json::Value fields_of(const SnapshotRequest& r) {
+  json::Value o = json::Value::object();
+  o.set("dir", r.dir);
+  return o;
+}
+json::Value fields_of(const BranchRequest& r) {
+  json::Value list = json::Value::array();
+  for (const auto& t : r.targets) {
+    json::Value x = json::Value::object();
+    x.set("id", t.id);
+    x.set("dir", t.dir);
+    x.set("run_dir", t.run_dir);
+    list.push_back(std::move(x));
+  }
+  json::Value o = json::Value::object();
+  o.set("targets", std::move(list));
+  o.set("resume", r.resume);
+  return o;
+}
+
+Request decode_ping(const json::Value& o) {
+  rpc::only_fields(o, {});
+  return PingRequest{};
+}
+Request decode_resume(const json::Value& o) {
+  rpc::only_fields(o, {});
+  return ResumeRequest{};
+}
+Request decode_stop(const json::Value& o) {
+  rpc::only_fields(o, {});
+  return StopRequest{};
+}
+Request decode_pause(const json::Value& o) {
+  rpc::only_fields(o, {"sync"});
+  return PauseRequest{rpc::bool_field_or(o, "sync", false)};
+}
+Request decode_snapshot(const json::Value& o) {
+  rpc::only_fields(o, {"dir"});
+  return SnapshotRequest{absolute_field(o, "dir")};
+}
+Request decode_branch(const json::Value& o) {
+  rpc::only_fields(o, {"targets", "resume"});
+  const json::Value& list = o.at("targets");
+  if (!list.is_array()) fail("field \"targets\" must be an array");
+  BranchRequest r;
+  for (const auto& t : list.as_array()) {
+    if (!t.is_object()) fail("field \"targets\": each target must be an object");
+    rpc::only_fields(t, {"id", "dir", "run_dir"});
+    r.targets.push_back(
+        {json::string_field(t, "id"), absolute_field(t, "dir"), absolute_field(t, "run_dir")});
+  }
+  r.resume = rpc::bool_field_or(o, "resume", false);
+  return r;
+}
+
+struct OpEntry {
+  std::string_view name;
+  Request (*decode)(const json::Value&);
+};
+// One entry per operation, in the order of the Request variant.
+constexpr std::array<OpEntry, std::variant_size_v<Request>> kOps = {{
+    {"ping", decode_ping},
+    {"pause", decode_pause},
+    {"resume", decode_resume},
+    {"snapshot", decode_snapshot},
+    {"branch", decode_branch},
+    {"stop", decode_stop},
+}};
+
+json::Value ms_object(const std::vector<std::pair<std::string, double>>& ms) {
+  json::Value o = json::Value::object();
+  for (const auto& [k, v] : ms) o.set(k, v);
+  return o;
+}
+
+}  // namespace
+
+std::string_view op_name(const Request& r) {
+  return kOps[r.index()].name;
+}
+
+std::string encode_request(const Request& r) {
+  return rpc::request_line(op_name(r), std::visit([](const auto& x) { return fields_of(x); }, r));
+}
+
+Request decode_request(std::string_view line) {
+  json::Value o = json::parse(line);
+  std::string op = rpc::op_of(o);
+  for (const auto& e : kOps) {
+    if (e.name != op) continue;
+    try {
+      return e.decode(o);
+    } catch (Error& err) {
+      err.add_context("control request \"" + op + "\"");
+      throw;
+    }
+  }
+  fail("unknown control operation \"" + op + "\"");
+}
+
+std::string encode_reply(const PingReply& r) {
+  json::Value o = json::Value::object();
+  o.set("status", run_state_name(r.status));
+  o.set("pid", r.pid);
+  return rpc::ok_line(std::move(o));
+}
+
+std::string encode_reply(const PauseReply& r) {
+  json::Value o = json::Value::object();
+  o.set("status", run_state_name(r.status));
+  o.set("pause_us", r.pause_us);
+  return rpc::ok_line(std::move(o));
+}
+
+std::string encode_reply(const ResumeReply& r) {
+  json::Value o = json::Value::object();
+  o.set("status", run_state_name(r.status));
+  o.set("resume_us", r.resume_us);
+  return rpc::ok_line(std::move(o));
+}
+
+std::string encode_reply(const SnapshotReply& r) {
+  json::Value o = json::Value::object();
+  o.set("status", run_state_name(r.status));
+  o.set("vmstate_bytes", r.vmstate_bytes);
+  o.set("memory_bytes", r.memory_bytes);
+  o.set("memory_data_bytes", r.memory_data_bytes);
+  o.set("memory_diff", r.memory_diff);
+  o.set("pause_us", r.pause_us);
+  o.set("ms", ms_object(r.ms));
+  return rpc::ok_line(std::move(o));
+}
+
+std::string encode_reply(const BranchReply& r) {
+  json::Value o = json::Value::object();
+  o.set("status", run_state_name(r.status));
+  json::Value list = json::Value::array();
+  for (const auto& b : r.branches) {
+    json::Value x = json::Value::object();
+    x.set("id", b.id);
+    x.set("pid", b.pid);
+    list.push_back(std::move(x));
+  }
+  o.set("branches", std::move(list));
+  o.set("resumed", r.resumed);
+  o.set("ms", ms_object({{"capture", r.capture_ms}, {"fork", r.fork_ms}, {"ready", r.ready_ms}}));
+  return rpc::ok_line(std::move(o));
+}
+
+std::string encode_reply(const StopReply&) {
+  return rpc::ok_line({});
+}
+
+namespace {
+// Opens a reply line and converts it with `convert`, naming the reply in errors.
+template <class F>
+auto reply_from(std::string_view line, const char* what, F&& convert) {
+  json::Value o = rpc::open_reply(line, kPeer);
+  try {
+    return convert(o);
+  } catch (Error& e) {
+    e.add_context(std::string("malformed ") + what + " reply from the VMM");
+    throw;
+  }
+}
+}  // namespace
+
+template <>
+PingReply decode_reply<PingReply>(std::string_view line) {
+  return reply_from(line, "ping", [](const json::Value& o) {
+    return PingReply{run_state_field(o), int_field(o, "pid")};
+  });
+}
+
+template <>
+PauseReply decode_reply<PauseReply>(std::string_view line) {
+  return reply_from(line, "pause", [](const json::Value& o) {
+    return PauseReply{run_state_field(o), int_field(o, "pause_us")};
+  });
+}
+
+template <>
+ResumeReply decode_reply<ResumeReply>(std::string_view line) {
+  return reply_from(line, "resume", [](const json::Value& o) {
+    return ResumeReply{run_state_field(o), int_field(o, "resume_us")};
+  });
+}
+
+template <>
+SnapshotReply decode_reply<SnapshotReply>(std::string_view line) {
+  return reply_from(line, "snapshot", [](const json::Value& o) {
+    SnapshotReply r;
+    r.status = run_state_field(o);
+    r.vmstate_bytes = json::uint_field(o, "vmstate_bytes");
+    r.memory_bytes = json::uint_field(o, "memory_bytes");
+    r.memory_data_bytes = json::uint_field(o, "memory_data_bytes");
+    r.memory_diff = rpc::bool_field_or(o, "memory_diff", false);
+    r.pause_us = int_field(o, "pause_us");
+    const json::Value& ms = o.at("ms");
+    if (!ms.is_object()) fail("field \"ms\" must be an object");
+    for (const auto& [k, v] : ms.as_object()) r.ms.emplace_back(k, number_field(ms, k));
+    return r;
+  });
+}
+
+template <>
+BranchReply decode_reply<BranchReply>(std::string_view line) {
+  return reply_from(line, "branch", [](const json::Value& o) {
+    BranchReply r;
+    r.status = run_state_field(o);
+    const json::Value& list = o.at("branches");
+    if (!list.is_array()) fail("field \"branches\" must be an array");
+    for (const auto& b : list.as_array())
+      r.branches.push_back({json::string_field(b, "id"), int_field(b, "pid")});
+    r.resumed = rpc::bool_field_or(o, "resumed", false);
+    const json::Value& ms = o.at("ms");
+    r.capture_ms = number_field(ms, "capture");
+    r.fork_ms = number_field(ms, "fork");
+    r.ready_ms = number_field(ms, "ready");
+    return r;
+  });
+}
+
+template <>
+StopReply decode_reply<StopReply>(std::string_view line) {
+  return reply_from(line, "stop", [](const json::Value&) { return StopReply{}; });
+}
+
+}  // namespace space::proto::control

@@ -1,0 +1,139 @@
+// The VMM's control protocol (a sandbox's control.sock), typed: one request struct per operation,
+// each with its reply struct, one encoder and one decoder per direction, on the line envelope of
+// rpc.h. The CLI's sandbox operations send these (core/control_client.h); the VMM process
+// decodes them and runs one handler per type (monitor/control_ops.h).
+//   ping      -> status, pid
+//   pause     [sync: also fdatasync the disks once parked] -> status, pause_us
+//   resume    -> status, resume_us (then the VMM says Hello to guest-init, without waiting)
+//   snapshot  dir (absolute) -> status (stays paused, also on failure), vmstate_bytes,
+//             memory_bytes, memory_data_bytes, memory_diff, pause_us, ms {phase: ms, total}
+//   branch    targets [{id, dir, run_dir}], resume -> status, branches [{id, pid}], resumed,
+//             ms {capture, fork, ready}; requires a paused source
+//   stop      -> {} and the VMM exits
+// Decoders reject unknown operations, unknown request fields and fields of the wrong kind with
+// an Error that names them.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace space::proto::control {
+
+// What a VMM reports of its guest: vCPUs running, or parked.
+enum class RunState { Running, Paused };
+const char* run_state_name(RunState s);
+
+struct PingRequest {};
+struct PingReply {
+  RunState status = RunState::Running;
+  int64_t pid = 0;
+};
+
+struct PauseRequest {
+  bool sync = false;  // fdatasync the disk images once parked (a branch then copies them)
+};
+struct PauseReply {
+  RunState status = RunState::Paused;
+  int64_t pause_us = 0;
+};
+
+struct ResumeRequest {};
+struct ResumeReply {
+  RunState status = RunState::Running;
+  int64_t resume_us = 0;
+};
+
+struct SnapshotRequest {
+  std::string dir;  // absolute: receives vmstate and memory
+};
+struct SnapshotReply {
+  RunState status = RunState::Paused;
+  uint64_t vmstate_bytes = 0;
+  uint64_t memory_bytes = 0;
+  uint64_t memory_data_bytes = 0;
+  bool memory_diff = false;  // memory was written as a diff against the mapped memory file
+  int64_t pause_us = 0;
+  std::vector<std::pair<std::string, double>> ms;  // phase -> milliseconds, "total" last
+};
+
+struct BranchTarget {
+  std::string id;
+  std::string dir;      // absolute: the branch's sandbox directory
+  std::string run_dir;  // absolute: its socket directory
+};
+struct BranchRequest {
+  std::vector<BranchTarget> targets;
+  bool resume = false;  // resume the source as soon as the children exist
+};
+struct Branched {
+  std::string id;
+  int64_t pid = 0;
+};
+struct BranchReply {
+  RunState status = RunState::Paused;
+  std::vector<Branched> branches;
+  bool resumed = false;
+  double capture_ms = 0, fork_ms = 0, ready_ms = 0;
+};
+
+struct StopRequest {};
+struct StopReply {};
+
+using Request = std::variant<PingRequest, PauseRequest, ResumeRequest, SnapshotRequest,
+                             BranchRequest, StopRequest>;
+
+// The reply type of each request type: ReplyOf<PingRequest> is PingReply.
+template <class Req>
+struct ReplyTo;
+template <>
+struct ReplyTo<PingRequest> {
+  using type = PingReply;
+};
+template <>
+struct ReplyTo<PauseRequest> {
+  using type = PauseReply;
+};
+template <>
+struct ReplyTo<ResumeRequest> {
+  using type = ResumeReply;
+};
+template <>
+struct ReplyTo<SnapshotRequest> {
+  using type = SnapshotReply;
+};
+template <>
+struct ReplyTo<BranchRequest> {
+  using type = BranchReply;
+};
+template <>
+struct ReplyTo<StopRequest> {
+  using type = StopReply;
+};
+template <class Req>
+using ReplyOf = typename ReplyTo<Req>::type;
+
+// The operation's name on the wire ("ping", "pause", ...).
+std::string_view op_name(const Request& r);
+
+// A request line (newline-terminated).
+std::string encode_request(const Request& r);
+// The request a line carries; throws Error naming what is wrong.
+Request decode_request(std::string_view line);
+
+// A success reply line for each reply type.
+std::string encode_reply(const PingReply& r);
+std::string encode_reply(const PauseReply& r);
+std::string encode_reply(const ResumeReply& r);
+std::string encode_reply(const SnapshotReply& r);
+std::string encode_reply(const BranchReply& r);
+std::string encode_reply(const StopReply& r);
+
+// The reply a line carries: T is one of the reply types. Throws Error with the VMM's message
+// (and hint) for an {"ok": false} reply, or naming what is malformed.
+template <class T>
+T decode_reply(std::string_view line);
+
+}  // namespace space::proto::control

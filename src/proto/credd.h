@@ -1,0 +1,167 @@
+// The credential helper's operator protocol (credd.sock), typed: what `space secret`, `grant`,
+// `revoke`, and the create/branch/checkpoint/destroy steps ask of `space __credd`. One request
+// struct per operation, each with its reply, on the line envelope of rpc.h:
+//   ping                                  -> pid
+//   set     name, value                   -> replaced     (value travels as value_base64)
+//   list                                  -> secrets [{name, size, created, updated}]
+//   rm      name                          -> {}           (an error if there is none)
+//   grant   sandbox, name, ttl_ms?, uses? -> {}           (the sandbox must exist)
+//   revoke  sandbox, name, reason?        -> {}           (an error if not granted)
+//   revoke  sandbox, all: true, forget?, reason? -> revoked [names]  (forget: it was destroyed)
+//   copy    from, to                      -> copied [names]   (branch --keep-secrets)
+//   grants  sandbox?                      -> grants [{sandbox, name, granted, expires, uses_left,
+//                                                     state}]
+// A secret value never enters a json::Value: a set request is written straight into a buffer
+// that wipes itself, and decoded with json::SecretMembers. Request decoders reject unknown
+// operations and fields and bad kinds with an Error naming them.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "util/json.h"
+#include "util/wipe.h"
+
+namespace space::proto::credd {
+
+struct PingRequest {};
+struct PingReply {
+  int64_t pid = 0;
+};
+
+struct SetRequest {
+  std::string name;
+  SecretString value;  // raw bytes
+};
+struct SetReply {
+  bool replaced = false;
+};
+
+struct ListRequest {};
+struct SecretInfo {
+  std::string name;
+  uint64_t size = 0;    // bytes
+  std::string created;  // RFC 3339
+  std::string updated;  // RFC 3339
+};
+struct ListReply {
+  std::vector<SecretInfo> secrets;
+};
+
+struct RemoveRequest {
+  std::string name;
+};
+
+struct GrantRequest {
+  std::string sandbox;
+  std::string name;
+  std::optional<uint64_t> ttl_ms;
+  std::optional<uint64_t> uses;
+};
+
+struct RevokeRequest {
+  std::string sandbox;
+  std::string name;
+  std::string reason;  // audited; "" for none
+};
+
+struct RevokeAllRequest {
+  std::string sandbox;
+  bool forget = false;  // the sandbox is gone: drop it and its socket too
+  std::string reason;
+};
+struct RevokeAllReply {
+  std::vector<std::string> revoked;
+};
+
+struct CopyRequest {
+  std::string from;
+  std::string to;
+};
+struct CopyReply {
+  std::vector<std::string> copied;
+};
+
+struct GrantsRequest {
+  std::string sandbox;  // "" = every sandbox
+};
+struct GrantInfo {
+  std::string sandbox;
+  std::string name;
+  std::string granted;                 // RFC 3339
+  std::optional<std::string> expires;  // RFC 3339, or none
+  std::optional<uint64_t> uses_left;   // or unlimited
+  std::string state;                   // "active", "expired" or "used up"
+};
+struct GrantsReply {
+  std::vector<GrantInfo> grants;
+};
+
+// The reply of rm, grant and revoke: success and nothing else.
+struct Done {};
+
+using Request = std::variant<PingRequest, SetRequest, ListRequest, RemoveRequest, GrantRequest,
+                             RevokeRequest, RevokeAllRequest, CopyRequest, GrantsRequest>;
+
+// The reply type of each request type: ReplyOf<ListRequest> is ListReply.
+template <class Req>
+struct ReplyTo {
+  using type = Done;
+};
+template <>
+struct ReplyTo<PingRequest> {
+  using type = PingReply;
+};
+template <>
+struct ReplyTo<SetRequest> {
+  using type = SetReply;
+};
+template <>
+struct ReplyTo<ListRequest> {
+  using type = ListReply;
+};
+template <>
+struct ReplyTo<RevokeAllRequest> {
+  using type = RevokeAllReply;
+};
+template <>
+struct ReplyTo<CopyRequest> {
+  using type = CopyReply;
+};
+template <>
+struct ReplyTo<GrantsRequest> {
+  using type = GrantsReply;
+};
+template <class Req>
+using ReplyOf = typename ReplyTo<Req>::type;
+
+// The operation's name on the wire ("set", "revoke", ...).
+std::string_view op_name(const Request& r);
+
+// A request line (newline-terminated), in a buffer that wipes itself.
+SecretString encode_request(const Request& r);
+// The request a line carries; throws Error naming what is wrong.
+Request decode_request(std::string_view line);
+
+// The fields of each reply (also what `space secret list|grants --format json` prints).
+json::Value to_json(const SecretInfo& s);
+json::Value to_json(const GrantInfo& g);
+
+// A success reply line for each reply type.
+std::string encode_reply(const PingReply& r);
+std::string encode_reply(const SetReply& r);
+std::string encode_reply(const ListReply& r);
+std::string encode_reply(const RevokeAllReply& r);
+std::string encode_reply(const CopyReply& r);
+std::string encode_reply(const GrantsReply& r);
+std::string encode_reply(const Done& r);
+
+// The reply a line carries: T is one of the reply types. Throws Error with the helper's message
+// (and hint) for an {"ok": false} reply, or naming what is malformed.
+template <class T>
+T decode_reply(std::string_view line);
+
+}  // namespace space::proto::credd
