@@ -6,6 +6,7 @@
 // before, during and after.
 #include <doctest/doctest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -48,6 +49,13 @@ TEST_CASE("credd serves the operator and one sandbox's socket, and exits when id
     std::string base;
     ~Cleanup() { fs::remove_tree(base); }
   } cleanup{base};
+  // credd_main sets umask(077) for the whole process; the other tests in this binary need the
+  // one they started with back.
+  struct UmaskRestore {
+    mode_t saved = ::umask(0);
+    UmaskRestore() { ::umask(saved); }
+    ~UmaskRestore() { ::umask(saved); }
+  } umask_restore;
   ::unsetenv("SPACE_CRED_DIR");
   ::setenv("SPACE_CREDD_IDLE_SECONDS", "1", 1);
   auto sp = store::sandbox_paths(root, "q1");

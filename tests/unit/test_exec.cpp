@@ -35,7 +35,7 @@ std::string sibling_binary(const char* name) {
   return std::filesystem::exists(p) ? p.string() : std::string();
 }
 
-// A guest-init --serve-unix child for the whole test binary, with a temp dir for outputs.
+// A guest-init --serve-unix child, with a temp dir for outputs.
 struct Agent {
   std::string dir, sock;
   pid_t pid = -1;
@@ -74,10 +74,16 @@ struct Agent {
   }
 };
 
-Agent& agent() {
-  static Agent a;
-  return a;
-}
+// The agent of the running test case. Each case starts its own (NEED_AGENT) and stops it when
+// it ends, so no child of this process outlives the exec tests: other tests in the same binary
+// (guest-init's Reaper) wait for this process to have no children at all.
+Agent* current_agent = nullptr;
+Agent& agent() { return *current_agent; }
+struct AgentScope {
+  Agent a;
+  AgentScope() { current_agent = &a; }
+  ~AgentScope() { current_agent = nullptr; }
+};
 
 std::string slurp(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -113,6 +119,7 @@ Run run(std::vector<std::string> argv, core::ExecOptions o = {}, int in_fd = -1)
 }  // namespace
 
 #define NEED_AGENT()                                                        \
+  AgentScope agent_scope;                                                   \
   if (!agent().ok()) {                                                      \
     MESSAGE("skipped: no guest-init binary next to this test binary");     \
     return;                                                                 \

@@ -1,6 +1,6 @@
 // guest-init's host-testable parts: the cmdline/id helpers, the Reaper registry, and a whole
-// connection served over a socketpair (the session code is compiled in from guest-init/, since
-// unit tests link space_core, not guest-init). The last case runs the real binary in its
+// connection served over a socketpair (the unit tests link guest-init's modules, the
+// guest_init_modules object library). The last case runs the real binary in its
 // --serve-unix mode when it sits next to this test binary (it does after a plain `ninja`).
 #include <doctest/doctest.h>
 #include <fcntl.h>
@@ -13,20 +13,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 
-#include "../../guest-init/channel.cpp"
-#include "../../guest-init/cred_fetch.cpp"
-#include "../../guest-init/cmdline.h"
-#include "../../guest-init/passwd.h"
-#include "../../guest-init/console.cpp"
-#include "../../guest-init/exec_session.cpp"
-#include "../../guest-init/exec_spawn.cpp"
-#include "../../guest-init/host_sync.cpp"
-#include "../../guest-init/signals.cpp"
-#include "../../guest-init/reaper.cpp"
-#include "../../guest-init/session.cpp"
+#include "guest-init/cmdline.h"
+#include "guest-init/context.h"
+#include "guest-init/passwd.h"
+#include "guest-init/reaper.h"
+#include "guest-init/session.h"
 #include "proto/agent.h"
 #include "proto/cred.h"
 #include "proto/exec.h"
