@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "devices/virtio/block.h"
-#include "test_virtio_driver.h"
+#include "support/virtio_driver.h"
 
 using namespace space;
 using namespace space::devices;

@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "devices/virtio/vsock.h"
-#include "test_virtio_vsock_rig.h"
+#include "support/virtio_vsock_rig.h"
 
 using namespace space;
 using namespace space::devices;

@@ -8,14 +8,14 @@
 #include <cstring>
 #include <string>
 
-#include "temp_dir.h"
+#include "memory/guest_memory.h"
 #include "proto/wire.h"
+#include "support/temp_dir.h"
 #include "util/crc32.h"
 #include "util/error.h"
 #include "util/fd.h"
 #include "util/fs.h"
 #include "vmm/arch/x86_64/cpu_features.h"
-#include "memory/guest_memory.h"
 #include "vmm/snapshot.h"
 #include "vmm/snapshot_memory.h"
 

@@ -1,7 +1,7 @@
 // Test rig for virtio-vsock: the device behind a VirtioMmio with a real EventLoop and Unix
 // sockets in a temporary directory, plus a simulated guest driver that posts RX and event
 // buffers and sends TX packets through the rings in fake guest memory, and decodes what the
-// device puts on the RX and event queues. Shared by test_vsock.cpp and test_virtio_vsock_*.cpp.
+// device puts on the RX and event queues. Shared by devices/virtio/test_vsock*.cpp.
 #pragma once
 #include <doctest/doctest.h>
 #include <poll.h>
@@ -16,7 +16,7 @@
 #include <map>
 
 #include "devices/virtio/vsock.h"
-#include "test_virtio_driver.h"
+#include "support/virtio_driver.h"
 
 namespace space::testing {
 

@@ -7,9 +7,9 @@
 
 #include <string>
 
-#include "temp_dir.h"
 #include "store/btrfs.h"
 #include "store/store.h"
+#include "support/temp_dir.h"
 #include "util/error.h"
 #include "util/fs.h"
 

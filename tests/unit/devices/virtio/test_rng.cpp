@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "devices/virtio/rng.h"
-#include "test_virtio_driver.h"
+#include "support/virtio_driver.h"
 
 using namespace space;
 using namespace space::devices;

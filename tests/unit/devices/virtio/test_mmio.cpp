@@ -4,7 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "devices/virtio/mmio.h"
-#include "test_virtio_driver.h"
+#include "support/virtio_driver.h"
 #include "util/error.h"
 
 using namespace space;

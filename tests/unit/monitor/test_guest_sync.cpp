@@ -11,11 +11,11 @@
 #include <string>
 #include <thread>
 
+#include "monitor/guest_sync.h"
 #include "proto/agent.h"
+#include "util/event_loop.h"
 #include "util/fs.h"
 #include "util/socket.h"
-#include "util/event_loop.h"
-#include "monitor/guest_sync.h"
 
 using namespace space;
 

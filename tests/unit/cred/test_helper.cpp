@@ -14,14 +14,14 @@
 #include <cstring>
 #include <thread>
 
-#include "store/paths.h"
-#include "store/state.h"
 #include "cred/base64.h"
 #include "cred/client.h"
 #include "cred/helper.h"
 #include "cred/paths.h"
 #include "proto/agent.h"
 #include "proto/cred.h"
+#include "store/paths.h"
+#include "store/state.h"
 #include "util/fd.h"
 #include "util/fs.h"
 #include "util/process.h"

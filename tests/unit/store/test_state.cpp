@@ -8,9 +8,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "temp_dir.h"
 #include "core/sandbox.h"
 #include "store/state.h"
+#include "support/temp_dir.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/process.h"

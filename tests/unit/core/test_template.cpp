@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "temp_dir.h"
 #include "core/sandbox.h"
 #include "core/template.h"
+#include "support/temp_dir.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "vmm/snapshot.h"

@@ -8,14 +8,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "store/paths.h"
-#include "store/state.h"
 #include "cred/audit.h"
 #include "cred/base64.h"
 #include "cred/grants.h"
 #include "cred/paths.h"
 #include "cred/service.h"
 #include "cred/store.h"
+#include "store/paths.h"
+#include "store/state.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/process.h"

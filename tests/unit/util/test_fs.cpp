@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <string>
 
-#include "temp_dir.h"
+#include "support/temp_dir.h"
 #include "util/error.h"
 #include "util/fd.h"
 #include "util/fs.h"

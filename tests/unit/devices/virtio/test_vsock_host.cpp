@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "devices/virtio/vsock.h"
-#include "test_virtio_vsock_rig.h"
+#include "support/virtio_vsock_rig.h"
 
 using namespace space;
 using namespace space::devices;
