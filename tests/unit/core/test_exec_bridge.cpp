@@ -2,7 +2,7 @@
 // real guest-init binary in its --serve-unix mode, which spawns on this machine. Covers exit
 // codes, stdout/stderr separation, stdin (whole, closed early, never read), bulk output with a
 // checksum, timeouts, signals, env/cwd, and several execs at once. Skipped when the guest-init
-// binary is not next to this test binary.
+// binary is not found (support/guest_init_binary.h).
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -21,19 +21,12 @@
 #include <thread>
 
 #include "core/exec_bridge.h"
+#include "support/guest_init_binary.h"
 #include "util/fd.h"
 
 using namespace space;
 
 namespace {
-
-std::string sibling_binary(const char* name) {
-  std::error_code ec;
-  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return {};
-  auto p = self.parent_path() / name;
-  return std::filesystem::exists(p) ? p.string() : std::string();
-}
 
 // A guest-init --serve-unix child, with a temp dir for outputs.
 struct Agent {
@@ -41,7 +34,7 @@ struct Agent {
   pid_t pid = -1;
   Agent() {
     ::signal(SIGPIPE, SIG_IGN);  // the feeder threads below write into pipes we close
-    std::string bin = sibling_binary("guest-init");
+    std::string bin = test::guest_init_binary();
     if (bin.empty()) return;
     char tmpl[] = "/tmp/space-exec-test.XXXXXX";
     dir = ::mkdtemp(tmpl);
@@ -121,7 +114,7 @@ Run run(std::vector<std::string> argv, core::ExecOptions o = {}, int in_fd = -1)
 #define NEED_AGENT()                                                        \
   AgentScope agent_scope;                                                   \
   if (!agent().ok()) {                                                      \
-    MESSAGE("skipped: no guest-init binary next to this test binary");     \
+    MESSAGE("skipped: no guest-init binary (SPACE_GUEST_INIT, or next to this test binary)"); \
     return;                                                                 \
   }
 

@@ -1,155 +1,24 @@
-// Unit tests for the host-side clients against fake servers on unix sockets: deadlines and
-// cancellation (util/socket), the control socket (core/control_client), vsock dialing and the
-// agent handshake (core/agent_client), and the boot wait that retries while the guest boots
-// (core/launcher).
+// Unit tests for core/launcher's waits against fake servers on Unix sockets: the boot wait that
+// redials vsock.sock and redoes the agent handshake while the guest boots (core/agent_client's
+// vsock_dial underneath), gives up at its deadline, and does not retry a refused handshake; and
+// the VMM's ready-pipe protocol.
 #include <doctest/doctest.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <functional>
+#include <optional>
 #include <string>
-#include <thread>
 
 #include "core/agent_client.h"
-#include "core/control_client.h"
 #include "core/launcher.h"
+#include "support/fake_server.h"
 #include "util/error.h"
-#include "util/fs.h"
+#include "util/fd.h"
 #include "util/socket.h"
 
 using namespace space;
-
-namespace {
-
-// A listening unix socket in a temp dir whose connections a thread hands to `serve`, one at a time.
-struct FakeServer {
-  std::string dir, path;
-  Fd listener;
-  std::thread thread;
-  std::atomic<bool> stop{false};
-  std::atomic<int> accepted{0};
-
-  explicit FakeServer(std::function<void(int fd, int n)> serve, const char* name = "s.sock") {
-    char tmpl[] = "/tmp/space-test-sock-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl));
-    dir = tmpl;
-    path = dir + "/" + name;
-    listener = Fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_un a{};
-    a.sun_family = AF_UNIX;
-    std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path.c_str());
-    REQUIRE(::bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    REQUIRE(::listen(listener.get(), 8) == 0);
-    thread = std::thread([this, serve] {
-      while (!stop) {
-        pollfd p{listener.get(), POLLIN, 0};
-        if (::poll(&p, 1, 20) <= 0) continue;
-        Fd c(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
-        if (c) serve(c.get(), ++accepted);
-      }
-    });
-  }
-  ~FakeServer() {
-    stop = true;
-    thread.join();
-    fs::remove_tree(dir);
-  }
-};
-
-std::string read_line_blocking(int fd) {
-  std::string s;
-  char c;
-  while (::read(fd, &c, 1) == 1 && c != '\n') s += c;
-  return s;
-}
-
-void write_str(int fd, const std::string& s) { write_all(fd, s.data(), s.size()); }
-
-}  // namespace
-
-TEST_CASE("deadlines time out and cancel fds cancel") {
-  Pipe p = Pipe::make();
-  set_nonblocking(p.read.get());
-  try {
-    net::read_line(p.read.get(), net::Deadline::after_ms(30));
-    FAIL("no timeout");
-  } catch (const Error& e) {
-    CHECK(e.err() == ETIMEDOUT);
-  }
-  Pipe cancel = Pipe::make();
-  write_str(cancel.write.get(), "x");
-  auto dl = net::Deadline::never();
-  dl.cancel_on(cancel.read.get());
-  CHECK_THROWS_AS(net::read_line(p.read.get(), dl), net::Cancelled);
-  CHECK_THROWS_AS(net::sleep_ms(5000, dl), net::Cancelled);
-  write_str(p.write.get(), "line one\npartial");
-  p.write.reset();
-  CHECK(net::read_line(p.read.get(), net::Deadline::after_ms(1000)) == "line one");
-  CHECK_THROWS_WITH_AS(net::read_line(p.read.get(), net::Deadline::after_ms(1000)),
-                       doctest::Contains("middle of a line"), Error);
-  CHECK(net::Deadline::after_ms(1000).capped_ms(10).remaining_ms() <= 10);
-}
-
-TEST_CASE("read_line on a socket takes one line and leaves what follows") {
-  int sv[2];
-  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
-  Fd a(sv[0]), b(sv[1]);
-  auto dl = [] { return net::Deadline::after_ms(1000); };
-  write_str(a.get(), "OK 1024\nfirst\nsec");
-  CHECK(net::read_line(b.get(), dl(), 64) == "OK 1024");
-  CHECK(net::read_line(b.get(), dl(), 64) == "first");
-  std::thread later([&] {
-    ::usleep(20000);
-    write_str(a.get(), "ond\nrest");
-  });
-  CHECK(net::read_line(b.get(), dl(), 64) == "second");  // a line split across two writes
-  later.join();
-  char rest[8] = {};
-  CHECK(::read(b.get(), rest, sizeof rest) == 4);  // nothing after the newline was consumed
-  CHECK(std::string(rest) == "rest");
-  write_str(a.get(), std::string(100, 'x') + "\n");
-  CHECK_THROWS_WITH_AS(net::read_line(b.get(), dl(), 64), doctest::Contains("longer than 64"), Error);
-  a.reset();
-  CHECK_FALSE(net::read_line(b.get(), dl(), 1000).has_value());  // EOF at a line boundary
-}
-
-TEST_CASE("unix_connect errors carry errno") {
-  try {
-    net::unix_connect("/tmp/space-test-definitely-missing.sock", net::Deadline::after_ms(100));
-    FAIL("connected");
-  } catch (const Error& e) {
-    CHECK(e.err() == ENOENT);
-  }
-  CHECK_THROWS_WITH_AS(net::unix_connect(std::string(200, 'x'), net::Deadline::after_ms(100)),
-                       doctest::Contains("longer than"), Error);
-}
-
-TEST_CASE("control_call") {
-  FakeServer srv([](int fd, int) {
-    std::string req = read_line_blocking(fd);
-    if (req == R"({"op":"ping"})") write_str(fd, "{\"ok\":true,\"status\":\"running\"}\n");
-    else if (req == R"({"op":"bad"})") write_str(fd, "{\"ok\":false,\"error\":\"unknown op\"}\n");
-    else if (req == R"({"op":"garbage"})") write_str(fd, "not json\n");
-    // "silent": reply nothing, close
-  });
-  json::Value ping = json::Value::object();
-  ping.set("op", "ping");
-  auto r = core::control_call(srv.path, ping, 2000);
-  CHECK(r.at("status").as_string() == "running");
-  json::Value bad = json::Value::object();
-  bad.set("op", "bad");
-  CHECK_THROWS_WITH_AS(core::control_call(srv.path, bad, 2000), "control request bad: unknown op",
-                       Error);
-  bad.set("op", "garbage");
-  CHECK_THROWS_WITH_AS(core::control_call(srv.path, bad, 2000),
-                       doctest::Contains("invalid JSON"), Error);
-  bad.set("op", "silent");
-  CHECK_THROWS_WITH_AS(core::control_call(srv.path, bad, 2000),
-                       doctest::Contains("without replying"), Error);
-}
+using space::test::FakeServer;
+using space::test::read_line_blocking;
+using space::test::write_str;
 
 TEST_CASE("vsock dial and agent handshake, retried while the guest boots") {
   // Connections 1 and 2 are closed at once (nobody listening in the guest yet), as the VMM does.

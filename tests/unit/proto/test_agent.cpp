@@ -1,4 +1,5 @@
-// Agent protocol codec (src/proto): frame round trips, incremental decoding, and hostile input.
+// Agent protocol codec (src/proto/agent.h): frame round trips, incremental decoding, hostile
+// input, and the Hello/HelloReply/Error messages.
 // Every malformed input must end in ProtoError, never in a crash, a huge allocation or UB
 // (run under -fsanitize=address,undefined to check the last part).
 #include <doctest/doctest.h>
@@ -26,6 +27,15 @@ std::vector<Frame> drain(FrameDecoder& d) {
   std::vector<Frame> out;
   while (auto f = d.next()) out.push_back(std::move(*f));
   return out;
+}
+
+template <class M>
+void check_every_truncation_throws(const std::vector<uint8_t>& full) {
+  for (size_t n = 0; n < full.size(); n++)
+    CHECK_THROWS_AS(M::decode({full.data(), n}), ProtoError);
+  auto longer = full;
+  longer.push_back(0);
+  CHECK_THROWS_AS(M::decode(longer), ProtoError);
 }
 
 }  // namespace
@@ -267,4 +277,15 @@ TEST_CASE("Reader never reads past its span") {
   CHECK(r.u8() == 3);
   CHECK_THROWS_AS(r.u8(), ProtoError);
   r.finish();
+}
+
+TEST_CASE("Hello carries entropy and the host time") {
+  Hello h;
+  h.client = "space";
+  for (size_t i = 0; i < kEntropySize; i++) h.entropy[i] = static_cast<uint8_t>(i * 7 + 1);
+  h.time_ns = 1'700'000'000'123'456'789ull;
+  auto b = Hello::decode(h.encode());
+  CHECK(b.entropy == h.entropy);
+  CHECK(b.time_ns == h.time_ns);
+  check_every_truncation_throws<Hello>(h.encode());
 }

@@ -1,4 +1,5 @@
-// Unit tests for core/paths: sandbox id rules, generated ids and the path layout.
+// Unit tests for store/paths: sandbox id rules, generated ids, the sandbox path layout and the
+// store layout.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -58,4 +59,18 @@ TEST_CASE("path layout") {
   CHECK(store::sandbox_paths("/r", "box").run_dir == "/run/space/box");
   CHECK(store::sandbox_paths("rel", "box").dir.front() == '/');  // made absolute
   CHECK_THROWS_AS(store::sandbox_paths("/r", "../x"), Error);
+}
+
+TEST_CASE("store paths") {
+  auto sp = store::store_paths("/var/lib/space/");
+  CHECK(sp.root == "/var/lib/space");
+  CHECK(sp.dir == "/var/lib/space/store");
+  CHECK(sp.image == "/var/lib/space/store.img");
+  CHECK(sp.templates == "/var/lib/space/store/templates");
+  CHECK(sp.sandboxes == "/var/lib/space/store/sandboxes");
+  CHECK(store::store_paths("/").dir == "/store");
+  CHECK(store::sandboxes_dir("/r") == "/r/store/sandboxes");
+  auto p = store::paths_in("/r/store/templates/.t.tmp-1", "/run/space/.template-1");
+  CHECK(p.config == "/r/store/templates/.t.tmp-1/config.json");
+  CHECK(p.vsock_sock == "/run/space/.template-1/vsock.sock");
 }

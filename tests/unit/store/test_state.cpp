@@ -1,14 +1,11 @@
-// Unit tests for core/state: state.json round trip, strict reading, observed liveness, the lock;
-// and list/state/destroy (core/sandbox.h) against a stand-in VMM process.
+// Unit tests for store/state: state.json round trip, strict reading, observed liveness, the lock,
+// and the creation timestamp.
 #include <doctest/doctest.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <string>
 
-#include "core/sandbox.h"
 #include "store/state.h"
 #include "support/temp_dir.h"
 #include "util/error.h"
@@ -133,83 +130,4 @@ TEST_CASE("rfc3339_now looks right") {
   CHECK(t[4] == '-');
   CHECK(t[10] == 'T');
   CHECK(t[19] == 'Z');
-}
-
-// The lifecycle read/remove paths against a stand-in VMM (a sleep process), no KVM needed.
-namespace {
-struct FakeSandbox {
-  test::TempDir root{"state"};
-  store::Context ctx;
-  proc::Child vmm;
-  store::SandboxPaths p;
-  explicit FakeSandbox(const std::string& id, const std::string& status = "running") {
-    ::setenv("SPACE_RUN_DIR", (root.path + "/run").c_str(), 1);
-    ctx.root = root.path;
-    p = store::sandbox_paths(ctx.root, id);
-    fs::mkdir_p(p.dir);
-    fs::mkdir_p(p.run_dir);
-    pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      ::execl("/bin/sleep", "sleep", "60", nullptr);
-      ::_exit(127);
-    }
-    vmm = proc::Child(pid);
-    store::SandboxState st;
-    st.id = id;
-    st.status = status;
-    st.pid = pid;
-    st.pid_start_time = proc::start_time(pid).value();
-    st.created = store::rfc3339_now();
-    store::write_state(p.state, st);
-  }
-  ~FakeSandbox() { ::unsetenv("SPACE_RUN_DIR"); }
-};
-}  // namespace
-
-TEST_CASE("list and state report the observed status") {
-  FakeSandbox f("alive");
-  auto all = core::list_sandboxes(f.ctx);
-  REQUIRE(all.size() == 1);
-  CHECK(all[0].id == "alive");
-  CHECK(all[0].status == "running");
-  ::kill(f.vmm.pid(), SIGKILL);
-  while (!f.vmm.exited()) ::usleep(1000);
-  CHECK(core::sandbox_state(f.ctx, "alive").status == "stopped");
-  CHECK(core::list_sandboxes(f.ctx)[0].status == "stopped");
-  fs::write_file_atomic(store::sandboxes_dir(f.ctx.root) + "/../junk", "");  // not a sandbox
-  fs::mkdir_p(store::sandboxes_dir(f.ctx.root) + "/Bad-Name");                 // invalid id: skipped
-  CHECK(core::list_sandboxes(f.ctx).size() == 1);
-  CHECK_THROWS_WITH_AS(core::sandbox_state(f.ctx, "nope"), "sandbox nope does not exist", Error);
-}
-
-TEST_CASE("destroy kills the recorded VMM and removes both directories") {
-  FakeSandbox f("victim");
-  core::destroy_sandbox(f.ctx, "victim", /*force=*/false);  // no control.sock: straight to SIGKILL
-  CHECK(f.vmm.exited());
-  CHECK(WIFSIGNALED(f.vmm.status()));
-  CHECK_FALSE(fs::exists(f.p.dir));
-  CHECK_FALSE(fs::exists(f.p.run_dir));
-  CHECK_THROWS_WITH_AS(core::destroy_sandbox(f.ctx, "victim", false),
-                       "sandbox victim does not exist", Error);
-}
-
-TEST_CASE("destroy never signals a recycled pid") {
-  FakeSandbox f("recycled");
-  auto st = store::read_state(f.p.state);
-  st.pid_start_time += 1;  // the recorded process is gone; this pid now names another one
-  store::write_state(f.p.state, st);
-  core::destroy_sandbox(f.ctx, "recycled", /*force=*/true);
-  CHECK_FALSE(f.vmm.exited());
-  CHECK_FALSE(fs::exists(f.p.dir));
-}
-
-TEST_CASE("destroy with an unreadable state needs --force") {
-  FakeSandbox f("broken");
-  fs::write_file_atomic(f.p.state, "{oops");
-  CHECK_THROWS_WITH_AS(core::destroy_sandbox(f.ctx, "broken", false), doctest::Contains("invalid JSON"),
-                       Error);
-  CHECK(fs::exists(f.p.dir));
-  core::destroy_sandbox(f.ctx, "broken", true);
-  CHECK_FALSE(fs::exists(f.p.dir));
 }

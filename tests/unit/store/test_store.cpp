@@ -1,6 +1,6 @@
-// Unit tests for core/store without root or mounts: the store layout, the set-up decision as a
-// function of what the filesystem looks like, the kind `space check` reports, sizes for people,
-// and the paths that need no btrfs (an Existing-use probe of a plain root, the refusal to hide
+// Unit tests for store/store without root or mounts: the set-up decision as a function of what
+// the filesystem looks like, the kind `space check` reports, sizes for people, and the paths that
+// need no btrfs (an Existing-use probe of a plain root, the refusal to hide
 // pre-store sandboxes, removal of plain directories). Mounting is covered by 40_template.sh.
 #include <doctest/doctest.h>
 #include <unistd.h>
@@ -28,20 +28,6 @@ store::StoreProbe probe(bool store_btrfs, bool root_btrfs, bool image, bool plai
 }
 }  // namespace
 
-TEST_CASE("store paths") {
-  auto sp = store::store_paths("/var/lib/space/");
-  CHECK(sp.root == "/var/lib/space");
-  CHECK(sp.dir == "/var/lib/space/store");
-  CHECK(sp.image == "/var/lib/space/store.img");
-  CHECK(sp.templates == "/var/lib/space/store/templates");
-  CHECK(sp.sandboxes == "/var/lib/space/store/sandboxes");
-  CHECK(store::store_paths("/").dir == "/store");
-  CHECK(store::sandboxes_dir("/r") == "/r/store/sandboxes");
-  auto p = store::paths_in("/r/store/templates/.t.tmp-1", "/run/space/.template-1");
-  CHECK(p.config == "/r/store/templates/.t.tmp-1/config.json");
-  CHECK(p.vsock_sock == "/run/space/.template-1/vsock.sock");
-}
-
 TEST_CASE("plan_store: what set-up does for each state of the filesystem") {
   // In place already (btrfs root or mounted image): nothing, for any use.
   for (bool root : {false, true})
@@ -68,15 +54,6 @@ TEST_CASE("store_kind: btrfs root or loopback") {
   CHECK(store::store_kind(false, true, true) == "loopback");     // image mounted
   CHECK(store::store_kind(false, false, false) == "loopback");   // image absent or unmounted
   CHECK(store::store_kind(true, true, true) == "loopback");      // something mounted on store/
-}
-
-TEST_CASE("btrfs magic and probes off btrfs") {
-  CHECK(store::btrfs::is_btrfs_magic(0x9123683E));
-  CHECK_FALSE(store::btrfs::is_btrfs_magic(0xEF53));  // ext4
-  test::TempDir t("store");
-  if (store::btrfs::on_btrfs(t.path)) return;  // the checks below assume /tmp is not btrfs
-  CHECK_FALSE(store::btrfs::is_subvolume(t.path));
-  CHECK_FALSE(store::btrfs::on_btrfs(t.path + "/missing"));
 }
 
 TEST_CASE("human sizes") {

@@ -1,6 +1,7 @@
-// virtio-vsock end to end, part two: guest-initiated connections and our credit, RSTs for
-// unknown ports, transport reset, snapshots, hostile rings, and the real threading arrangement
-// (loop thread plus a vCPU thread holding the device mutex).
+// virtio-vsock end to end, the device's guest-facing half (vsock.cpp; host-initiated connections
+// are in test_vsock_host.cpp): guest-initiated connections and our credit, RSTs for unknown
+// ports, transport reset, snapshots, hostile rings, and the real threading arrangement (loop
+// thread plus a vCPU thread holding the device mutex).
 #include <doctest/doctest.h>
 
 #include <thread>
