@@ -22,6 +22,7 @@
 
 #include "core/exec_bridge.h"
 #include "support/guest_init_binary.h"
+#include "support/temp_dir.h"
 #include "util/fd.h"
 
 using namespace space;
@@ -30,14 +31,13 @@ namespace {
 
 // A guest-init --serve-unix child, with a temp dir for outputs.
 struct Agent {
-  std::string dir, sock;
+  test::TempDir tmp{"exec"};  // removed after the destructor has stopped the agent
+  std::string dir = tmp.path, sock;
   pid_t pid = -1;
   Agent() {
     ::signal(SIGPIPE, SIG_IGN);  // the feeder threads below write into pipes we close
     std::string bin = test::guest_init_binary();
     if (bin.empty()) return;
-    char tmpl[] = "/tmp/space-exec-test.XXXXXX";
-    dir = ::mkdtemp(tmpl);
     sock = dir + "/agent.sock";
     pid = ::fork();
     if (pid == 0) {
@@ -53,7 +53,6 @@ struct Agent {
     if (pid > 0) {
       ::kill(pid, SIGTERM);
       ::waitpid(pid, nullptr, 0);
-      std::filesystem::remove_all(dir);
     }
   }
   bool ok() const { return pid > 0 && std::filesystem::exists(sock); }

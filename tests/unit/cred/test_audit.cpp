@@ -7,22 +7,13 @@
 #include <string>
 
 #include "cred/audit.h"
+#include "support/temp_dir.h"
 #include "util/fs.h"
 
 using namespace space;
 using namespace space::cred;
 
 namespace {
-
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/space-test-cred-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() { fs::remove_tree(path); }
-};
 
 mode_t mode_of(const std::string& p) {
   struct stat st{};
@@ -37,7 +28,7 @@ TEST_CASE("audit lines: time, sandbox, name, outcome, detail; appended with mode
   auto line = audit_line({1'700'000'000'123, "sb", "TOKEN", "denied", "expired"});
   CHECK(line == R"({"time":"2023-11-14T22:13:20.123Z","sandbox":"sb","name":"TOKEN","outcome":"denied","detail":"expired"})");
   CHECK(audit_line({0, "", "T", "set", ""}) == R"({"time":"1970-01-01T00:00:00.000Z","sandbox":null,"name":"T","outcome":"set"})");
-  TempDir d;
+  test::TempDir d("cred");
   std::string path = d.path + "/audit.log";
   audit_append(path, {1, "a", "X", "granted", ""});
   audit_append(path, {2, "a", "X", "fetched", ""});

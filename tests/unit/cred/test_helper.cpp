@@ -22,6 +22,7 @@
 #include "proto/cred.h"
 #include "store/paths.h"
 #include "store/state.h"
+#include "support/temp_dir.h"
 #include "util/fd.h"
 #include "util/fs.h"
 #include "util/process.h"
@@ -42,13 +43,8 @@ Fd dial(const std::string& path) {
 }  // namespace
 
 TEST_CASE("credd serves the operator and one sandbox's socket, and exits when idle") {
-  char tmpl[] = "/tmp/space-test-credd-XXXXXX";
-  REQUIRE(::mkdtemp(tmpl) != nullptr);
-  std::string base = tmpl, root = base + "/root";
-  struct Cleanup {  // also when a REQUIRE fails
-    std::string base;
-    ~Cleanup() { fs::remove_tree(base); }
-  } cleanup{base};
+  test::TempDir d("credd");  // removed also when a REQUIRE fails
+  std::string base = d.path, root = base + "/root";
   // credd_main sets umask(077) for the whole process; the other tests in this binary need the
   // one they started with back.
   struct UmaskRestore {

@@ -11,6 +11,7 @@
 #include "cred/service.h"
 #include "store/paths.h"
 #include "store/state.h"
+#include "support/temp_dir.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/process.h"
@@ -19,16 +20,6 @@ using namespace space;
 using namespace space::cred;
 
 namespace {
-
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/space-test-cred-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() { fs::remove_tree(path); }
-};
 
 mode_t mode_of(const std::string& p) {
   struct stat st{};
@@ -52,7 +43,7 @@ void fake_sandbox(const std::string& root, const std::string& id) {
 }  // namespace
 
 TEST_CASE("CredService: grants, fetches and denials, all audited, no value outside secrets.json") {
-  TempDir d;
+  test::TempDir d("cred");
   ::unsetenv("SPACE_CRED_DIR");
   std::string root = d.path + "/root";
   fake_sandbox(root, "a");
@@ -132,7 +123,7 @@ TEST_CASE("CredService: grants, fetches and denials, all audited, no value outsi
 }
 
 TEST_CASE("CredService::check_peer accepts only the sandbox's recorded VMM") {
-  TempDir d;
+  test::TempDir d("cred");
   std::string root = d.path + "/root";
   fake_sandbox(root, "a");
   CredService svc(root, cred_paths_in(d.path + "/c"), [] { return uint64_t{1}; });

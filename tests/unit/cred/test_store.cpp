@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cred/store.h"
+#include "support/temp_dir.h"
 #include "util/error.h"
 #include "util/fs.h"
 
@@ -14,16 +15,6 @@ using namespace space;
 using namespace space::cred;
 
 namespace {
-
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/space-test-cred-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() { fs::remove_tree(path); }
-};
 
 mode_t mode_of(const std::string& p) {
   struct stat st{};
@@ -34,7 +25,7 @@ mode_t mode_of(const std::string& p) {
 }  // namespace
 
 TEST_CASE("secret store: set, get, list, remove; mode 0600; limits; reload") {
-  TempDir d;
+  test::TempDir d("cred");
   std::string path = d.path + "/secrets.json";
   {
     SecretStore s(path);

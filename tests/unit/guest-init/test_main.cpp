@@ -18,6 +18,7 @@
 
 #include "proto/agent.h"
 #include "support/guest_init_binary.h"
+#include "support/temp_dir.h"
 #include "util/fd.h"
 
 using namespace space;
@@ -29,7 +30,8 @@ TEST_CASE("guest-init --serve-unix serves the protocol and exits 0 on Poweroff")
     MESSAGE("skipped: no guest-init binary next to this test (build the guest-init target)");
     return;
   }
-  std::string path = "/tmp/space-gi-test-" + std::to_string(::getpid()) + ".sock";
+  test::TempDir d("gi");
+  std::string path = d.path + "/agent.sock";
   pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {

@@ -13,6 +13,7 @@
 
 #include "monitor/guest_sync.h"
 #include "proto/agent.h"
+#include "support/temp_dir.h"
 #include "util/event_loop.h"
 #include "util/fs.h"
 #include "util/socket.h"
@@ -22,14 +23,8 @@ using namespace space;
 namespace {
 
 struct TempSock {
-  std::string dir, path;
-  TempSock() {
-    char tmpl[] = "/tmp/space-test-sync-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl));
-    dir = tmpl;
-    path = dir + "/vsock.sock";
-  }
-  ~TempSock() { fs::remove_tree(dir); }
+  test::TempDir dir{"sync"};
+  std::string path = dir.path + "/vsock.sock";
   Fd listen() const {
     Fd l(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     sockaddr_un a{};

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "store/config.h"
+#include "support/temp_dir.h"
 #include "util/error.h"
 #include "util/fs.h"
 
@@ -69,9 +70,8 @@ TEST_CASE("config.toml: errors name the key") {
 }
 
 TEST_CASE("config.toml: loading from a root") {
-  char tmpl[] = "/tmp/space-test-config-XXXXXX";
-  REQUIRE(::mkdtemp(tmpl));
-  std::string root = tmpl;
+  test::TempDir d("config");
+  std::string root = d.path;
   CHECK(store::load_host_config(root).store_size_gib == 20u);  // absent file
   fs::write_file_atomic(root + "/config.toml", "[defaults]\nkernel = \"/x/vmlinux\"\n");
   auto c = store::load_host_config(root);
@@ -86,6 +86,5 @@ TEST_CASE("config.toml: loading from a root") {
   fs::write_file_atomic(root + "/config.toml", "[defaults]\nbogus = 1\n");
   CHECK_THROWS_WITH_AS(store::load_host_config(root), doctest::Contains("defaults.bogus: unknown key"),
                        Error);
-  fs::remove_tree(root);
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "store/vm_config.h"
+#include "support/temp_dir.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/json.h"
@@ -32,12 +33,10 @@ TEST_CASE("config.json: round trip and strictness") {
   v.set("memory_mib", "lots");
   CHECK_THROWS_AS(store::vm_config_from_json(v), Error);
 
-  char tmpl[] = "/tmp/space-test-vmconfig-XXXXXX";
-  REQUIRE(::mkdtemp(tmpl));
-  std::string dir = tmpl;
+  test::TempDir d("vmconfig");
+  std::string dir = d.path;
   store::save_vm_config(dir + "/config.json", c);
   CHECK(store::load_vm_config(dir + "/config.json").kernel == "/k/vmlinux");
   CHECK_THROWS_WITH_AS(store::load_vm_config(dir + "/missing.json"),
                        doctest::Contains("read VM config"), Error);
-  fs::remove_tree(dir);
 }

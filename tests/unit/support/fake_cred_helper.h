@@ -16,19 +16,19 @@
 
 #include "proto/agent.h"
 #include "proto/cred.h"
+#include "support/temp_dir.h"
 #include "util/fd.h"
 
 namespace space::test {
 
 struct FakeCredHelper {
-  std::string path;
+  TempDir dir{"credhelper"};
+  std::string path = dir.path + "/helper.sock";
   Fd listener;
   std::thread t;
   std::atomic<bool> stop{false};
   std::atomic<int> requests{0};
   FakeCredHelper() {
-    path = "/tmp/space-test-credhelper-" + std::to_string(::getpid()) + ".sock";
-    ::unlink(path.c_str());
     listener.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     sockaddr_un a{};
     a.sun_family = AF_UNIX;
@@ -67,7 +67,6 @@ struct FakeCredHelper {
   ~FakeCredHelper() {
     stop = true;
     t.join();
-    ::unlink(path.c_str());
   }
 };
 

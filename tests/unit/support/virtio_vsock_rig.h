@@ -16,6 +16,7 @@
 #include <map>
 
 #include "devices/virtio/vsock.h"
+#include "support/temp_dir.h"
 #include "support/virtio_driver.h"
 
 namespace space::testing {
@@ -31,8 +32,9 @@ struct Pkt {
 
 // A VMM-side vsock device plus a simulated guest driver.
 struct Rig {
-  std::string dir;
-  std::string path;
+  test::TempDir tmp{"vsock"};
+  std::string dir = tmp.path;
+  std::string path = dir + "/v.sock";
   EventLoop loop;
   memory::GuestMemory mem = memory::GuestMemory::anonymous(32 << 20);
   RecordingIrq irq;
@@ -45,19 +47,12 @@ struct Rig {
   std::vector<uint32_t> events;
 
   explicit Rig(uint64_t cid = kCid) {
-    char tmpl[] = "/tmp/space-vsock-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    dir = tmpl;
-    path = dir + "/v.sock";
     auto b = std::make_unique<devices::VirtioVsock>(loop, cid, path);
     vs = b.get();
     dev = std::make_unique<devices::VirtioMmio>("virtio-vsock0", mem, irq, std::move(b));
     drv = std::make_unique<FakeDriver>(mem, *dev);
   }
-  ~Rig() {
-    dev.reset();
-    ::rmdir(dir.c_str());
-  }
+  ~Rig() { dev.reset(); }
   void init(int rx = 16) {
     REQUIRE((drv->init(256) & devices::virtio::kStatusDriverOk) != 0);
     post_rx(rx);

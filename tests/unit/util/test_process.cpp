@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "support/temp_dir.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/process.h"
@@ -77,9 +78,8 @@ TEST_CASE("Child kills its process unless released") {
 }
 
 TEST_CASE("spawn_detached: new session, stdio to the log, the passed fd as fd 3") {
-  char tmpl[] = "/tmp/space-test-proc-XXXXXX";
-  REQUIRE(::mkdtemp(tmpl));
-  std::string dir = tmpl, log = dir + "/out.log";
+  test::TempDir d("proc");
+  std::string dir = d.path, log = dir + "/out.log";
   Pipe p = Pipe::make();
   proc::Child c = proc::spawn_detached(
       {"/bin/sh", "-c",
@@ -104,7 +104,6 @@ TEST_CASE("spawn_detached: new session, stdio to the log, the passed fd as fd 3"
   char ebuf[64] = {};
   read_full(q.read.get(), ebuf, sizeof ebuf);
   CHECK(std::string(ebuf) == "error: exec failed\n");
-  fs::remove_tree(dir);
 }
 
 TEST_CASE("SignalGuard turns SIGINT into a readable fd") {

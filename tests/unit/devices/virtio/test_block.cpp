@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "devices/virtio/block.h"
+#include "support/temp_dir.h"
 #include "support/virtio_driver.h"
 
 using namespace space;
@@ -23,19 +24,17 @@ constexpr uint32_t kIn = 0, kOut = 1, kFlush = 4, kGetId = 8;
 constexpr uint8_t kOk = 0, kIoErr = 1, kUnsupp = 2;
 
 struct TempFile {
-  std::string path;
+  test::TempDir dir{"blk"};
+  std::string path = dir.path + "/disk";
   Fd fd;
   explicit TempFile(size_t bytes) {
-    char tmpl[] = "/tmp/space-blk-XXXXXX";
-    fd.reset(::mkstemp(tmpl));
+    fd.reset(::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
     REQUIRE(fd.valid());
-    path = tmpl;
     REQUIRE(::ftruncate(fd.get(), static_cast<off_t>(bytes)) == 0);
     std::vector<uint8_t> pattern(bytes);
     for (size_t i = 0; i < bytes; i++) pattern[i] = static_cast<uint8_t>(i / 512);
     REQUIRE(::pwrite(fd.get(), pattern.data(), bytes, 0) == static_cast<ssize_t>(bytes));
   }
-  ~TempFile() { ::unlink(path.c_str()); }
   Fd reopen(int flags) const { return Fd(::open(path.c_str(), flags | O_CLOEXEC)); }
 };
 

@@ -1,5 +1,6 @@
 // Unit tests for the direct-boot structures: zero page, e820, cmdline, page tables, GDT,
-// long-mode registers and the ELF loader (with synthetic ELF files, good and hostile).
+// long-mode registers and the ELF loader (with synthetic ELF files, good and hostile), and the
+// initrd placement.
 #include <doctest/doctest.h>
 #include <elf.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "support/temp_dir.h"
 #include "util/error.h"
 #include "util/fd.h"
 #include "vmm/arch/x86_64/boot.h"
@@ -27,10 +29,7 @@ T at(const memory::GuestMemory& m, uint64_t gpa) {
 
 // Writes a minimal ELF64 with one PT_LOAD segment to a temp file.
 Fd make_elf(uint64_t paddr, uint64_t filesz, uint64_t memsz, uint16_t machine = EM_X86_64) {
-  char path[] = "/tmp/space-test-elf-XXXXXX";
-  Fd fd(mkstemp(path));
-  REQUIRE(fd.valid());
-  unlink(path);
+  Fd fd = test::unnamed_file("elf");
   Elf64_Ehdr eh{};
   std::memcpy(eh.e_ident, ELFMAG, SELFMAG);
   eh.e_ident[EI_CLASS] = ELFCLASS64;
@@ -155,9 +154,7 @@ TEST_CASE("ELF loader copies segments, zeroes bss and rejects hostile images") {
     CHECK_THROWS_AS(load_elf_kernel(mem, fd.get(), "k"), Error);
   }
   {
-    char path[] = "/tmp/space-test-notelf-XXXXXX";
-    Fd fd(mkstemp(path));
-    unlink(path);
+    Fd fd = test::unnamed_file("notelf");
     write_all(fd.get(), "MZ not an elf file at all, but long enough to read a header ........", 68);
     CHECK_THROWS_AS(load_elf_kernel(mem, fd.get(), "k"), Error);
   }
@@ -165,9 +162,7 @@ TEST_CASE("ELF loader copies segments, zeroes bss and rejects hostile images") {
 
 TEST_CASE("initrd goes high, aligned, above the kernel") {
   auto mem = memory::GuestMemory::anonymous(64 << 20);
-  char path[] = "/tmp/space-test-initrd-XXXXXX";
-  Fd fd(mkstemp(path));
-  unlink(path);
+  Fd fd = test::unnamed_file("initrd");
   std::vector<uint8_t> data(5000, 0x5a);
   write_all(fd.get(), data.data(), data.size());
   uint64_t addr = load_initrd(mem, fd.get(), data.size(), 0x2000000);
