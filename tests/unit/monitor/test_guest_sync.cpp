@@ -1,6 +1,7 @@
-// Unit tests for the VMM's own Hello to guest-init (vmm/guest_sync) against a fake vsock.sock: the
-// request it sends (CONNECT line, then a Hello with the sandbox id, fresh entropy and the host's
-// time), that only a HelloReply counts as answered, and that no listener is not an error.
+// Unit tests for the VMM's own Hello to guest-init (monitor/guest_sync) against a fake
+// vsock.sock: the request it sends (CONNECT line, then a Hello with the sandbox id, fresh entropy
+// and the host's time), that only a HelloReply counts as answered, and that no listener is not
+// an error.
 #include <doctest/doctest.h>
 #include <sys/socket.h>
 #include <sys/un.h>
