@@ -57,8 +57,8 @@ inline std::string hostname_from_cmdline(std::string_view cmdline, std::string* 
   if (!id) return std::string(kDefaultHostname);
   if (!valid_sandbox_id(*id)) {
     if (warning)
-      *warning = "ignoring invalid space.id '" + id->substr(0, 80) +
-                 "': want [a-z0-9][a-z0-9_.-]{0,63}";
+      *warning =
+          "ignoring invalid space.id '" + id->substr(0, 80) + "': want [a-z0-9][a-z0-9_.-]{0,63}";
     return std::string(kDefaultHostname);
   }
   return *id;

@@ -20,9 +20,9 @@ constexpr const char* kAgentVersion = "0.1.0";
 struct Context {
   Console console;
   Reaper reaper;
-  HostSync host_sync;        // entropy and clock from each Hello (PID 1 only)
-  bool pid1 = false;         // false in the --serve-unix test mode: no mounts, no reboot
-  std::string hostname;      // the sandbox id, reported in HelloReply
+  HostSync host_sync;    // entropy and clock from each Hello (PID 1 only)
+  bool pid1 = false;     // false in the --serve-unix test mode: no mounts, no reboot
+  std::string hostname;  // the sandbox id, reported in HelloReply
   std::string agent = std::string("guest-init ") + kAgentVersion;
   // Asks the event loop to power the guest off (test mode: to exit). Thread-safe, idempotent.
   std::function<void()> request_poweroff;

@@ -91,7 +91,8 @@ Fd connect_helper(const std::string& unix_path, int timeout_ms, std::string& why
   return fd;
 }
 
-bool send_all_by(int fd, const void* data, size_t len, int64_t deadline_ms, std::string& why) noexcept {
+bool send_all_by(int fd, const void* data, size_t len, int64_t deadline_ms,
+                 std::string& why) noexcept {
   auto* p = static_cast<const uint8_t*>(data);
   while (len > 0) {
     ssize_t n = ::send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);

@@ -24,7 +24,7 @@ enum class CredStatus {
 struct CredFetch {
   CredStatus status = CredStatus::Unreachable;
   std::vector<SecretString> values;  // one per name, in order, when Ok
-  std::string message;  // "NAME: <why>" when not Ok
+  std::string message;               // "NAME: <why>" when not Ok
 };
 
 // Fetches `names` in order over one connection to the helper (`unix_path` "" = vsock to the
@@ -35,7 +35,8 @@ CredFetch fetch_secrets(const std::vector<std::string>& names, const std::string
 // A connected stream to the helper, or an invalid Fd with `why` set.
 Fd connect_helper(const std::string& unix_path, int timeout_ms, std::string& why) noexcept;
 // Sends all of `data`; false with `why` set on error or timeout.
-bool send_all_by(int fd, const void* data, size_t len, int64_t deadline_ms, std::string& why) noexcept;
+bool send_all_by(int fd, const void* data, size_t len, int64_t deadline_ms,
+                 std::string& why) noexcept;
 // Reads exactly `len` bytes; false with `why` set on EOF, error or timeout.
 bool recv_exact_by(int fd, void* buf, size_t len, int64_t deadline_ms, std::string& why) noexcept;
 // CLOCK_MONOTONIC in milliseconds.

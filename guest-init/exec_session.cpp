@@ -51,17 +51,25 @@ class ExecRun {
  public:
   ExecRun(Context& ctx, int sock, proto::FrameDecoder& dec, const proto::ExecRequest& req,
           int64_t start_us, std::vector<std::string>* secret_env)
-      : ctx_(ctx), sock_(sock), dec_(dec), req_(req), start_us_(start_us), secret_env_(secret_env) {}
+      : ctx_(ctx),
+        sock_(sock),
+        dec_(dec),
+        req_(req),
+        start_us_(start_us),
+        secret_env_(secret_env) {}
 
   void run() {
     auto box = std::make_shared<ExitBox>();
     try {
-      sp_ = spawn_exec(req_, ctx_.reaper, [box](pid_t, int status) {
-        std::lock_guard lock(box->mu);
-        box->status = status;
-        box->done = true;
-        box->cv.notify_all();
-      }, secret_env_);
+      sp_ = spawn_exec(
+          req_, ctx_.reaper,
+          [box](pid_t, int status) {
+            std::lock_guard lock(box->mu);
+            box->status = status;
+            box->done = true;
+            box->cv.notify_all();
+          },
+          secret_env_);
     } catch (const SpawnFailed& f) {
       auto took = static_cast<uint64_t>(elapsed_us(monotonic_us()));
       proto::ExitStatus st{f.kind, f.err, took, f.message};
@@ -214,8 +222,8 @@ class ExecRun {
       case proto::Type::Error:
         return abandon();
       default:
-        return protocol_error("unexpected frame type " +
-                              std::to_string(static_cast<int>(f.type)) + " during an exec");
+        return protocol_error("unexpected frame type " + std::to_string(static_cast<int>(f.type)) +
+                              " during an exec");
     }
   }
 

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "passwd.h"
-#include "util/wipe.h"
 #include "signals.h"
+#include "util/wipe.h"
 
 namespace space::guest {
 namespace {
@@ -72,9 +72,17 @@ struct ChildArgs {
       std::memcpy(buf + dlen + 1, file, flen + 1);
       ::execve(buf, a->argv, a->envp);
       switch (errno) {
-        case EACCES: eacces = true; break;
-        case ENOENT: case ENOTDIR: case ESTALE: case ENODEV: case ETIMEDOUT: break;
-        default: child_fail(a, kExec);
+        case EACCES:
+          eacces = true;
+          break;
+        case ENOENT:
+        case ENOTDIR:
+        case ESTALE:
+        case ENODEV:
+        case ETIMEDOUT:
+          break;
+        default:
+          child_fail(a, kExec);
       }
     }
     if (*end == '\0') break;
@@ -195,14 +203,22 @@ std::vector<char*> c_strings(std::vector<std::string>& v) {
 
 std::string describe(const ChildArgs& a, const proto::ExecRequest& req) {
   switch (a.step) {
-    case kSession: return "setsid";
-    case kCtty: return "set the controlling terminal";
-    case kStdio: return "dup2";
-    case kChdir: return "chdir " + req.cwd;
-    case kGroups: return "setgroups";
-    case kGid: return "setgid " + std::to_string(a.gid);
-    case kUid: return "setuid " + std::to_string(a.uid);
-    default: return "exec " + req.argv[0];
+    case kSession:
+      return "setsid";
+    case kCtty:
+      return "set the controlling terminal";
+    case kStdio:
+      return "dup2";
+    case kChdir:
+      return "chdir " + req.cwd;
+    case kGroups:
+      return "setgroups";
+    case kGid:
+      return "setgid " + std::to_string(a.gid);
+    case kUid:
+      return "setuid " + std::to_string(a.uid);
+    default:
+      return "exec " + req.argv[0];
   }
 }
 
@@ -274,7 +290,7 @@ Spawned spawn_exec(const proto::ExecRequest& req, Reaper& reaper, Reaper::ExitFn
   s.pidfd = Fd(pidfd);
   if (a.step != kNone) {
     auto kind = a.step == kExec && a.err == ENOENT ? proto::ExitKind::NotFound
-                                                    : proto::ExitKind::CannotExecute;
+                                                   : proto::ExitKind::CannotExecute;
     throw SpawnFailed{kind, a.err, describe(a, req) + ": " + std::strerror(a.err)};
   }
   s.out = std::move(out.read);

@@ -35,7 +35,7 @@ struct Spawned {
 struct SpawnFailed {
   proto::ExitKind kind;  // NotFound or CannotExecute
   int err;
-  std::string message;   // e.g. "exec nosuch: No such file or directory"
+  std::string message;  // e.g. "exec nosuch: No such file or directory"
 };
 
 // Starts req's command, registering `on_exit` with `reaper` for its status. Throws SpawnFailed

@@ -21,7 +21,7 @@
 
 namespace space::guest {
 
-constexpr int64_t kMaxLagNs = 50'000'000;     // 50 ms
+constexpr int64_t kMaxLagNs = 50'000'000;      // 50 ms
 constexpr int64_t kMaxLeadNs = 1'000'000'000;  // 1 s
 
 class HostSync {

@@ -76,7 +76,9 @@ namespace {
 }
 
 int usage() {
-  Console(2).log("usage: guest-init --serve-unix PATH [--id ID] [--cred-unix PATH]  (PID 1 takes no arguments)");
+  Console(2).log(
+      "usage: guest-init --serve-unix PATH [--id ID] [--cred-unix PATH]  (PID 1 takes no "
+      "arguments)");
   return 2;
 }
 

@@ -114,7 +114,8 @@ class Session {
       size_t var = e.find('=');
       if (v.find('\0') != std::string::npos) {
         for (auto& x : out) wipe(x);
-        return refuse("--secret-env " + names[i] + ": the value contains a NUL byte and cannot be an environment variable");
+        return refuse("--secret-env " + names[i] +
+                      ": the value contains a NUL byte and cannot be an environment variable");
       }
       std::string kv;
       kv.reserve(var + 1 + v.size());

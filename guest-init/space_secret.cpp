@@ -27,8 +27,9 @@ using namespace space::guest;
 namespace {
 
 int usage() {
-  std::fprintf(stderr, "usage: space-secret NAME\n"
-                       "prints the secret NAME granted to this sandbox (space grant) to stdout\n");
+  std::fprintf(stderr,
+               "usage: space-secret NAME\n"
+               "prints the secret NAME granted to this sandbox (space grant) to stdout\n");
   return 64;
 }
 

@@ -20,7 +20,7 @@ if [ $fix = 1 ]; then
   echo "lint: formatted ${#files[@]} files"
   exit 0
 fi
-bad=$(for f in "${files[@]}"; do clang-format --dry-run "$f" 2>&1 | grep -q . && echo "$f"; done || true)
+bad=$(clang-format --dry-run "${files[@]}" 2>&1 | grep -oE '^[^:]+:[0-9]+:[0-9]+: (warning|error)' | cut -d: -f1 | sort -u || true)
 if [ -n "$bad" ]; then
   echo "lint: not formatted as .clang-format says (run scripts/lint.sh --fix-format):" >&2
   echo "$bad" >&2

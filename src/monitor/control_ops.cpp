@@ -133,14 +133,10 @@ struct Handlers {
 }  // namespace
 
 std::string handle_control_line(ControlContext& ctx, std::string_view line) {
-  try {
+  return rpc::answer([&] {
     control::Request req = control::decode_request(line);
     return std::visit([&](const auto& r) { return control::encode_reply(Handlers{ctx}(r)); }, req);
-  } catch (const Error& e) {
-    return rpc::error_line(e.what(), e.hint());
-  } catch (const std::exception& e) {
-    return rpc::error_line(e.what());
-  }
+  });
 }
 
 }  // namespace space::monitor

@@ -19,12 +19,12 @@ std::string request_line(std::string_view op, json::Value fields);
 std::string ok_line(json::Value fields);
 // The reply line of a failure.
 std::string error_line(const std::string& message, const std::string& hint = "");
-// The reply line for whatever `run` throws, or ok_line of what it returns: the one place a
-// server turns an exception into {"ok": false}.
+// The reply line `run` returns (a success), or the error line for whatever it throws: the one
+// place a server turns an exception into {"ok": false}.
 template <class F>
 std::string answer(F&& run) noexcept {
   try {
-    return ok_line(run());
+    return run();
   } catch (const Error& e) {
     return error_line(e.what(), e.hint());
   } catch (const std::exception& e) {

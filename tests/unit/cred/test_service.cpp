@@ -1,0 +1,142 @@
+// Unit tests for cred/service without sockets or VMs: CredService's decisions end to end (grant,
+// fetch, deny, audit), checking that no value ever reaches grants.json or the audit log, and its
+// check that a fetch comes from the sandbox's recorded VMM.
+#include <doctest/doctest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cred/paths.h"
+#include "cred/service.h"
+#include "store/paths.h"
+#include "store/state.h"
+#include "support/temp_dir.h"
+#include "util/base64.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "util/process.h"
+
+using namespace space;
+using namespace space::cred;
+
+namespace {
+
+mode_t mode_of(const std::string& p) {
+  struct stat st {};
+  REQUIRE(::stat(p.c_str(), &st) == 0);
+  return st.st_mode & 07777;
+}
+
+// A sandbox directory with a state.json whose VMM is this test process.
+void fake_sandbox(const std::string& root, const std::string& id) {
+  auto p = store::sandbox_paths(root, id);
+  fs::mkdir_p(p.dir);
+  store::SandboxState st;
+  st.id = id;
+  st.status = store::Status::Running;
+  st.pid = ::getpid();
+  st.pid_start_time = *proc::start_time(::getpid());
+  st.created = store::rfc3339_now();
+  store::write_state(p.state, st);
+}
+
+}  // namespace
+
+TEST_CASE("CredService: grants, fetches and denials, all audited, no value outside secrets.json") {
+  test::TempDir d("cred");
+  ::unsetenv("SPACE_CRED_DIR");
+  std::string root = d.path + "/root";
+  fake_sandbox(root, "a");
+  fake_sandbox(root, "b");
+  CredPaths p = cred_paths(root);
+  make_cred_dir(p);
+  uint64_t now = 1'700'000'000'000;
+  CredService svc(root, p, [&] { return now; });
+  // Each request goes through the helper's whole path: a line in, decoded, handled, a line out.
+  auto op = [&](json::Value req) { return json::parse(svc.handle_line(json::serialize(req))); };
+  auto req = [](std::initializer_list<std::pair<const char*, json::Value>> kv) {
+    json::Value v = json::Value::object();
+    for (auto& [k, x] : kv) v.set(k, x);
+    return v;
+  };
+  const std::string value = "s3cr3t-VALUE-0123456789";
+  CHECK(op(req({{"op", "set"}, {"name", "T"}, {"value_base64", base64::encode(value)}}))
+            .at("ok")
+            .as_bool());
+  CHECK(op(req({{"op", "set"}, {"name", "U"}, {"value_base64", base64::encode("u")}}))
+            .at("ok")
+            .as_bool());
+  // Grants need an existing sandbox and an existing secret.
+  CHECK_FALSE(op(req({{"op", "grant"}, {"sandbox", "zz"}, {"name", "T"}})).at("ok").as_bool());
+  CHECK_FALSE(op(req({{"op", "grant"}, {"sandbox", "a"}, {"name", "NOPE"}})).at("ok").as_bool());
+  CHECK(op(req({{"op", "grant"}, {"sandbox", "a"}, {"name", "T"}, {"uses", 2}, {"ttl_ms", 5000}}))
+            .at("ok")
+            .as_bool());
+  CHECK(op(req({{"op", "grant"}, {"sandbox", "b"}, {"name", "U"}})).at("ok").as_bool());
+  CHECK(svc.socket_sandboxes() == std::vector<std::string>{"a", "b"});
+
+  auto f = svc.fetch("a", "T", "");
+  CHECK(f.ok);
+  CHECK(f.value.bytes == value);
+  CHECK(svc.fetch("b", "T", "").code == proto::DenyCode::NotGranted);  // A's secret, asked by B
+  CHECK(svc.fetch("a", "U", "").code == proto::DenyCode::NotGranted);  // B's secret, asked by A
+  CHECK(svc.fetch("a", "T", "pid 1 is not the VMM").code == proto::DenyCode::NotAllowed);
+  CHECK(svc.fetch("a", "T", "").ok);
+  CHECK(svc.fetch("a", "T", "").code == proto::DenyCode::UsedUp);
+  now += 5000;
+  CHECK(svc.fetch("a", "T", "").code == proto::DenyCode::Expired);
+  CHECK(svc.sweep_expired() == std::nullopt);
+  // Uses survive a restart of the helper (saved before the value is returned).
+  CredService again(root, p, [&] { return now - 5000; });
+  CHECK(again.fetch("a", "T", "").code == proto::DenyCode::UsedUp);
+  // A removed secret: granted but gone.
+  CHECK(op(req({{"op", "rm"}, {"name", "U"}})).at("ok").as_bool());
+  CHECK(svc.fetch("b", "U", "").code == proto::DenyCode::NoSuchSecret);
+  // Revoke, copy (branch --keep-secrets), forget (destroy).
+  CHECK(op(req({{"op", "grant"}, {"sandbox", "a"}, {"name", "T"}})).at("ok").as_bool());
+  CHECK(op(req({{"op", "copy"}, {"from", "a"}, {"to", "b"}})).at("copied").as_array().size() == 1);
+  CHECK(svc.fetch("b", "T", "").ok);
+  CHECK(op(req({{"op", "revoke"}, {"sandbox", "a"}, {"name", "T"}})).at("ok").as_bool());
+  CHECK(svc.fetch("a", "T", "").code == proto::DenyCode::NotGranted);
+  CHECK_FALSE(op(req({{"op", "revoke"}, {"sandbox", "a"}, {"name", "T"}})).at("ok").as_bool());
+  CHECK(op(req({{"op", "revoke"}, {"sandbox", "b"}, {"all", true}, {"forget", true}}))
+            .at("ok")
+            .as_bool());
+  CHECK(svc.socket_sandboxes() == std::vector<std::string>{"a"});
+  // A new sandbox reusing the id of one whose grants were never revoked inherits nothing.
+  CHECK(op(req({{"op", "grant"}, {"sandbox", "a"}, {"name", "T"}})).at("ok").as_bool());
+  CHECK(svc.fetch("a", "T", "").ok);
+  {
+    auto sp = store::sandbox_paths(root, "a");
+    auto st = store::read_state(sp.state);
+    st.created = "2099-01-01T00:00:00Z";  // recreated with the same id
+    store::write_state(sp.state, st);
+  }
+  CHECK(svc.fetch("a", "T", "").code == proto::DenyCode::NotGranted);
+  // A sandbox that vanished loses its grants when the helper starts.
+  CHECK(op(req({{"op", "grant"}, {"sandbox", "a"}, {"name", "T"}})).at("ok").as_bool());
+  fs::remove_tree(store::sandbox_paths(root, "a").dir);
+  svc.drop_vanished();
+  CHECK(svc.socket_sandboxes().empty());
+
+  std::string audit = fs::read_file(p.audit);
+  for (const char* o : {"\"set\"", "\"granted\"", "\"fetched\"", "\"denied\"", "\"expired\"",
+                        "\"revoked\"", "\"removed\"", "not granted", "used up", "is not the VMM",
+                        "an earlier sandbox with this id"})
+    CHECK(audit.find(o) != std::string::npos);
+  CHECK(audit.find(value) == std::string::npos);
+  CHECK(fs::read_file(p.grants).find(value) == std::string::npos);
+  CHECK(fs::read_file(p.secrets).find(value) == std::string::npos);  // base64 there
+  CHECK(mode_of(p.dir) == 0700);
+  CHECK(mode_of(p.grants) == 0600);
+}
+
+TEST_CASE("CredService::check_peer accepts only the sandbox's recorded VMM") {
+  test::TempDir d("cred");
+  std::string root = d.path + "/root";
+  fake_sandbox(root, "a");
+  CredService svc(root, cred_paths_in(d.path + "/c"), [] { return uint64_t{1}; });
+  CHECK(svc.check_peer("a", ::getpid()) == "");
+  CHECK(svc.check_peer("a", 1).find("not from the VMM") != std::string::npos);
+  CHECK_FALSE(svc.check_peer("nosuch", ::getpid()).empty());
+}

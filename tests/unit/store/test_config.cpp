@@ -1,0 +1,94 @@
+// Unit tests for store/config (config.toml): a full file, defaults, errors that name the key,
+// loading from a root and the kernel and rootfs defaults.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "store/config.h"
+#include "support/temp_dir.h"
+#include "util/error.h"
+#include "util/fs.h"
+
+using namespace space;
+
+namespace {
+std::string error_of(std::string_view toml) {
+  try {
+    store::parse_host_config(toml, "config.toml");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("config.toml: a full file") {
+  auto c = store::parse_host_config(R"(
+[defaults]
+cpus = 2
+memory_mib = 512
+kernel = "/k/vmlinux"
+rootfs = "/r/rootfs.ext4"
+[store]
+size_gib = 40
+)",
+                                    "config.toml");
+  CHECK(c.cpus == 2u);
+  CHECK(c.memory_mib == 512u);
+  CHECK(c.kernel == "/k/vmlinux");
+  CHECK(c.rootfs == "/r/rootfs.ext4");
+  CHECK(c.store_size_gib == 40u);
+  CHECK(c.default_template == "default");
+  CHECK(store::parse_host_config("[defaults]\ntemplate = \"py3\"\n", "c").default_template ==
+        "py3");
+}
+
+TEST_CASE("config.toml: empty means defaults") {
+  auto c = store::parse_host_config("", "config.toml");
+  CHECK_FALSE(c.cpus.has_value());
+  CHECK_FALSE(c.memory_mib.has_value());
+  CHECK(c.kernel.empty());
+  CHECK(c.store_size_gib == 20u);
+}
+
+TEST_CASE("config.toml: errors name the key") {
+  CHECK(error_of("[defaults]\ncpu = 1\n") == "config.toml: defaults.cpu: unknown key");
+  CHECK(error_of("[store]\nsize = 1\n") == "config.toml: store.size: unknown key");
+  CHECK(error_of("[extra]\na = 1\n") == "config.toml: [extra]: unknown table");
+  CHECK(error_of("top = 1\n") == "config.toml: top: expected a table ([defaults] or [store])");
+  CHECK(error_of("[defaults]\ncpus = \"2\"\n") ==
+        "config.toml: defaults.cpus: expected an integer");
+  CHECK(error_of("[defaults]\ncpus = 1.5\n") == "config.toml: defaults.cpus: expected an integer");
+  CHECK(error_of("[defaults]\ncpus = 0\n") ==
+        "config.toml: defaults.cpus: 0 is out of range 1..64");
+  CHECK(error_of("[defaults]\nmemory_mib = -5\n").find("out of range") != std::string::npos);
+  CHECK(error_of("[defaults]\nkernel = 3\n") == "config.toml: defaults.kernel: expected a string");
+  CHECK(error_of("[defaults]\nkernel = \"rel/vmlinux\"\n") ==
+        "config.toml: defaults.kernel: expected an absolute path");
+  CHECK(error_of("[defaults\n").rfind("config.toml:1:", 0) == 0);  // syntax error with position
+  CHECK(error_of("[defaults]\ntemplate = 1\n") ==
+        "config.toml: defaults.template: expected a string");
+  CHECK(error_of("[defaults]\ntemplate = \"Bad/Name\"\n").find("invalid template name") !=
+        std::string::npos);
+}
+
+TEST_CASE("config.toml: loading from a root") {
+  test::TempDir d("config");
+  std::string root = d.path;
+  CHECK(store::load_host_config(root).store_size_gib == 20u);  // absent file
+  fs::write_file_atomic(root + "/config.toml", "[defaults]\nkernel = \"/x/vmlinux\"\n");
+  auto c = store::load_host_config(root);
+  CHECK(c.kernel == "/x/vmlinux");
+  CHECK(store::resolve_kernel(c, "") == "/x/vmlinux");
+  CHECK(store::resolve_kernel(c, "/flag/vmlinux") == "/flag/vmlinux");  // flag wins
+  ::setenv("SPACE_CACHE", "/cache", 1);
+  CHECK(store::resolve_rootfs(c, "") == "/cache/rootfs/current/rootfs.ext4");
+  CHECK(store::resolve_kernel({}, "") == "/cache/kernel/current/vmlinux");
+  ::unsetenv("SPACE_CACHE");
+  CHECK(store::resolve_kernel({}, "") == "/var/cache/space/kernel/current/vmlinux");
+  fs::write_file_atomic(root + "/config.toml", "[defaults]\nbogus = 1\n");
+  CHECK_THROWS_WITH_AS(store::load_host_config(root),
+                       doctest::Contains("defaults.bogus: unknown key"), Error);
+}

@@ -1,0 +1,78 @@
+// Unit tests for store/paths: sandbox id rules, generated ids, the sandbox path layout and the
+// store layout.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "store/paths.h"
+#include "util/error.h"
+
+using namespace space;
+
+TEST_CASE("valid ids") {
+  for (const std::string& id :
+       std::vector<std::string>{"a", "0", "abc-123", "a.b_c-d", "9lives", std::string(64, 'x')})
+    CHECK_NOTHROW(store::validate_id(id));
+}
+
+TEST_CASE("invalid ids are rejected with a hint") {
+  for (const std::string& id :
+       std::vector<std::string>{"", "A", "-a", ".a", "_a", "a/b", "..", "a b", "ab\n", "é",
+                                std::string(65, 'x'), std::string("a\0b", 3)}) {
+    CAPTURE(id);
+    try {
+      store::validate_id(id);
+      FAIL("accepted");
+    } catch (const Error& e) {
+      CHECK(std::string(e.what()).rfind("invalid sandbox id", 0) == 0);
+      CHECK_FALSE(e.hint().empty());
+    }
+  }
+}
+
+TEST_CASE("generated ids are valid and distinct") {
+  std::set<std::string> seen;
+  for (int i = 0; i < 100; i++) {
+    std::string id = store::generate_id();
+    CHECK(id.size() == 12);
+    CHECK_NOTHROW(store::validate_id(id));
+    seen.insert(id);
+  }
+  CHECK(seen.size() == 100);
+}
+
+TEST_CASE("path layout") {
+  ::setenv("SPACE_RUN_DIR", "/tmp/rd/", 1);
+  auto p = store::sandbox_paths("/var/lib/space/", "box");
+  CHECK(p.dir == "/var/lib/space/store/sandboxes/box");
+  CHECK(p.state == p.dir + "/state.json");
+  CHECK(p.config == p.dir + "/config.json");
+  CHECK(p.rootfs == p.dir + "/rootfs.ext4");
+  CHECK(p.console_log == p.dir + "/console.log");
+  CHECK(p.vmm_log == p.dir + "/vmm.log");
+  CHECK(p.lock == p.dir + "/lock");
+  CHECK(p.run_dir == "/tmp/rd/box");
+  CHECK(p.control_sock == "/tmp/rd/box/control.sock");
+  CHECK(p.vsock_sock == "/tmp/rd/box/vsock.sock");
+  ::unsetenv("SPACE_RUN_DIR");
+  CHECK(store::sandbox_paths("/r", "box").run_dir == "/run/space/box");
+  CHECK(store::sandbox_paths("rel", "box").dir.front() == '/');  // made absolute
+  CHECK_THROWS_AS(store::sandbox_paths("/r", "../x"), Error);
+}
+
+TEST_CASE("store paths") {
+  auto sp = store::store_paths("/var/lib/space/");
+  CHECK(sp.root == "/var/lib/space");
+  CHECK(sp.dir == "/var/lib/space/store");
+  CHECK(sp.image == "/var/lib/space/store.img");
+  CHECK(sp.templates == "/var/lib/space/store/templates");
+  CHECK(sp.sandboxes == "/var/lib/space/store/sandboxes");
+  CHECK(store::store_paths("/").dir == "/store");
+  CHECK(store::sandboxes_dir("/r") == "/r/store/sandboxes");
+  auto p = store::paths_in("/r/store/templates/.t.tmp-1", "/run/space/.template-1");
+  CHECK(p.config == "/r/store/templates/.t.tmp-1/config.json");
+  CHECK(p.vsock_sock == "/run/space/.template-1/vsock.sock");
+}

@@ -1,0 +1,150 @@
+// Unit tests for store/state: state.json round trip, strict reading, observed liveness, the lock,
+// and the creation timestamp.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "store/state.h"
+#include "support/temp_dir.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "util/process.h"
+
+using namespace space;
+
+namespace {
+store::SandboxState sample() {
+  store::SandboxState s;
+  s.id = "sb-1";
+  s.status = store::Status::Running;
+  s.pid = 1234;
+  s.pid_start_time = 987654321;
+  s.created = "2025-01-31T12:00:00Z";
+  s.template_name = "python";
+  s.vcpus = 2;
+  s.memory_mib = 512;
+  s.annotations = {{"owner", "ci"}, {"note", "a \"quoted\" value"}};
+  return s;
+}
+
+void check_same(const store::SandboxState& a, const store::SandboxState& b) {
+  CHECK(a.id == b.id);
+  CHECK(a.status == b.status);
+  CHECK(a.pid == b.pid);
+  CHECK(a.pid_start_time == b.pid_start_time);
+  CHECK(a.created == b.created);
+  CHECK(a.template_name == b.template_name);
+  CHECK(a.parent == b.parent);
+  CHECK(a.vcpus == b.vcpus);
+  CHECK(a.memory_mib == b.memory_mib);
+  CHECK(a.annotations == b.annotations);
+}
+}  // namespace
+
+TEST_CASE("state.json round trip") {
+  test::TempDir d("state");
+  std::string path = d.path + "/state.json";
+  store::write_state(path, sample());
+  check_same(store::read_state(path), sample());
+  // Fixed key order; empty parent is null.
+  auto v = json::parse(fs::read_file(path));
+  CHECK(v.as_object()[0].first == "id");
+  CHECK(v.at("parent").is_null());
+  CHECK(v.at("template").as_string() == "python");
+  // Overwrite keeps it whole.
+  auto s2 = sample();
+  s2.status = store::Status::Paused;
+  store::write_state(path, s2);
+  CHECK(store::read_state(path).status == store::Status::Paused);
+}
+
+TEST_CASE("state.json reading is checked") {
+  auto v = store::state_to_json(sample());
+  v.set("status", "exploded");
+  CHECK_THROWS_WITH_AS(store::state_from_json(v), "field \"status\": unknown status \"exploded\"",
+                       Error);
+  v = store::state_to_json(sample());
+  v.set("pid", "12");
+  CHECK_THROWS_AS(store::state_from_json(v), Error);
+  v = store::state_to_json(sample());
+  v.set("id", "../etc");
+  CHECK_THROWS_AS(store::state_from_json(v), Error);
+  // Unknown keys are tolerated (newer writers may add fields); optional ones default.
+  auto minimal = json::parse(R"({"id":"x","status":"stopped","future":1})");
+  auto s = store::state_from_json(minimal);
+  CHECK(s.pid == 0);
+  CHECK(s.vcpus == 1);
+  CHECK(s.memory_mib == 256);
+  test::TempDir d("state");
+  fs::write_file_atomic(d.path + "/bad.json", "{\"id\":");
+  try {
+    store::read_state(d.path + "/bad.json");
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("bad.json: invalid JSON at line 1, column 7") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("observed status derives liveness from pid and start time") {
+  auto s = sample();
+  s.pid = ::getpid();
+  s.pid_start_time = proc::start_time(::getpid()).value();
+  CHECK(store::observed_status(s) == store::Status::Running);
+  s.status = store::Status::Paused;
+  CHECK(store::observed_status(s) == store::Status::Paused);
+  s.pid_start_time += 1;  // same pid, another process (pid reuse)
+  CHECK(store::observed_status(s) == store::Status::Stopped);
+  s.pid_start_time -= 1;
+  s.pid = 0x7ffffff0;  // no such process
+  s.status = store::Status::Running;
+  CHECK(store::observed_status(s) == store::Status::Stopped);
+  s.status = store::Status::Creating;
+  s.pid = 0;  // not started yet
+  CHECK(store::observed_status(s) == store::Status::Creating);
+  s.status = store::Status::Checkpointed;
+  CHECK(store::observed_status(s) == store::Status::Checkpointed);
+}
+
+TEST_CASE("SandboxLock is exclusive") {
+  test::TempDir d("state");
+  std::string lock = d.path + "/lock";
+  {
+    store::SandboxLock a(lock);
+    CHECK(a.held());
+    store::SandboxLock b(lock, true);
+    CHECK_FALSE(b.held());
+  }
+  store::SandboxLock c(lock, true);
+  CHECK(c.held());
+  // A vanished sandbox directory: nonblocking says "not held", blocking throws.
+  store::SandboxLock gone(d.path + "/nope/lock", true);
+  CHECK_FALSE(gone.held());
+  CHECK_THROWS_AS(store::SandboxLock(d.path + "/nope/lock"), Error);
+}
+
+TEST_CASE("rfc3339_now looks right") {
+  std::string t = store::rfc3339_now();
+  REQUIRE(t.size() == 20);
+  CHECK(t[4] == '-');
+  CHECK(t[10] == 'T');
+  CHECK(t[19] == 'Z');
+}
+
+TEST_CASE("status rules: names round-trip, and which statuses claim a VMM") {
+  using store::Status;
+  for (Status s :
+       {Status::Creating, Status::Running, Status::Paused, Status::Checkpointed, Status::Stopped})
+    CHECK(store::parse_status(store::status_name(s)) == s);
+  CHECK(std::string(store::status_name(Status::Checkpointed)) == "checkpointed");
+  CHECK_FALSE(store::parse_status("Running"));
+  CHECK_FALSE(store::parse_status(""));
+  CHECK(store::claims_vmm(Status::Running, 0));
+  CHECK(store::claims_vmm(Status::Paused, 5));
+  CHECK(store::claims_vmm(Status::Creating, 5));
+  CHECK_FALSE(store::claims_vmm(Status::Creating, 0));  // not yet forked
+  CHECK_FALSE(store::claims_vmm(Status::Checkpointed, 5));
+  CHECK_FALSE(store::claims_vmm(Status::Stopped, 5));
+}

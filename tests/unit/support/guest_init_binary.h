@@ -1,0 +1,23 @@
+// Where the guest-init binary is, for the tests that run it in its --serve-unix mode (a real
+// agent on a Unix socket, spawning on this machine): $SPACE_GUEST_INIT (ctest sets it), else
+// guest-init next to the test binary (build/ after a plain `ninja`). "" when neither exists;
+// those tests then skip with a message.
+#pragma once
+#include <stdlib.h>
+
+#include <filesystem>
+#include <string>
+
+namespace space::test {
+
+inline std::string guest_init_binary() {
+  std::error_code ec;
+  if (const char* env = ::getenv("SPACE_GUEST_INIT"); env && *env)
+    return std::filesystem::exists(env, ec) ? std::string(env) : std::string();
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  auto p = self.parent_path() / "guest-init";
+  return std::filesystem::exists(p, ec) ? p.string() : std::string();
+}
+
+}  // namespace space::test

@@ -1,0 +1,134 @@
+// Unit tests for util/process: start times, liveness, pidfd handles, Child, detached spawning,
+// run() and find_program(), and the signal guard.
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "support/temp_dir.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "util/process.h"
+
+using namespace space;
+
+namespace {
+proc::Child spawn_sleep() {
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::execl("/bin/sleep", "sleep", "30", nullptr);
+    ::_exit(127);
+  }
+  return proc::Child(pid);
+}
+}  // namespace
+
+TEST_CASE("start time and liveness of this process") {
+  auto st = proc::start_time(::getpid());
+  REQUIRE(st.has_value());
+  CHECK(proc::is_alive(::getpid(), *st));
+  CHECK_FALSE(proc::is_alive(::getpid(), *st + 1));
+  CHECK_FALSE(proc::start_time(0).has_value());
+  CHECK_FALSE(proc::start_time(0x7ffffff0).has_value());
+}
+
+TEST_CASE("ProcessRef signals only the process it verified") {
+  proc::Child c = spawn_sleep();
+  auto st = proc::start_time(c.pid()).value();
+  CHECK_FALSE(proc::ProcessRef::open(c.pid(), st + 1).has_value());  // a "recycled" pid
+  auto ref = proc::ProcessRef::open(c.pid(), st);
+  REQUIRE(ref.has_value());
+  CHECK_FALSE(ref->wait_exit(50));
+  CHECK(ref->signal(SIGKILL));
+  CHECK(ref->wait_exit(5000));
+  CHECK(c.exited());
+  CHECK(WIFSIGNALED(c.status()));
+  CHECK(proc::describe_status(c.status()) == "killed by signal 9 (SIGKILL)");
+  CHECK_FALSE(proc::is_alive(c.pid(), st));  // reaped
+}
+
+TEST_CASE("a zombie is not alive") {
+  proc::Child c = spawn_sleep();
+  auto st = proc::start_time(c.pid()).value();
+  ::kill(c.pid(), SIGKILL);
+  auto ref = proc::ProcessRef::open(c.pid(), st);
+  if (ref) ref->wait_exit(5000);
+  CHECK_FALSE(proc::is_alive(c.pid(), st));  // exited but not reaped yet
+}
+
+TEST_CASE("Child kills its process unless released") {
+  pid_t pid;
+  uint64_t st;
+  {
+    proc::Child c = spawn_sleep();
+    pid = c.pid();
+    st = proc::start_time(pid).value();
+    CHECK_FALSE(c.exited());
+  }
+  CHECK_FALSE(proc::is_alive(pid, st));
+  proc::Child c = spawn_sleep();
+  pid = c.pid();
+  CHECK(c.release() == pid);
+  CHECK(proc::start_time(pid).has_value());
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+}
+
+TEST_CASE("spawn_detached: new session, stdio to the log, the passed fd as fd 3") {
+  test::TempDir d("proc");
+  std::string dir = d.path, log = dir + "/out.log";
+  Pipe p = Pipe::make();
+  proc::Child c =
+      proc::spawn_detached({"/bin/sh", "-c",
+                            "echo sid=$(($(cut -d' ' -f6 /proc/self/stat) == $$)); echo err >&2; "
+                            "ls /proc/self/fd | wc -l; read x || echo stdin-eof; echo ok >&3"},
+                           log, p.write.get());
+  p.write.reset();
+  char buf[16] = {};
+  CHECK(read_full(p.read.get(), buf, sizeof buf) == 3);
+  CHECK(std::string(buf) == "ok\n");
+  while (!c.exited()) ::usleep(1000);
+  CHECK(WEXITSTATUS(c.status()) == 0);
+  std::string out = fs::read_file(log);
+  CHECK(out.find("err\n") != std::string::npos);
+  CHECK(out.find("stdin-eof") != std::string::npos);
+  // fds of `ls`: 0, 1, 2, 3 and the one it opened for /proc/self/fd.
+  CHECK(out.find("\n5\n") != std::string::npos);
+  // exec failure is reported on fd 3
+  Pipe q = Pipe::make();
+  proc::Child bad = proc::spawn_detached({"/nonexistent"}, log, q.write.get());
+  q.write.reset();
+  char ebuf[64] = {};
+  read_full(q.read.get(), ebuf, sizeof ebuf);
+  CHECK(std::string(ebuf) == "error: exec failed\n");
+}
+
+TEST_CASE("SignalGuard turns SIGINT into a readable fd") {
+  {
+    proc::SignalGuard g;
+    CHECK_NOTHROW(g.check());
+    ::kill(::getpid(), SIGINT);
+    CHECK_THROWS_WITH_AS(g.check(), "interrupted by SIGINT", Error);
+    CHECK(g.take() == 0);  // consumed
+  }
+  CHECK(proc::signal_name(SIGTERM) == "SIGTERM");
+}
+
+TEST_CASE("run captures output and status; find_program searches PATH and sbin") {
+  std::string sh = proc::find_program("sh");
+  REQUIRE_FALSE(sh.empty());
+  CHECK(sh[0] == '/');
+  CHECK(proc::find_program("no-such-program-here").empty());
+  auto r = proc::run({sh, "-c", "echo out; echo err >&2; exit 3"});
+  CHECK_FALSE(r.ok());
+  CHECK(WIFEXITED(r.status));
+  CHECK(WEXITSTATUS(r.status) == 3);
+  CHECK(r.output.find("out\n") != std::string::npos);
+  CHECK(r.output.find("err\n") != std::string::npos);
+  CHECK(proc::run({sh, "-c", "exit 0"}).ok());
+  auto missing = proc::run({"/nonexistent/program"});
+  CHECK(WEXITSTATUS(missing.status) == 127);
+}
