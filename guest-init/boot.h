@@ -1,6 +1,7 @@
 // Boot steps of guest-init as PID 1, in the order main() runs them. Every step is best effort:
 // a failure is logged to the console and boot goes on, because PID 1 must never give up.
-// Each step costs a handful of syscalls (about 0.5 ms each on a PVM host), no fork, no exec.
+// Each step costs a handful of syscalls, no fork, no exec: guest kernel time is dear on a PVM
+// host (ARCHITECTURE.md, "Measurements").
 #pragma once
 #include <string>
 

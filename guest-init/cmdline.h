@@ -1,5 +1,5 @@
-// Pure helpers for the kernel command line and sandbox ids, header-only so the unit tests can
-// include them without linking guest-init. Nothing here touches the system.
+// Pure helpers for the kernel command line and sandbox ids, header-only (they are small and
+// inline). Nothing here touches the system.
 // The kernel splits /proc/cmdline on spaces; a value may be double-quoted ("a b") and a later
 // occurrence of a parameter overrides an earlier one, as the kernel itself does.
 #pragma once

@@ -4,14 +4,14 @@
 // command line, sets PATH/HOME for children, brings lo up, listens on vsock and prints
 // "guest-init: ready (uptime N ms)" on the console. From then on the main thread only waits in
 // poll(): it accepts connections, reaps every zombie in the guest (SIGCHLD via signalfd) and
-// runs the poweroff sequence. No fork, no exec and no timer at startup: under a PVM host every
-// guest syscall costs ~0.5 ms, so boot is about two dozen syscalls.
+// runs the poweroff sequence. No fork, no exec and no timer at startup: under a PVM host guest
+// kernel code is interpreted, so boot is kept to about two dozen syscalls.
 //
 // Threading: one thread per host connection, blocking I/O. Connections are independent and
 // long-lived (an exec streams stdio for as long as its process runs), so straight-line code per
 // connection is simpler and safer than a shared state machine, a slow connection (a large file
 // write, a stalled peer) cannot delay another or the reaping, and a thread costs a few syscalls,
-// nothing next to the ~0.5 s fork+exec it will usually serve. The main thread keeps reaping and
+// nothing next to the fork+exec it will usually serve. The main thread keeps reaping and
 // shutdown; children's statuses reach their owning connection through the Reaper registry.
 //
 // PID 1 must never exit (the kernel would panic): every error is logged to the console and

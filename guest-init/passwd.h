@@ -1,4 +1,4 @@
-// Pure /etc/passwd lookup, header-only so unit tests include it without linking guest-init.
+// Pure /etc/passwd lookup, header-only (one small function).
 // Used when an exec names a uid: its passwd entry (if any) gives the primary gid, HOME and USER.
 // Lines are name:password:uid:gid:gecos:home:shell; malformed lines are skipped.
 #pragma once
