@@ -142,3 +142,25 @@ TEST_CASE("list and remove templates (plain directories)") {
     CHECK(e.hint().find("space template list") != std::string::npos);
   }
 }
+
+TEST_CASE("template.toml as earlier versions wrote it (by hand, fixed key order) still loads") {
+  const std::string old_text =
+      "# Written by 'space template build'. Do not edit: sandboxes restore from this.\n"
+      "format = 1\n"
+      "name = \"default\"\n"
+      "created = \"2026-11-29T18:00:00Z\"\n"
+      "space_version = \"0.1.0\"\n"
+      "snapshot_format = 1\n"
+      "vcpus = 1\n"
+      "memory_mib = 256\n"
+      "kernel = \"/var/cache/space/kernel/abc/vmlinux\"\n"
+      "rootfs = \"/var/cache/space/rootfs/d\\u0009e/rootfs.ext4\"\n";
+  auto m = core::parse_template_meta(old_text, "old.toml");
+  CHECK(m.name == "default");
+  CHECK(m.memory_mib == 256);
+  CHECK(m.rootfs == "/var/cache/space/rootfs/d\te/rootfs.ext4");
+  // And what this version writes reads back the same.
+  auto again = core::parse_template_meta(core::template_meta_to_toml(m), "new.toml");
+  CHECK(again.rootfs == m.rootfs);
+  CHECK(again.created == m.created);
+}
