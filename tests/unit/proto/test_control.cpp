@@ -84,7 +84,8 @@ TEST_CASE("control replies round-trip") {
   CHECK(b2.branches[1].pid == 11);
   CHECK(b2.resumed);
   CHECK(b2.ready_ms == 3.25);
-  CHECK_NOTHROW(control::decode_reply<control::StopReply>(control::encode_reply(control::StopReply{})));
+  CHECK_NOTHROW(
+      control::decode_reply<control::StopReply>(control::encode_reply(control::StopReply{})));
 }
 
 TEST_CASE("malformed control requests are refused, naming the problem") {
@@ -119,11 +120,12 @@ TEST_CASE("malformed control replies are refused; error replies carry message an
   CHECK_THROWS_WITH_AS(
       control::decode_reply<control::PingReply>("{\"ok\":true,\"status\":\"gone\",\"pid\":1}"),
       doctest::Contains("neither running nor paused"), Error);
-  CHECK_THROWS_WITH_AS(
-      control::decode_reply<control::PingReply>("{\"ok\":true,\"status\":\"running\",\"pid\":\"1\"}"),
-      doctest::Contains("\"pid\" must be an integer"), Error);
+  CHECK_THROWS_WITH_AS(control::decode_reply<control::PingReply>(
+                           "{\"ok\":true,\"status\":\"running\",\"pid\":\"1\"}"),
+                       doctest::Contains("\"pid\" must be an integer"), Error);
   try {
-    control::decode_reply<control::StopReply>("{\"ok\":false,\"error\":\"busy\",\"hint\":\"wait\"}");
+    control::decode_reply<control::StopReply>(
+        "{\"ok\":false,\"error\":\"busy\",\"hint\":\"wait\"}");
     FAIL("an error reply must throw");
   } catch (const Error& e) {
     CHECK(std::string(e.what()) == "busy");

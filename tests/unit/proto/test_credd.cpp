@@ -26,7 +26,8 @@ T round_trip(credd::Request req) {
 TEST_CASE("credd requests round-trip and keep their wire names") {
   CHECK(credd::encode_request(credd::PingRequest{}).bytes == "{\"op\":\"ping\"}\n");
   CHECK(credd::encode_request(credd::RevokeAllRequest{"sb", true, "destroyed"}).bytes ==
-        "{\"op\":\"revoke\",\"sandbox\":\"sb\",\"all\":true,\"forget\":true,\"reason\":\"destroyed\"}\n");
+        "{\"op\":\"revoke\",\"sandbox\":\"sb\",\"all\":true,\"forget\":true,\"reason\":"
+        "\"destroyed\"}\n");
   // Any bytes survive the trip, NULs and quotes included.
   std::string value("a\0\"b\\\n\xff", 7);
   auto set = round_trip<credd::SetRequest>(credd::SetRequest{"TOKEN", SecretString(value)});
@@ -84,8 +85,9 @@ TEST_CASE("credd replies round-trip; list and grants print as the CLI's JSON") {
   CHECK(credd::decode_reply<credd::RevokeAllReply>(
             credd::encode_reply(credd::RevokeAllReply{{"x", "y"}}))
             .revoked == std::vector<std::string>{"x", "y"});
-  CHECK(credd::decode_reply<credd::CopyReply>(credd::encode_reply(credd::CopyReply{{"x"}})).copied ==
-        std::vector<std::string>{"x"});
+  CHECK(
+      credd::decode_reply<credd::CopyReply>(credd::encode_reply(credd::CopyReply{{"x"}})).copied ==
+      std::vector<std::string>{"x"});
   CHECK_NOTHROW(credd::decode_reply<credd::Done>(credd::encode_reply(credd::Done{})));
   CHECK_THROWS_WITH_AS(credd::decode_reply<credd::ListReply>("{\"ok\":true,\"secrets\":[{}]}"),
                        doctest::Contains("\"name\" is missing"), Error);
@@ -106,7 +108,8 @@ TEST_CASE("malformed credd requests are refused, naming the problem") {
   refused("{\"op\":\"grant\",\"sandbox\":\"s\",\"name\":\"A\",\"ttl_ms\":\"1h\"}",
           "expected an integer");
   refused("{\"op\":\"revoke\",\"sandbox\":\"s\"}", "\"name\" is missing");
-  refused("{\"op\":\"revoke\",\"sandbox\":\"s\",\"all\":true,\"name\":\"A\"}", "unknown field \"name\"");
+  refused("{\"op\":\"revoke\",\"sandbox\":\"s\",\"all\":true,\"name\":\"A\"}",
+          "unknown field \"name\"");
   refused("{\"op\":\"copy\",\"from\":\"a\"}", "\"to\" is missing");
   refused("{\"op\":\"rm\",\"name\":\"A\",\"x\":0}", "credential helper request \"rm\"");
 }
