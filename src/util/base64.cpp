@@ -18,27 +18,27 @@ int value_of(char c) {
 }
 }  // namespace
 
-std::string encode(std::string_view in) {
+std::string encode(std::string_view bytes) {
   std::string out;
-  out.reserve(encoded_size(in.size()));
-  encode_into(out, in);
+  out.reserve(encoded_size(bytes.size()));
+  encode_into(out, bytes);
   return out;
 }
 
-void encode_into(std::string& out, std::string_view in) {
+void encode_into(std::string& out, std::string_view bytes) {
   size_t i = 0;
-  for (; i + 3 <= in.size(); i += 3) {
+  for (; i + 3 <= bytes.size(); i += 3) {
     uint32_t v =
-        uint32_t(uint8_t(in[i])) << 16 | uint32_t(uint8_t(in[i + 1])) << 8 | uint8_t(in[i + 2]);
+        uint32_t(uint8_t(bytes[i])) << 16 | uint32_t(uint8_t(bytes[i + 1])) << 8 | uint8_t(bytes[i + 2]);
     out += kAlphabet[v >> 18];
     out += kAlphabet[(v >> 12) & 63];
     out += kAlphabet[(v >> 6) & 63];
     out += kAlphabet[v & 63];
   }
-  size_t rest = in.size() - i;
+  size_t rest = bytes.size() - i;
   if (rest) {
     uint32_t v =
-        uint32_t(uint8_t(in[i])) << 16 | (rest == 2 ? uint32_t(uint8_t(in[i + 1])) << 8 : 0);
+        uint32_t(uint8_t(bytes[i])) << 16 | (rest == 2 ? uint32_t(uint8_t(bytes[i + 1])) << 8 : 0);
     out += kAlphabet[v >> 18];
     out += kAlphabet[(v >> 12) & 63];
     out += rest == 2 ? kAlphabet[(v >> 6) & 63] : '=';
@@ -46,17 +46,17 @@ void encode_into(std::string& out, std::string_view in) {
   }
 }
 
-std::optional<std::string> decode(std::string_view in) {
-  if (in.size() % 4 != 0) return std::nullopt;
+std::optional<std::string> decode(std::string_view text) {
+  if (text.size() % 4 != 0) return std::nullopt;
   std::string out;
-  out.reserve(in.size() / 4 * 3);
-  for (size_t i = 0; i < in.size(); i += 4) {
-    bool last = i + 4 == in.size();
-    int pad = last ? (in[i + 3] == '=') + (in[i + 2] == '=') : 0;
-    if (pad == 1 && in[i + 2] == '=') return std::nullopt;  // "x=y=" style
+  out.reserve(text.size() / 4 * 3);
+  for (size_t i = 0; i < text.size(); i += 4) {
+    bool last = i + 4 == text.size();
+    int pad = last ? (text[i + 3] == '=') + (text[i + 2] == '=') : 0;
+    if (pad == 1 && text[i + 2] == '=') return std::nullopt;  // "x=y=" style
     int v[4];
     for (int k = 0; k < 4 - pad; k++)
-      if ((v[k] = value_of(in[i + k])) < 0) return std::nullopt;
+      if ((v[k] = value_of(text[i + k])) < 0) return std::nullopt;
     for (int k = 4 - pad; k < 4; k++) v[k] = 0;
     uint32_t n = uint32_t(v[0]) << 18 | uint32_t(v[1]) << 12 | uint32_t(v[2]) << 6 | uint32_t(v[3]);
     // Canonical: the bits a padded group does not carry must be zero.
