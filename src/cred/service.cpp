@@ -119,10 +119,7 @@ proto::credd::SetReply CredService::handle(const proto::credd::SetRequest& r) {
 }
 
 proto::credd::ListReply CredService::handle(const proto::credd::ListRequest&) {
-  proto::credd::ListReply out;
-  for (const auto& m : SecretStore(paths_.secrets).list())
-    out.secrets.push_back({m.name, m.size, m.created, m.updated});
-  return out;
+  return {SecretStore(paths_.secrets).list()};
 }
 
 proto::credd::Done CredService::handle(const proto::credd::RemoveRequest& r) {

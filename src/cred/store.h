@@ -10,16 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "proto/credd.h"
 #include "util/wipe.h"
 
 namespace space::cred {
 
-struct SecretMeta {
-  std::string name;
-  uint64_t size = 0;    // bytes
-  std::string created;  // RFC 3339
-  std::string updated;  // RFC 3339
-};
+// A secret's name and metadata, never its value: what `space secret list` shows.
+using SecretMeta = proto::credd::SecretInfo;
 
 class SecretStore {
  public:

@@ -211,44 +211,30 @@ std::string encode_reply(const StopReply&) {
   return rpc::ok_line({});
 }
 
-namespace {
-// Opens a reply line and converts it with `convert`, naming the reply in errors.
-template <class F>
-auto reply_from(std::string_view line, const char* what, F&& convert) {
-  json::Value o = rpc::open_reply(line, kPeer);
-  try {
-    return convert(o);
-  } catch (Error& e) {
-    e.add_context(std::string("malformed ") + what + " reply from the VMM");
-    throw;
-  }
-}
-}  // namespace
-
 template <>
 PingReply decode_reply<PingReply>(std::string_view line) {
-  return reply_from(line, "ping", [](const json::Value& o) {
+  return rpc::open_reply_as(line, kPeer, "ping", [](const json::Value& o) {
     return PingReply{run_state_field(o), int_field(o, "pid")};
   });
 }
 
 template <>
 PauseReply decode_reply<PauseReply>(std::string_view line) {
-  return reply_from(line, "pause", [](const json::Value& o) {
+  return rpc::open_reply_as(line, kPeer, "pause", [](const json::Value& o) {
     return PauseReply{run_state_field(o), int_field(o, "pause_us")};
   });
 }
 
 template <>
 ResumeReply decode_reply<ResumeReply>(std::string_view line) {
-  return reply_from(line, "resume", [](const json::Value& o) {
+  return rpc::open_reply_as(line, kPeer, "resume", [](const json::Value& o) {
     return ResumeReply{run_state_field(o), int_field(o, "resume_us")};
   });
 }
 
 template <>
 SnapshotReply decode_reply<SnapshotReply>(std::string_view line) {
-  return reply_from(line, "snapshot", [](const json::Value& o) {
+  return rpc::open_reply_as(line, kPeer, "snapshot", [](const json::Value& o) {
     SnapshotReply r;
     r.status = run_state_field(o);
     r.vmstate_bytes = json::uint_field(o, "vmstate_bytes");
@@ -265,7 +251,7 @@ SnapshotReply decode_reply<SnapshotReply>(std::string_view line) {
 
 template <>
 BranchReply decode_reply<BranchReply>(std::string_view line) {
-  return reply_from(line, "branch", [](const json::Value& o) {
+  return rpc::open_reply_as(line, kPeer, "branch", [](const json::Value& o) {
     BranchReply r;
     r.status = run_state_field(o);
     const json::Value& list = o.at("branches");
@@ -283,7 +269,7 @@ BranchReply decode_reply<BranchReply>(std::string_view line) {
 
 template <>
 StopReply decode_reply<StopReply>(std::string_view line) {
-  return reply_from(line, "stop", [](const json::Value&) { return StopReply{}; });
+  return rpc::open_reply_as(line, kPeer, "stop", [](const json::Value&) { return StopReply{}; });
 }
 
 }  // namespace space::proto::control

@@ -180,17 +180,6 @@ GrantInfo grant_info_from(const json::Value& o) {
   return g;
 }
 
-template <class F>
-auto reply_from(std::string_view line, const char* what, F&& convert) {
-  json::Value o = rpc::open_reply(line, kPeer);
-  try {
-    return convert(o);
-  } catch (Error& e) {
-    e.add_context(std::string("malformed ") + what + " reply from the credential helper");
-    throw;
-  }
-}
-
 }  // namespace
 
 std::string_view op_name(const Request& r) {
@@ -261,7 +250,7 @@ std::string encode_reply(const Done&) {
 
 template <>
 PingReply decode_reply<PingReply>(std::string_view line) {
-  return reply_from(line, "ping", [](const json::Value& o) {
+  return rpc::open_reply_as(line, kPeer, "ping", [](const json::Value& o) {
     const json::Value& pid = o.at("pid");
     if (!pid.is_int()) fail("field \"pid\" must be an integer");
     return PingReply{pid.as_int()};
@@ -270,7 +259,7 @@ PingReply decode_reply<PingReply>(std::string_view line) {
 
 template <>
 SetReply decode_reply<SetReply>(std::string_view line) {
-  return reply_from(line, "set", [](const json::Value& o) {
+  return rpc::open_reply_as(line, kPeer, "set", [](const json::Value& o) {
     const json::Value& v = o.at("replaced");
     if (!v.is_bool()) fail("field \"replaced\" must be true or false");
     return SetReply{v.as_bool()};
@@ -279,7 +268,7 @@ SetReply decode_reply<SetReply>(std::string_view line) {
 
 template <>
 ListReply decode_reply<ListReply>(std::string_view line) {
-  return reply_from(line, "list", [](const json::Value& o) {
+  return rpc::open_reply_as(line, kPeer, "list", [](const json::Value& o) {
     ListReply r;
     const json::Value& a = o.at("secrets");
     if (!a.is_array()) fail("field \"secrets\" must be an array");
@@ -290,19 +279,21 @@ ListReply decode_reply<ListReply>(std::string_view line) {
 
 template <>
 RevokeAllReply decode_reply<RevokeAllReply>(std::string_view line) {
-  return reply_from(line, "revoke",
-                    [](const json::Value& o) { return RevokeAllReply{string_list(o, "revoked")}; });
+  return rpc::open_reply_as(line, kPeer, "revoke", [](const json::Value& o) {
+    return RevokeAllReply{string_list(o, "revoked")};
+  });
 }
 
 template <>
 CopyReply decode_reply<CopyReply>(std::string_view line) {
-  return reply_from(line, "copy",
-                    [](const json::Value& o) { return CopyReply{string_list(o, "copied")}; });
+  return rpc::open_reply_as(line, kPeer, "copy", [](const json::Value& o) {
+    return CopyReply{string_list(o, "copied")};
+  });
 }
 
 template <>
 GrantsReply decode_reply<GrantsReply>(std::string_view line) {
-  return reply_from(line, "grants", [](const json::Value& o) {
+  return rpc::open_reply_as(line, kPeer, "grants", [](const json::Value& o) {
     GrantsReply r;
     const json::Value& a = o.at("grants");
     if (!a.is_array()) fail("field \"grants\" must be an array");
@@ -313,7 +304,7 @@ GrantsReply decode_reply<GrantsReply>(std::string_view line) {
 
 template <>
 Done decode_reply<Done>(std::string_view line) {
-  return reply_from(line, "an", [](const json::Value&) { return Done{}; });
+  return rpc::open_reply_as(line, kPeer, "an", [](const json::Value&) { return Done{}; });
 }
 
 }  // namespace space::proto::credd

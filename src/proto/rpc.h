@@ -35,6 +35,19 @@ std::string answer(F&& run) noexcept {
 // peer's message and hint when "ok" is false, and an Error naming `peer` when the line is not a
 // reply at all.
 json::Value open_reply(std::string_view line, const std::string& peer);
+// open_reply, then `convert(fields)`; an error in the conversion names the reply ("malformed
+// <what> reply from <peer>").
+template <class F>
+auto open_reply_as(std::string_view line, const std::string& peer, const std::string& what,
+                   F&& convert) {
+  json::Value fields = open_reply(line, peer);
+  try {
+    return convert(fields);
+  } catch (Error& e) {
+    e.add_context("malformed " + what + " reply from " + peer);
+    throw;
+  }
+}
 
 // Field readers that name the field in errors (json::string_field and friends do the rest).
 bool bool_field_or(const json::Value& obj, std::string_view key, bool dflt);

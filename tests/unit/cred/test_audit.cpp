@@ -7,21 +7,13 @@
 #include <string>
 
 #include "cred/audit.h"
+#include "support/checks.h"
 #include "support/temp_dir.h"
 #include "util/fs.h"
 
 using namespace space;
+using space::test::mode_of;
 using namespace space::cred;
-
-namespace {
-
-mode_t mode_of(const std::string& p) {
-  struct stat st {};
-  REQUIRE(::stat(p.c_str(), &st) == 0);
-  return st.st_mode & 07777;
-}
-
-}  // namespace
 
 TEST_CASE("audit lines: time, sandbox, name, outcome, detail; appended with mode 0600") {
   CHECK(rfc3339_ms(1'700'000'000'123) == "2023-11-14T22:13:20.123Z");

@@ -10,6 +10,7 @@
 #include "cred/service.h"
 #include "store/paths.h"
 #include "store/state.h"
+#include "support/checks.h"
 #include "support/temp_dir.h"
 #include "util/base64.h"
 #include "util/error.h"
@@ -17,15 +18,10 @@
 #include "util/process.h"
 
 using namespace space;
+using space::test::mode_of;
 using namespace space::cred;
 
 namespace {
-
-mode_t mode_of(const std::string& p) {
-  struct stat st {};
-  REQUIRE(::stat(p.c_str(), &st) == 0);
-  return st.st_mode & 07777;
-}
 
 // A sandbox directory with a state.json whose VMM is this test process.
 void fake_sandbox(const std::string& root, const std::string& id) {

@@ -7,22 +7,14 @@
 #include <string>
 
 #include "cred/store.h"
+#include "support/checks.h"
 #include "support/temp_dir.h"
 #include "util/error.h"
 #include "util/fs.h"
 
 using namespace space;
+using space::test::mode_of;
 using namespace space::cred;
-
-namespace {
-
-mode_t mode_of(const std::string& p) {
-  struct stat st {};
-  REQUIRE(::stat(p.c_str(), &st) == 0);
-  return st.st_mode & 07777;
-}
-
-}  // namespace
 
 TEST_CASE("secret store: set, get, list, remove; mode 0600; limits; reload") {
   test::TempDir d("cred");

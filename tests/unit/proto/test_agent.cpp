@@ -8,8 +8,10 @@
 #include <random>
 
 #include "proto/agent.h"
+#include "support/checks.h"
 
 using namespace space::proto;
+using space::test::check_every_truncation_throws;
 
 namespace {
 
@@ -29,14 +31,6 @@ std::vector<Frame> drain(FrameDecoder& d) {
   std::vector<Frame> out;
   while (auto f = d.next()) out.push_back(std::move(*f));
   return out;
-}
-
-template <class M>
-void check_every_truncation_throws(const std::vector<uint8_t>& full) {
-  for (size_t n = 0; n < full.size(); n++) CHECK_THROWS_AS(M::decode({full.data(), n}), ProtoError);
-  auto longer = full;
-  longer.push_back(0);
-  CHECK_THROWS_AS(M::decode(longer), ProtoError);
 }
 
 }  // namespace

@@ -9,8 +9,10 @@
 
 #include "proto/agent.h"
 #include "proto/exec.h"
+#include "support/checks.h"
 
 using namespace space::proto;
+using space::test::check_every_truncation_throws;
 
 namespace {
 
@@ -27,14 +29,6 @@ ExecRequest full_request() {
   q.cols = 120;
   q.timeout_ms = 5000;
   return q;
-}
-
-template <class M>
-void check_every_truncation_throws(const std::vector<uint8_t>& full) {
-  for (size_t n = 0; n < full.size(); n++) CHECK_THROWS_AS(M::decode({full.data(), n}), ProtoError);
-  auto longer = full;
-  longer.push_back(0);
-  CHECK_THROWS_AS(M::decode(longer), ProtoError);
 }
 
 }  // namespace

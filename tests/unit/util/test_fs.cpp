@@ -9,20 +9,14 @@
 #include <algorithm>
 #include <string>
 
+#include "support/checks.h"
 #include "support/temp_dir.h"
 #include "util/error.h"
 #include "util/fd.h"
 #include "util/fs.h"
 
 using namespace space;
-
-namespace {
-mode_t mode_of(const std::string& p) {
-  struct stat st {};
-  REQUIRE(::stat(p.c_str(), &st) == 0);
-  return st.st_mode & 07777;
-}
-}  // namespace
+using space::test::mode_of;
 
 TEST_CASE("write_file_atomic replaces content and leaves no temp file") {
   test::TempDir d("fs");

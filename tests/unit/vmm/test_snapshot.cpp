@@ -10,6 +10,7 @@
 #include <string>
 
 #include "proto/wire.h"
+#include "support/checks.h"
 #include "support/temp_dir.h"
 #include "util/crc32.h"
 #include "util/error.h"
@@ -22,16 +23,6 @@ using namespace space::vmm;
 using namespace space::vmm::snapshot;
 
 namespace {
-
-kvm_cpuid_entry2 leaf(uint32_t fn, uint32_t idx, uint32_t ebx, uint32_t ecx, uint32_t edx) {
-  kvm_cpuid_entry2 e{};
-  e.function = fn;
-  e.index = idx;
-  e.ebx = ebx;
-  e.ecx = ecx;
-  e.edx = edx;
-  return e;
-}
 
 Snapshot sample(uint32_t vcpus = 1) {
   Snapshot s;
@@ -57,7 +48,8 @@ Snapshot sample(uint32_t vcpus = 1) {
     v.mp_state.mp_state = KVM_MP_STATE_RUNNABLE;
     v.events.nmi.masked = 1;
     v.debugregs.dr7 = 0x400;
-    v.cpuid = {leaf(1, 0, 0, s.cpu.leaf1_ecx, s.cpu.leaf1_edx), leaf(7, 0, 1, 2, 3)};
+    v.cpuid = {test::cpuid_leaf(1, 0, 0, s.cpu.leaf1_ecx, s.cpu.leaf1_edx),
+               test::cpuid_leaf(7, 0, 1, 2, 3)};
     s.vcpus.push_back(v);
   }
   s.vm.pic_master.chip_id = KVM_IRQCHIP_PIC_MASTER;

@@ -5,26 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "support/checks.h"
 #include "vmm/arch/x86_64/cpu_features.h"
-
-namespace {
-
-kvm_cpuid_entry2 leaf(uint32_t fn, uint32_t idx, uint32_t ebx, uint32_t ecx, uint32_t edx) {
-  kvm_cpuid_entry2 e{};
-  e.function = fn;
-  e.index = idx;
-  e.ebx = ebx;
-  e.ecx = ecx;
-  e.edx = edx;
-  return e;
-}
-
-}  // namespace
 
 TEST_CASE("cpu features: extraction and the host check") {
   using namespace space::vmm::x86;
-  std::vector<kvm_cpuid_entry2> t = {leaf(0, 0, 1, 1, 1), leaf(1, 0, 0, 0xa, 0xb),
-                                     leaf(7, 1, 9, 9, 9), leaf(7, 0, 0x20, 0x40, 0x80)};
+  std::vector<kvm_cpuid_entry2> t = {
+      space::test::cpuid_leaf(0, 0, 1, 1, 1), space::test::cpuid_leaf(1, 0, 0, 0xa, 0xb),
+      space::test::cpuid_leaf(7, 1, 9, 9, 9), space::test::cpuid_leaf(7, 0, 0x20, 0x40, 0x80)};
   CpuFeatures f = cpu_features_of(t);
   CHECK(f.leaf1_ecx == 0xa);
   CHECK(f.leaf1_edx == 0xb);
