@@ -35,6 +35,11 @@ uint64_t disk_usage(const std::string& dir) {
 
 }  // namespace
 
+// Basic ("double-quoted") strings only, as earlier versions wrote them: a line such as
+// name = "base" reads the same to people and tools whichever version wrote the file.
+constexpr auto kTomlFlags =
+    toml::toml_formatter::default_flags & ~toml::format_flags::allow_literal_strings;
+
 std::string template_meta_to_toml(const TemplateMeta& m) {
   toml::table t{
       {"format", int64_t{m.format}},
@@ -49,7 +54,7 @@ std::string template_meta_to_toml(const TemplateMeta& m) {
   };
   std::ostringstream out;
   out << "# Written by 'space template build'. Do not edit: sandboxes restore from this.\n"
-      << toml::toml_formatter(t) << "\n";
+      << toml::toml_formatter(t, kTomlFlags) << "\n";
   return out.str();
 }
 

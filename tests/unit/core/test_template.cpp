@@ -159,6 +159,10 @@ TEST_CASE("template.toml as earlier versions wrote it (by hand, fixed key order)
   CHECK(m.name == "default");
   CHECK(m.memory_mib == 256);
   CHECK(m.rootfs == "/var/cache/space/rootfs/d\te/rootfs.ext4");
+  // This version writes the same lines for the same values (basic strings, one key a line).
+  std::string now = core::template_meta_to_toml(m);
+  CHECK(now.find("\nname = \"default\"\n") != std::string::npos);
+  CHECK(now.find("\nmemory_mib = 256\n") != std::string::npos);
   // And what this version writes reads back the same.
   auto again = core::parse_template_meta(core::template_meta_to_toml(m), "new.toml");
   CHECK(again.rootfs == m.rootfs);
