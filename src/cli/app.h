@@ -1,6 +1,6 @@
 // The command table. Each cmd_<name>.cpp defines one register_<name>() that adds its CLI11
 // subcommand to the app, parses its flags into a struct, and on callback makes one call into
-// space_core and prints the result. Global flags live in GlobalOptions.
+// src/core (the space_core library) and prints the result. Global flags live in GlobalOptions.
 #pragma once
 #include <CLI/CLI.hpp>
 #include <string>

@@ -1,8 +1,8 @@
 // `space __credd`: the credential helper, one per credential directory (flock on credd.lock), a
-// daemon started on demand (cred/spawn.h) by any command that needs it and by a VMM whose guest
+// daemon started on demand (cred/client.h) by any command that needs it and by a VMM whose guest
 // asks for a secret while it is not running. It serves:
-//   credd.sock   the operator's JSON-line requests (CredService::handle), from uid 0 or our uid
-//                only (SO_PEERCRED);
+//   credd.sock   the operator's requests (proto/credd.h, CredService::handle_line), from uid 0
+//                or our uid only (SO_PEERCRED);
 //   s/<id>.sock  one listening socket per sandbox that has (or had) grants. A connection accepted
 //                there speaks the credential frames of proto/cred.h, and every request on it is
 //                answered for sandbox <id> and no other: the sandbox comes from the socket, never
