@@ -106,9 +106,20 @@ struct Done {};
 using Request = std::variant<PingRequest, SetRequest, ListRequest, RemoveRequest, GrantRequest,
                              RevokeRequest, RevokeAllRequest, CopyRequest, GrantsRequest>;
 
-// The reply type of each request type: ReplyOf<ListRequest> is ListReply.
+// The reply type of each request type: ReplyOf<ListRequest> is ListReply. Every request type
+// names its reply here, so a new one without a reply type does not compile.
 template <class Req>
-struct ReplyTo {
+struct ReplyTo;
+template <>
+struct ReplyTo<RemoveRequest> {
+  using type = Done;
+};
+template <>
+struct ReplyTo<GrantRequest> {
+  using type = Done;
+};
+template <>
+struct ReplyTo<RevokeRequest> {
   using type = Done;
 };
 template <>
