@@ -4,8 +4,9 @@
 # build/vector-check (tests/programs/vector_check.cpp) into it through exec's stdin, runs it
 # (more processes than vCPUs keeping patterns in vector registers while they yield), prints its
 # report and destroys the sandbox. Exit status: vector-check's (0: no mismatch, 1: mismatches).
-# A diagnostic, not part of ctest: on PVM hosts the guest kernel cannot yet keep AVX state (see
-# scripts/kernel/README.md, "Vector state"), so mismatches are the expected, known result there.
+# A diagnostic for any host (tests/integration/50_session.sh runs the same program under ctest).
+# On PVM hosts the VMM keeps guest tasks' AVX state for the guest kernel (scripts/kernel/README.md,
+# "Vector state on PVM"); a mismatch here means that broke.
 # Usage: scripts/vector-state.sh [--template NAME] [vector-check flags...]
 set -euo pipefail
 cd "$(dirname "$0")/.."

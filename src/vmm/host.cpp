@@ -38,16 +38,11 @@ std::string pvm_boot_params() {
   // Each of rodata=off, percpu_alloc=page and noreplace-smp (a 1-vCPU guest would otherwise
   // rewrite thousands of lock prefixes one by one) saves seconds of interpreted boot on PVM
   // (figures in scripts/kernel/README.md).
-  // noxsave: the guest kernel then saves only the x87/SSE state when it switches tasks, yet
-  // guest user space still sees AVX, AVX2 and AVX-512 in CPUID (PVM does not trap it), so glibc
-  // picks AVX string functions and two processes clobber each other's upper vector registers
-  // (corrupt output, random SIGSEGVs under concurrency). The kernel hands this unknown
-  // parameter to init as an environment variable; guest-init (static glibc) and everything it
-  // starts inherit it and keep to SSE.
+  // noxsave: PVM cannot emulate XSAVE/XRSTOR in guest ring 0, so the guest kernel switches
+  // tasks with FXSAVE (x87/SSE); the VMM keeps the AVX state for it (vector_state.h).
   return "pvm_quirks noxsave "
          "clearcpuid=popcnt,smap,erms,fsrm,pcid,invpcid,fsgsbase,rdtscp,rdpid,rdrand,rdseed "
-         "rodata=off percpu_alloc=page noreplace-smp "
-         "GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX,-AVX2,-AVX512F,-AVX512VL,-AVX_Fast_Unaligned_Load";
+         "rodata=off percpu_alloc=page noreplace-smp";
 }
 
 }  // namespace space::vmm

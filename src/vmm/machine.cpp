@@ -120,6 +120,10 @@ Machine::Machine(const MachineSpec& spec, memory::GuestMemory memory, EventLoop&
                                             [this](const VmExit& e) { record_exit(e); }));
   }
   vcpu_cpuid_.resize(vcpus_.size());
+  if (spec.host == HostKind::Pvm) {
+    vector_ = std::make_unique<x86::VectorStateKeeper>(mem_);
+    for (auto& v : vcpus_) v->set_vector_keeper(vector_.get());
+  }
   mark("vcpus");
 }
 
@@ -207,6 +211,10 @@ void Machine::boot() {
 }
 
 void Machine::start() {
+  if (vector_ && !vcpu_cpuid_.empty() && !vcpu_cpuid_[0].empty()) {
+    const size_t image = x86::vcpu_state_caps(vm_).xsave_size;
+    vector_->configure(x86::vector_layout(vcpu_cpuid_[0], image), image);
+  }
   for (auto& v : vcpus_) v->start();
 }
 

@@ -5,6 +5,8 @@
 // clock and devices from a snapshot (with RAM already mapped from its memory file); start() runs
 // the vCPU threads; the first VM exit (guest reset, fault or error) is recorded and wakes the
 // event loop through `on_exit`. pause() parks every vCPU so capture() reads a consistent state.
+// On PVM hosts the machine also has a VectorStateKeeper (vmm/arch/x86_64/vector_state.h), set up
+// by start() from the vCPUs' CPUID, which keeps guest tasks' AVX state for the guest kernel.
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -22,6 +24,7 @@
 #include "memory/guest_memory.h"
 #include "util/event_loop.h"
 #include "util/phase_log.h"
+#include "vmm/arch/x86_64/vector_state.h"
 #include "vmm/bus.h"
 #include "vmm/host.h"
 #include "vmm/kvm.h"
@@ -111,6 +114,7 @@ class Machine {
   std::vector<std::unique_ptr<KvmIrq>> irqs_;
   std::vector<std::unique_ptr<devices::Device>> devices_;
   std::vector<std::string> virtio_cmdline_;
+  std::unique_ptr<x86::VectorStateKeeper> vector_;  // PVM hosts only; outlives vcpus_
   std::vector<std::unique_ptr<Vcpu>> vcpus_;
   std::vector<std::vector<kvm_cpuid_entry2>> vcpu_cpuid_;  // what KVM_SET_CPUID2 got, per vCPU
   std::vector<uint32_t> msrs_;  // readable MSRs, found at the first capture()

@@ -134,10 +134,28 @@ std::string Vcpu::describe_failure(const char* what) {
   return s;
 }
 
+bool Vcpu::handle_vector_io(kvm_run* run) {
+  auto* base = reinterpret_cast<uint8_t*>(run) + run->io.data_offset;
+  for (uint32_t i = 0; i < run->io.count; i++) {
+    uint8_t* p = base + size_t(i) * run->io.size;
+    if (run->io.direction != KVM_EXIT_IO_OUT) {
+      vector_->read(run->io.port, {p, run->io.size});
+      continue;
+    }
+    std::string err = vector_->write(fd_, run->io.port, {p, run->io.size});
+    if (!err.empty()) {
+      on_exit_({VmExit::Kind::Error, describe_failure(err.c_str())});
+      return false;
+    }
+  }
+  return true;
+}
+
 bool Vcpu::handle_exit() {
   kvm_run* run = fd_.run();
   switch (run->exit_reason) {
     case KVM_EXIT_IO: {
+      if (vector_ && x86::VectorStateKeeper::claims(run->io.port)) return handle_vector_io(run);
       auto* base = reinterpret_cast<uint8_t*>(run) + run->io.data_offset;
       for (uint32_t i = 0; i < run->io.count; i++) {
         uint8_t* p = base + size_t(i) * run->io.size;

@@ -8,6 +8,8 @@
 // It parks only after a KVM_RUN that returned EINTR, i.e. after KVM has completed any port or
 // MMIO access the previous exit left pending (KVM's documented way to make vCPU state
 // consistent), so state read while every vCPU is parked is exact.
+// Port I/O at the VectorStateKeeper's ports goes to the keeper, with this vCPU's fd (it reads and
+// writes this vCPU's XSAVE state); a keeper error ends the VM.
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -17,6 +19,7 @@
 #include <string>
 #include <thread>
 
+#include "vmm/arch/x86_64/vector_state.h"
 #include "vmm/bus.h"
 #include "vmm/kvm.h"
 
@@ -39,6 +42,8 @@ class Vcpu {
   Vcpu& operator=(const Vcpu&) = delete;
 
   const VcpuFd& fd() const { return fd_; }
+  // Routes the keeper's ports to `keeper` (not owned; must outlive the vCPU). Before start().
+  void set_vector_keeper(const x86::VectorStateKeeper* keeper) { vector_ = keeper; }
   // Installs the no-op SIGUSR1 handler used to kick vCPU threads; call once per process.
   static void install_kick_handler();
   // Starts the run thread.
@@ -58,13 +63,15 @@ class Vcpu {
   void run_loop();
   void park();
   void set_immediate_exit(bool on);
-  bool handle_exit();  // false when the VM has ended
+  bool handle_exit();                   // false when the VM has ended
+  bool handle_vector_io(kvm_run* run);  // false when the VM has ended
   std::string describe_failure(const char* what);
 
   VcpuFd fd_;
   const Bus& pio_;
   const Bus& mmio_;
   ExitHandler on_exit_;
+  const x86::VectorStateKeeper* vector_ = nullptr;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> pause_{false};
