@@ -1,5 +1,6 @@
-// `space template build|list|rm`: the pre-booted VMs that `create` restores sandboxes from.
-// build prints its progress on stderr ("template: booting the VM ...") and the name on stdout.
+// `space template build|list|inspect|rm|export|import`: the pre-booted VMs that `create`
+// restores sandboxes from. build prints its progress on stderr ("template: booting the VM ...")
+// and the name on stdout; import prints the name too; export prints nothing.
 #include <cstdio>
 
 #include "cli/app.h"
@@ -118,16 +119,55 @@ void add_rm(CLI::App& parent, GlobalOptions& g) {
   });
 }
 
+void add_export(CLI::App& parent, GlobalOptions& g) {
+  auto* cmd = parent.add_subcommand(
+      "export", "Copy a template into a new directory that another root or host can import");
+  cmd->fallthrough();
+  auto* args = new std::pair<std::string, std::string>;  // lives as long as the process
+  cmd->add_option("name", args->first, "Template name")->required();
+  cmd->add_option("dir", args->second, "Directory to create (must not exist)")->required();
+  cmd->callback([&g, args] {
+    core::export_template({g.root, g.log_level, g.log_format}, args->first, args->second);
+  });
+}
+
+void add_import(CLI::App& parent, GlobalOptions& g) {
+  auto* cmd = parent.add_subcommand(
+      "import", "Install a template from a directory written by 'template export'");
+  cmd->fallthrough();
+  struct Args {
+    std::string name, dir;
+    bool force = false;
+  };
+  auto* a = new Args;  // lives as long as the process
+  cmd->add_option("name", a->name, "Name to give the template")->required();
+  cmd->add_option("dir", a->dir, "Directory written by 'space template export'")->required();
+  cmd->add_flag("--force,-f", a->force, "Replace an existing template of that name");
+  cmd->callback([&g, a] {
+    auto m = core::import_template({g.root, g.log_level, g.log_format}, a->name, a->dir, a->force);
+    if (g.format == "json") {
+      json::Value v = json::Value::object();
+      v.set("name", m.name);
+      std::printf("%s\n", json::serialize(v).c_str());
+    } else {
+      std::printf("%s\n", m.name.c_str());
+    }
+  });
+}
+
 }  // namespace
 
 void register_template(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand("template", "Build, list, inspect and remove templates");
+  auto* cmd =
+      app.add_subcommand("template", "Build, list, inspect, remove, export and import templates");
   cmd->fallthrough();
   cmd->require_subcommand(1);
   add_build(*cmd, g);
   add_list(*cmd, g);
   add_inspect(*cmd, g);
   add_rm(*cmd, g);
+  add_export(*cmd, g);
+  add_import(*cmd, g);
 }
 
 }  // namespace space::cli

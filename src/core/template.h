@@ -83,4 +83,17 @@ struct TemplateBuildOptions {
 // `o.name`; all or nothing. Waits at most $SPACE_BOOT_TIMEOUT seconds for the boot.
 TemplateMeta build_template(const store::Context& ctx, const TemplateBuildOptions& o);
 
+// The files of a template besides template.toml, as `template export` writes them.
+inline constexpr const char* kTemplateDataFiles[] = {"rootfs.ext4", "memory", "vmstate"};
+// Copies template `name` into the new directory `dir` (template.toml, rootfs.ext4, memory,
+// vmstate; sparse, reflinked where the filesystem allows): a portable copy another root or
+// host of the same kind can import. All or nothing: `dir` appears only when complete.
+void export_template(const store::Context& ctx, const std::string& name, const std::string& dir);
+// Installs the exported template in `dir` as template `name` (its template.toml is rewritten
+// with that name), after checking that this space can restore it (template.toml parses, the
+// snapshot format is this VMM's, vmstate decodes, every file is a regular file). All or
+// nothing, like build; `force` replaces an existing template of that name.
+TemplateMeta import_template(const store::Context& ctx, const std::string& name,
+                             const std::string& dir, bool force);
+
 }  // namespace space::core

@@ -5,10 +5,12 @@
 // deleted). Any failure or signal before that deletes the subvolume, so there is never a half
 // template. The VMM's sockets go to <run base>/.template-<rand>, which no sandbox id can name.
 // If the build itself is killed (SIGKILL), the next build finds its directory unlocked, kills
-// the VMM its state.json names and deletes the rest.
+// the VMM its state.json names and deletes the rest. `template import` installs an exported
+// template the same way (hidden subvolume, then rename); `template export` copies one out.
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -190,6 +192,83 @@ TemplateMeta build_template(const store::Context& ctx, const TemplateBuildOption
     }
   } catch (Error& e) {
     e.add_context("build template " + o.name);
+    throw;
+  }
+}
+
+void export_template(const store::Context& ctx, const std::string& name, const std::string& dir) {
+  try {
+    TemplateInfo t = inspect_template(ctx, name);
+    std::string src = template_dir(ctx.root, name);
+    std::string dest = fs::absolute(dir);
+    if (fs::exists(dest)) fail(dest + " already exists", "name a directory that does not exist");
+    std::string tmp = dest + kBuildMarker + store::generate_id().substr(0, 8);
+    if (::mkdir(tmp.c_str(), 0700) != 0) throw_errno("create " + tmp);
+    try {
+      for (const char* f : kTemplateDataFiles) fs::copy_file(src + "/" + f, tmp + "/" + f, 0600);
+      fs::copy_file(template_meta_path(src), template_meta_path(tmp), 0644);
+      Fd d(::open(tmp.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+      if (!d || ::syncfs(d.get()) != 0) throw_errno("sync " + tmp);
+      if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, dest.c_str(), RENAME_NOREPLACE) != 0)
+        throw_errno("rename " + tmp + " to " + dest);
+    } catch (...) {
+      fs::remove_tree(tmp);
+      throw;
+    }
+  } catch (Error& e) {
+    e.add_context("export template " + name);
+    throw;
+  }
+}
+
+TemplateMeta import_template(const store::Context& ctx, const std::string& name,
+                             const std::string& dir, bool force) {
+  proc::SignalGuard sig;
+  try {
+    store::validate_id(name, "template name");
+    std::string src = fs::absolute(dir);
+    TemplateMeta m = read_template_meta(src);
+    m.name = name;
+    check_restorable(m, name);
+    for (const char* f : kTemplateDataFiles) {
+      struct stat st;
+      std::string path = src + "/" + f;
+      if (::lstat(path.c_str(), &st) != 0) throw_errno("stat " + path);
+      if (!S_ISREG(st.st_mode))
+        fail(path + " is not a regular file", "import a directory written by 'template export'");
+    }
+    vmm::snapshot::read_vmstate(src + "/vmstate");  // throws on a corrupt or foreign snapshot
+
+    store::StorePaths sp = store::ensure_store(ctx, store::StoreUse::Create);
+    sweep_dead_builds(sp);
+    std::string dest = sp.templates + "/" + name;
+    if (!force && fs::exists(dest))
+      fail("template " + name + " already exists",
+           "pass --force to replace it, or remove it with 'space template rm " + name + "'");
+    std::string build =
+        sp.templates + "/." + name + kBuildMarker + store::generate_id().substr(0, 8);
+    store::btrfs::create_subvolume(build);
+    try {
+      Fd held = lock_dir(build);
+      if (!held) fail("lock " + build + ": already locked");
+      for (const char* f : kTemplateDataFiles)
+        fs::copy_file(src + "/" + f, build + "/" + f, 0600, [&] { sig.check(); });
+      fs::write_file_atomic(template_meta_path(build), template_meta_to_toml(m), 0644);
+      if (::syncfs(held.get()) != 0) throw_errno("sync " + build);
+      store::btrfs::set_read_only(build, true);
+      sig.check();
+      install(build, dest, name, force);
+      return m;
+    } catch (...) {
+      try {
+        store::remove_store_tree(build);
+      } catch (const Error& cleanup) {
+        log::error("template import " + name + ": cleanup failed: " + cleanup.what());
+      }
+      throw;
+    }
+  } catch (Error& e) {
+    e.add_context("import template " + name + " from " + dir);
     throw;
   }
 }

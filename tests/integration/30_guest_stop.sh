@@ -2,6 +2,7 @@
 # and the state says stopped; a VMM killed with SIGKILL shows as stopped too; destroy cleans up
 # both completely.
 source "$(dirname "$0")/lib.sh"
+shared_template default  # sandboxes restore from it: no boot each
 
 space create off >/dev/null 2>"$TEST_ROOT/off.err" &
 a=$!

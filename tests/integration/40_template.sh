@@ -2,7 +2,9 @@
 # command that needs the store makes the loopback image and mounts it. One template build (the
 # only boot of this file), then five creates that restore from it, each answering hello; the
 # default template from config.toml; destroy deletes each sandbox's subvolume; template list and
-# inspect and rm; and lib.sh's cleanup checks that no mount or loop device is left.
+# inspect and rm; export and import (a copy under another name that a sandbox restores from;
+# refusals of an existing name or directory, a corrupt vmstate and a symlinked file, leaving
+# nothing behind); and lib.sh's cleanup checks that no mount or loop device is left.
 source "$(dirname "$0")/lib.sh"
 
 store=$SPACE_ROOT/store
@@ -58,6 +60,35 @@ assert_contains "$(space template inspect base)" "restorable:      yes" "inspect
 expect_status 125 space template build base
 assert_contains "$ERR" "already exists" "second build without --force"
 
+# export, then import under another name.
+exp=$TEST_ROOT/exported
+expect_status 0 space template export base "$exp"
+for f in template.toml rootfs.ext4 memory vmstate; do [ -f "$exp/$f" ] || fail "export lacks $f"; done
+[ -z "$(ls -A "$TEST_ROOT" | grep 'exported\.tmp-')" ] || fail "export left its temporary directory"
+expect_status 125 space template export base "$exp"
+assert_contains "$ERR" "already exists" "export into an existing directory"
+expect_status 125 space template export nope "$TEST_ROOT/exp2"
+[ ! -e "$TEST_ROOT/exp2" ] || fail "a failed export left its directory"
+expect_status 0 space template import copy "$exp"
+[ "$OUT" = copy ] || fail "import printed '$OUT'"
+[ "$(space template inspect --format json copy | json_field name)" = copy ] || fail "imported template keeps the old name"
+[ "$(space template inspect --format json copy | json_field restorable)" = True ] || fail "imported template not restorable"
+expect_status 125 space template import copy "$exp"
+assert_contains "$ERR" "already exists" "import over an existing name"
+expect_status 0 space template import --force copy "$exp"
+# Refused before anything is installed: a corrupt vmstate, a file that is a symlink.
+bad=$TEST_ROOT/bad
+cp -r --sparse=always "$exp" "$bad"
+printf 'garbage' | dd of="$bad/vmstate" bs=1 seek=40 conv=notrunc status=none
+expect_status 125 space template import broken "$bad"
+assert_contains "$ERR" "vmstate" "import of a corrupt vmstate"
+rm "$bad/vmstate" && cp "$exp/vmstate" "$bad/vmstate"
+mv "$bad/memory" "$TEST_ROOT/memory.real" && ln -s "$TEST_ROOT/memory.real" "$bad/memory"
+expect_status 125 space template import broken "$bad"
+assert_contains "$ERR" "not a regular file" "import of a symlinked memory file"
+space template inspect broken >/dev/null 2>&1 && fail "a refused import registered a template"
+[ -z "$(ls -A "$store/templates" | grep '^\.')" ] || fail "import left a build directory: $(ls -A "$store/templates")"
+
 # Five creates from it, all restores (no guest round trip), all answering.
 for i in 1 2 3 4 5; do
   t0=$(date +%s%N)
@@ -81,6 +112,13 @@ echo 'template = "base"' >>"$SPACE_ROOT/config.toml"  # appended to the [default
 expect_status 0 space create t6
 case "$ERR" in *cold-booting*) fail "create t6 cold-booted" ;; esac
 [ "$(space state t6 | json_field template)" = base ] || fail "t6 not made from the default template"
+
+# A sandbox restores from the imported copy.
+expect_status 0 space create --template copy t7
+timeout "$SPACE_TEST_TIMEOUT" python3 "$SRC/tests/integration/agent.py" "$SPACE_RUN_DIR/t7/vsock.sock" hello >/dev/null \
+  || fail "a sandbox made from the imported template does not answer"
+expect_status 0 space destroy t7
+expect_status 0 space template rm copy
 
 # destroy deletes the subvolumes; rm deletes the template; sandboxes do not depend on it.
 expect_status 0 space template rm base

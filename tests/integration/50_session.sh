@@ -1,4 +1,4 @@
-# Scenario: long-running sessions. One boot (a template build), then a sandbox made from it runs
+# Scenario: long-running sessions. No boot (the shared test template, lib.sh), then a sandbox made from it runs
 # a counter in guest memory (tmpfs) and has a file on its disk. The counter carries on and the
 # file stays across pause/resume, across checkpoint/resume (the VMM is stopped in between), and
 # across a kill -9 of the VMM followed by a resume from the last checkpoint. Then branch --count 3:
@@ -18,7 +18,7 @@ for cmd in pause resume checkpoint branch; do
   assert_contains "$ERR" "sandbox nope does not exist" "$cmd of an unknown id"
 done
 
-expect_status 0 space template build base
+shared_template base
 expect_status 0 space create --template base s1
 [ "$(vmm_pids)" = "$(pid_of s1)" ] || fail "vmm_pids sees '$(vmm_pids)', not s1's VMM $(pid_of s1)"
 x() { space exec "$@"; }  # exec in a sandbox, output on stdout

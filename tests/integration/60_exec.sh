@@ -1,10 +1,11 @@
-# Scenario: one sandbox, many execs (one boot, to keep the test short). Exit codes 0, 3 and 255,
+# Scenario: one sandbox, many execs (restored from the shared test template: no boot). Exit codes 0, 3 and 255,
 # SIGKILL -> 137; stdin with -i and EOF without it; stdout and stderr kept apart; 16 MiB of
 # output checksummed against the same generator on the host; 4 concurrent execs; --timeout ->
 # 124 with the process group gone; a missing command -> 127, a non-executable one -> 126; env,
 # cwd and user honoured; -t through script(1) (a real pty, its size, the exit code); SIGINT to
 # `space exec` forwarded to the process; and 125 for an unknown sandbox and for a stopped one.
 source "$(dirname "$0")/lib.sh"
+shared_template default  # sandboxes restore from it: no boot each
 
 space create ex >/dev/null 2>"$TEST_ROOT/create.err" || fail "create: $(cat "$TEST_ROOT/create.err")"
 

@@ -1,8 +1,9 @@
 # Scenario: `space run` creates, runs and destroys, leaving nothing behind: after a command that
 # succeeds, after one that fails (its exit code passes through), and after SIGINT (forwarded,
-# then the sandbox is destroyed); --keep keeps the sandbox and names it on stderr. Four boots,
-# two at a time.
+# then the sandbox is destroyed); --keep keeps the sandbox and names it on stderr. Four
+# sandboxes, two at a time, restored from the shared test template (lib.sh).
 source "$(dirname "$0")/lib.sh"
+shared_template default  # sandboxes restore from it: no boot each
 
 sandboxes() { ls "$SPACE_ROOT/store/sandboxes" 2>/dev/null || true; }
 

@@ -1,4 +1,4 @@
-# Scenario: the life of a secret in one sandbox (one boot: the template build). A sandbox created
+# Scenario: the life of a secret in one sandbox (restored from the shared test template: no boot). A sandbox created
 # with --secret fetches the value both ways (space-secret in the guest, exec --secret-env; the
 # guest prints only its SHA-256, compared with the host's: a value printed to stdout would be
 # relayed by guest-init like any output, and this test is about space's own copies); an
@@ -16,7 +16,7 @@ VALUE=$(head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n')  # 40 hex character
 [ ${#VALUE} -eq 40 ] || fail "could not make a random value"
 OTHER_VALUE=$(head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n')
 
-expect_status 0 space template build base
+shared_template base
 
 # A grant of a secret that does not exist fails the create, and the sandbox is gone again.
 expect_status 125 space create --template base --secret TOKEN s0

@@ -1,4 +1,4 @@
-# Scenario: two sandboxes, A and B, each granted its own secret (one boot: the template build).
+# Scenario: two sandboxes, A and B, each granted its own secret (restored from the shared test template: no boot).
 # A cannot get B's secret: not by asking for it, nor by forged requests written raw on its own
 # vsock connection (another sandbox's id appended, a bad name, a frame of another type). A host
 # process that is not B's VMM, connecting to B's helper socket, is refused. Every refusal is in
@@ -11,7 +11,7 @@ source "$(dirname "$0")/lib.sh"
 export SPACE_CREDD_IDLE_SECONDS=120
 CRED=$SPACE_ROOT.cred
 
-expect_status 0 space template build base
+shared_template base
 printf 'value-of-a' | space secret set SA || fail "secret set SA"
 printf 'value-of-b' | space secret set SB || fail "secret set SB"
 expect_status 0 space create --template base --secret SA a

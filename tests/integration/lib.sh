@@ -86,6 +86,47 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# shared_template NAME: gives this test's root a template NAME without booting: a copy of one
+# template built once per kernel, rootfs, space binary and machine size, cached (outside the
+# clone) in $SPACE_CACHE/test-templates/<key> and shared by every test that only needs a booted
+# guest (a boot costs ~85 s on PVM hosts; `template import` of the exported copy, ~1 s). The
+# first test to need a key builds it under a lock while the others wait; the two newest keys are
+# kept. Tests about `template build` itself (40-42) and the cold-boot path (10) boot their own.
+shared_template() {
+  local name=$1 cache=${SPACE_CACHE:-/var/cache/space}/test-templates key dir
+  key=$({ echo "$KERNEL $ROOTFS 256 1"; sha256sum <"$SPACE_BIN"; } | sha256sum | cut -c1-16)
+  dir=$cache/$key
+  mkdir -p "$cache"
+  (
+    flock 9
+    [ -f "$dir/template.toml" ] || build_shared_template "$dir"
+  ) 9>"$cache/.lock" || fail "could not build the shared test template"
+  touch "$dir"
+  expect_status 0 space template import "$name" "$dir"
+}
+
+# build_shared_template DIR: boots a template in a private root and keeps its files in DIR.
+build_shared_template() {
+  local dir=$1 tmp rc=0
+  tmp=$(mktemp -d /tmp/space-shared.XXXXXX)
+  rm -rf "$dir.tmp"
+  mkdir -p "$tmp/root"
+  cp "$SPACE_ROOT/config.toml" "$tmp/root/"
+  echo "shared_template: booting the shared test template (once per kernel, rootfs and binary)" >&2
+  SPACE_ROOT=$tmp/root SPACE_RUN_DIR=$tmp/run "$SPACE_BIN" template build base >/dev/null 2>"$tmp/build.err" || { rc=$?; cat "$tmp/build.err" >&2; }
+  [ $rc -ne 0 ] || SPACE_ROOT=$tmp/root SPACE_RUN_DIR=$tmp/run "$SPACE_BIN" template export base "$dir.tmp" || rc=$?
+  umount "$tmp/root/store" 2>/dev/null
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    [ -z "$(losetup -j "$tmp/root/store.img" -O NAME -n 2>/dev/null)" ] && break
+    sleep 0.2
+  done
+  rm -rf --one-file-system "$tmp"
+  [ $rc -eq 0 ] || { rm -rf "$dir.tmp"; return 1; }
+  mv "$dir.tmp" "$dir"
+  # Keep the two newest keys.
+  ls -1dt "$(dirname "$dir")"/*/ | tail -n +3 | xargs -r rm -rf
+}
+
 # expect_status WANT CMD...: runs CMD, fails unless its exit status is WANT. Output in $OUT/$ERR.
 expect_status() {
   local want=$1

@@ -42,7 +42,9 @@ bool all_equal(const std::vector<uint8_t>& v, size_t off, size_t len, uint8_t b)
   return true;
 }
 
-VcpuFd no_vcpu() { return VcpuFd(Fd(), Mapping(), 0); }
+VcpuFd no_vcpu() {
+  return VcpuFd(Fd(), Mapping(), 0);
+}
 }  // namespace
 
 TEST_CASE("vector layout: AVX and AVX-512 kept at their CPUID offsets, PKRU and MPX not") {
@@ -71,7 +73,8 @@ TEST_CASE("vector layout: components that do not fit, or are described wrongly, 
   CHECK(small.mask == (1u << 2));
   CHECK(small.area_size == 832);
   // A component overlapping the legacy area or the header, or with size 0, or missing.
-  std::vector bad{leaf_d(0, 0xe7, 0), leaf_d(2, 256, 100), leaf_d(5, 0, 1088), leaf_d(6, 512, 1152)};
+  std::vector bad{leaf_d(0, 0xe7, 0), leaf_d(2, 256, 100), leaf_d(5, 0, 1088),
+                  leaf_d(6, 512, 1152)};
   VectorLayout l = vector_layout(bad, 4096);
   CHECK(l.mask == (1u << 6));
   CHECK(l.area_size == 1664);
@@ -82,8 +85,8 @@ TEST_CASE("vector layout: components that do not fit, or are described wrongly, 
 TEST_CASE("vector state: a save then a load moves the components and their bits, nothing else") {
   VectorLayout l = vector_layout(avx512_host(), 4096);
   std::vector<uint8_t> live(4096, 0);
-  std::memset(live.data(), 0x11, 512);      // legacy area: FXSAVE's business
-  std::memset(live.data() + 576, 0xa5, 256);  // ymm upper halves
+  std::memset(live.data(), 0x11, 512);         // legacy area: FXSAVE's business
+  std::memset(live.data() + 576, 0xa5, 256);   // ymm upper halves
   std::memset(live.data() + 1152, 0x5a, 512);  // zmm upper halves
   set_bv(live, 0x3 | (1u << 2) | (1u << 6) | (1u << 9));
 
