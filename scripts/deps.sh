@@ -3,7 +3,7 @@
 # only what is missing, so with everything present it costs one dpkg-query.
 SPACE_DEBIAN_PACKAGES=(
   g++ cmake ninja-build pkg-config
-  libcli11-dev libseccomp-dev libbtrfsutil-dev libtomlplusplus-dev doctest-dev
+  libcli11-dev libseccomp-dev libbtrfsutil-dev libtomlplusplus-dev doctest-dev libarchive-dev
   linux-source-6.1 bc flex bison libelf-dev libssl-dev xz-utils cpio
   busybox-static e2fsprogs btrfs-progs python3 procps
   clang clang-format clang-tidy

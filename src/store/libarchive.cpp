@@ -1,0 +1,66 @@
+// dlopen() of libarchive; see libarchive.h.
+#include "store/libarchive.h"
+
+#include <dlfcn.h>
+
+#include <mutex>
+#include <string>
+
+#include "util/error.h"
+
+namespace space::store {
+namespace {
+constexpr const char* kSoname = "libarchive.so.13";
+
+template <class F>
+void bind(void* lib, F& fn, const char* name) {
+  void* p = ::dlsym(lib, name);
+  if (!p)
+    fail(std::string(kSoname) + " lacks " + name,
+         "install Debian's libarchive13 (apt-get install libarchive13)");
+  fn = reinterpret_cast<F>(p);
+}
+
+Libarchive load() {
+  void* lib = ::dlopen(kSoname, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char* why = ::dlerror();
+    fail(std::string("cannot load ") + kSoname + (why ? std::string(": ") + why : ""),
+         "install it: apt-get install libarchive13");
+  }
+  Libarchive a{};
+  bind(lib, a.read_new, "archive_read_new");
+  bind(lib, a.read_support_filter_all, "archive_read_support_filter_all");
+  bind(lib, a.read_support_format_tar, "archive_read_support_format_tar");
+  bind(lib, a.read_open_fd, "archive_read_open_fd");
+  bind(lib, a.read_next_header, "archive_read_next_header");
+  bind(lib, a.read_data_block, "archive_read_data_block");
+  bind(lib, a.read_free, "archive_read_free");
+  bind(lib, a.error_string, "archive_error_string");
+  bind(lib, a.error_no, "archive_errno");
+  bind(lib, a.entry_pathname, "archive_entry_pathname");
+  bind(lib, a.entry_filetype, "archive_entry_filetype");
+  bind(lib, a.entry_hardlink, "archive_entry_hardlink");
+  bind(lib, a.entry_symlink, "archive_entry_symlink");
+  bind(lib, a.entry_perm, "archive_entry_perm");
+  bind(lib, a.entry_uid, "archive_entry_uid");
+  bind(lib, a.entry_gid, "archive_entry_gid");
+  bind(lib, a.entry_mtime, "archive_entry_mtime");
+  bind(lib, a.entry_mtime_nsec, "archive_entry_mtime_nsec");
+  bind(lib, a.entry_rdev, "archive_entry_rdev");
+  bind(lib, a.entry_size, "archive_entry_size");
+  bind(lib, a.entry_size_is_set, "archive_entry_size_is_set");
+  bind(lib, a.entry_xattr_reset, "archive_entry_xattr_reset");
+  bind(lib, a.entry_xattr_next, "archive_entry_xattr_next");
+  return a;  // the library stays loaded for the life of the process
+}
+}  // namespace
+
+const Libarchive& libarchive() {
+  static std::once_flag once;
+  static Libarchive table;
+  std::call_once(once, [] { table = load(); });
+  return table;
+}
+
+}  // namespace space::store
