@@ -19,6 +19,7 @@
 #include "core/control_client.h"
 #include "core/launcher.h"
 #include "core/sandbox.h"
+#include "core/staging.h"
 #include "core/template.h"
 #include "store/btrfs.h"
 #include "store/paths.h"
@@ -39,19 +40,6 @@ namespace space::core {
 
 namespace {
 
-constexpr const char* kBuildMarker = ".tmp-";
-
-// An exclusive, non-blocking flock on a directory; invalid if another process holds it.
-Fd lock_dir(const std::string& dir) {
-  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!fd) throw_errno("open " + dir);
-  if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
-    if (errno == EWOULDBLOCK) return Fd();
-    throw_errno("lock " + dir);
-  }
-  return fd;
-}
-
 std::string build_run_dir(const std::string& rand) {
   return store::run_base() + "/.template-" + rand;
 }
@@ -67,32 +55,14 @@ void sweep_dead_builds(const store::StorePaths& sp) {
       Fd held = lock_dir(dir);
       if (!held) continue;  // a build in progress
       log::info("template: removing " + dir + ", left by a build that did not finish");
-      store::SandboxPaths p = store::paths_in(
-          dir, build_run_dir(entry.substr(mark + std::string(kBuildMarker).size())));
+      store::SandboxPaths p =
+          store::paths_in(dir, build_run_dir(entry.substr(mark + kBuildMarker.size())));
       if (fs::exists(p.state)) stop_vmm(store::read_state(p.state), p, 0);
       fs::remove_tree(p.run_dir);
       store::remove_store_tree(dir);
     } catch (const Error& e) {
       log::warn(std::string("template: could not remove a dead build: ") + e.what());
     }
-  }
-}
-
-// Moves the finished build to `dest`: fails if it exists, unless `force`, in which case the two
-// are swapped and the old template (now at `build`) is deleted.
-void install(const std::string& build, const std::string& dest, const std::string& name,
-             bool force) {
-  if (::renameat2(AT_FDCWD, build.c_str(), AT_FDCWD, dest.c_str(), RENAME_NOREPLACE) == 0) return;
-  if (errno != EEXIST || !force) {
-    if (errno == EEXIST) fail("template " + name + " already exists", "pass --force to replace it");
-    throw_errno("rename " + build + " to " + dest);
-  }
-  if (::renameat2(AT_FDCWD, build.c_str(), AT_FDCWD, dest.c_str(), RENAME_EXCHANGE) != 0)
-    throw_errno("exchange " + build + " and " + dest);
-  try {
-    store::remove_store_tree(build);
-  } catch (const Error& e) {
-    log::warn("template " + name + ": the replaced template is left at " + build + ": " + e.what());
   }
 }
 
@@ -145,9 +115,9 @@ TemplateMeta build_template(const store::Context& ctx, const TemplateBuildOption
       fail("template " + o.name + " already exists",
            "pass --force to replace it, or remove it with 'space template rm " + o.name + "'");
 
-    std::string rand = store::generate_id().substr(0, 8);
-    store::SandboxPaths p =
-        store::paths_in(sp.templates + "/." + o.name + kBuildMarker + rand, build_run_dir(rand));
+    std::string build = build_dir_for(sp.templates, o.name);
+    store::SandboxPaths p = store::paths_in(
+        build, build_run_dir(build.substr(build.rfind(kBuildMarker) + kBuildMarker.size())));
     check_socket_paths(p);
     store::btrfs::create_subvolume(p.dir);
     try {
@@ -178,7 +148,7 @@ TemplateMeta build_template(const store::Context& ctx, const TemplateBuildOption
       if (::syncfs(held.get()) != 0) throw_errno("sync " + p.dir);
       store::btrfs::set_read_only(p.dir, true);
       sig.check();
-      install(p.dir, dest, o.name, o.force);
+      install_build(p.dir, dest, "template", o.name, o.force);
       say("done: template " + o.name);
       return m;
     } catch (...) {
@@ -202,7 +172,7 @@ void export_template(const store::Context& ctx, const std::string& name, const s
     std::string src = template_dir(ctx.root, name);
     std::string dest = fs::absolute(dir);
     if (fs::exists(dest)) fail(dest + " already exists", "name a directory that does not exist");
-    std::string tmp = dest + kBuildMarker + store::generate_id().substr(0, 8);
+    std::string tmp = dest + std::string(kBuildMarker) + store::generate_id().substr(0, 8);
     if (::mkdir(tmp.c_str(), 0700) != 0) throw_errno("create " + tmp);
     try {
       for (const char* f : kTemplateDataFiles) fs::copy_file(src + "/" + f, tmp + "/" + f, 0600);
@@ -245,8 +215,7 @@ TemplateMeta import_template(const store::Context& ctx, const std::string& name,
     if (!force && fs::exists(dest))
       fail("template " + name + " already exists",
            "pass --force to replace it, or remove it with 'space template rm " + name + "'");
-    std::string build =
-        sp.templates + "/." + name + kBuildMarker + store::generate_id().substr(0, 8);
+    std::string build = build_dir_for(sp.templates, name);
     store::btrfs::create_subvolume(build);
     try {
       Fd held = lock_dir(build);
@@ -257,7 +226,7 @@ TemplateMeta import_template(const store::Context& ctx, const std::string& name,
       if (::syncfs(held.get()) != 0) throw_errno("sync " + build);
       store::btrfs::set_read_only(build, true);
       sig.check();
-      install(build, dest, name, force);
+      install_build(build, dest, "template", name, force);
       return m;
     } catch (...) {
       try {

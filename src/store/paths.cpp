@@ -20,6 +20,7 @@ StorePaths store_paths(const std::string& root) {
   sp.image = base + "/store.img";
   sp.templates = sp.dir + "/templates";
   sp.sandboxes = sp.dir + "/sandboxes";
+  sp.images = sp.dir + "/images";
   return sp;
 }
 

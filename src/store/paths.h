@@ -14,6 +14,7 @@ struct StorePaths {       // all absolute
   std::string image;      // <root>/store.img (used only when the root is not on btrfs)
   std::string templates;  // <root>/store/templates
   std::string sandboxes;  // <root>/store/sandboxes
+  std::string images;     // <root>/store/images
 };
 
 struct SandboxPaths {        // all absolute

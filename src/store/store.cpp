@@ -58,6 +58,7 @@ StoreProbe probe(const StorePaths& sp) {
 void make_dirs(const StorePaths& sp) {
   fs::mkdir_p(sp.dir, 0700);
   fs::mkdir_p(sp.templates, 0700);
+  fs::mkdir_p(sp.images, 0700);
   fs::mkdir_p(sp.sandboxes, 0700);
 }
 

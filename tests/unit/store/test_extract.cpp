@@ -88,7 +88,10 @@ TEST_CASE("extract: files, directories, links and nodes with their owners, modes
   auto st = r.run({
       {.name = "./etc/", .type = AE_IFDIR, .perm = 0755, .uid = 0, .mtime = 1600000000},
       {.name = "./etc/hostname", .perm = 0644, .data = "box\n", .uid = 1234, .gid = 4321},
-      {.name = "usr/bin/ping", .perm = 04755, .data = "ELF", .xattrs = {{"security.capability", cap}}},
+      {.name = "usr/bin/ping",
+       .perm = 04755,
+       .data = "ELF",
+       .xattrs = {{"security.capability", cap}}},
       {.name = "usr/bin/tagged", .perm = 0600, .data = "x", .xattrs = {{"user.space", "yes"}}},
       {.name = "usr/lib", .type = AE_IFLNK, .perm = 0777, .link = "/nonexistent/anywhere"},
       {.name = "usr/bin/pong", .hardlink = "usr/bin/ping"},
@@ -107,7 +110,8 @@ TEST_CASE("extract: files, directories, links and nodes with their owners, modes
   auto ping = lstat_of(r.root + "/usr/bin/ping");
   CHECK((ping.st_mode & 07777) == 04755);  // setuid kept after chown
   char got[64];
-  CHECK(::getxattr((r.root + "/usr/bin/ping").c_str(), "security.capability", got, sizeof got) == 20);
+  CHECK(::getxattr((r.root + "/usr/bin/ping").c_str(), "security.capability", got, sizeof got) ==
+        20);
   CHECK(::getxattr((r.root + "/usr/bin/tagged").c_str(), "user.space", got, sizeof got) == 3);
   CHECK(lstat_of(r.root + "/usr/bin/pong").st_ino == ping.st_ino);
   CHECK(S_ISLNK(lstat_of(r.root + "/usr/lib").st_mode));
@@ -127,8 +131,8 @@ TEST_CASE("extract: gzip input, replacing entries, owner override, setid and dev
   o.owner_uid = 7;
   o.owner_gid = 8;
   o.keep_setid = false;
-  r.run({{.name = "d", .data = "now a file"},       // a file replaces a directory
-         {.name = "s/", .type = AE_IFDIR},           // a directory replaces a symlink (not followed)
+  r.run({{.name = "d", .data = "now a file"},  // a file replaces a directory
+         {.name = "s/", .type = AE_IFDIR},     // a directory replaces a symlink (not followed)
          {.name = "s/in", .data = "inside"},
          {.name = "f", .type = AE_IFLNK, .link = "d"},  // a symlink replaces a file
          {.name = "suid", .perm = 06755, .data = "x", .uid = 0}},
@@ -145,7 +149,8 @@ TEST_CASE("extract: gzip input, replacing entries, owner override, setid and dev
 
   store::ExtractOptions nodev;
   nodev.devices = false;
-  auto err = error_of([&] { r.run({{.name = "null", .type = AE_IFCHR, .rdev = makedev(1, 3)}}, nodev); });
+  auto err =
+      error_of([&] { r.run({{.name = "null", .type = AE_IFCHR, .rdev = makedev(1, 3)}}, nodev); });
   CHECK(err.find("device node") != std::string::npos);
 }
 
@@ -159,11 +164,12 @@ TEST_CASE("extract: hostile archives are refused and write nothing outside the r
   refused({{.name = "../outside/evil", .data = "x"}}, "'..'");
   refused({{.name = r.outside + "/evil", .data = "x"}}, "absolute");
   // A symlink the archive plants, then a file written through it.
-  refused({{.name = "link", .type = AE_IFLNK, .link = r.outside},
-           {.name = "link/evil", .data = "x"}},
-          "symbolic link");
-  refused({{.name = "rel", .type = AE_IFLNK, .link = "../outside"}, {.name = "rel/evil", .data = "x"}},
-          "symbolic link");
+  refused(
+      {{.name = "link", .type = AE_IFLNK, .link = r.outside}, {.name = "link/evil", .data = "x"}},
+      "symbolic link");
+  refused(
+      {{.name = "rel", .type = AE_IFLNK, .link = "../outside"}, {.name = "rel/evil", .data = "x"}},
+      "symbolic link");
   // Hard links out of the root, to something not extracted, to a directory.
   refused({{.name = "h", .hardlink = "../outside/x"}}, "'..'");
   refused({{.name = "h", .hardlink = "/etc/passwd"}}, "absolute");

@@ -44,7 +44,8 @@ inline void write_tar(const std::string& path, const std::vector<TarEntry>& entr
     if (!t.link.empty()) archive_entry_set_symlink(e, t.link.c_str());
     if (!t.hardlink.empty()) archive_entry_set_hardlink(e, t.hardlink.c_str());
     if (t.rdev) archive_entry_set_rdev(e, t.rdev);
-    for (const auto& [k, v] : t.xattrs) archive_entry_xattr_add_entry(e, k.c_str(), v.data(), v.size());
+    for (const auto& [k, v] : t.xattrs)
+      archive_entry_xattr_add_entry(e, k.c_str(), v.data(), v.size());
     archive_entry_set_size(e, t.type == AE_IFREG && t.hardlink.empty() ? t.data.size() : 0);
     REQUIRE(archive_write_header(a, e) == ARCHIVE_OK);
     if (t.type == AE_IFREG && t.hardlink.empty() && !t.data.empty())

@@ -1,0 +1,25 @@
+// Building something in the store all or nothing (a template, an image): the work happens in a
+// hidden subvolume `.<name>.tmp-<rand>` next to its destination, flock'ed while it runs, and is
+// renamed into place only when complete; a later build deletes the leftovers of builds that died
+// (whose flock is free). Shared by template build/import and image import.
+#pragma once
+#include <string>
+#include <string_view>
+
+#include "util/fd.h"
+
+namespace space::core {
+
+// The marker between a name and the random part of a build directory's name.
+inline constexpr std::string_view kBuildMarker = ".tmp-";
+
+// An exclusive, non-blocking flock on a directory; invalid if another process holds it.
+Fd lock_dir(const std::string& dir);
+// `<parent>/.<name>.tmp-<8 random characters>`.
+std::string build_dir_for(const std::string& parent, const std::string& name);
+// Moves the finished build `build` to `dest` (`what` and `name` for messages, "template",
+// "default"): fails if `dest` exists unless `force`, in which case the two are swapped
+// atomically and the old one (now at `build`) is deleted.
+void install_build(const std::string& build, const std::string& dest, const std::string& what,
+                   const std::string& name, bool force);
+}  // namespace space::core
