@@ -29,6 +29,7 @@ void build_app(CLI::App& app, GlobalOptions& g) {
   register_exec(app, g);
   register_run(app, g);
   register_template(app, g);
+  register_image(app, g);
   register_pause(app, g);
   register_resume(app, g);
   register_checkpoint(app, g);

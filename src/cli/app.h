@@ -28,6 +28,7 @@ void register_check(CLI::App& app, GlobalOptions& g);
 void register_exec(CLI::App& app, GlobalOptions& g);
 void register_run(CLI::App& app, GlobalOptions& g);
 void register_template(CLI::App& app, GlobalOptions& g);
+void register_image(CLI::App& app, GlobalOptions& g);
 void register_pause(CLI::App& app, GlobalOptions& g);
 void register_resume(CLI::App& app, GlobalOptions& g);
 void register_checkpoint(CLI::App& app, GlobalOptions& g);

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,6 +12,7 @@
 #include "store/state.h"
 #include "store/store.h"
 #include "util/error.h"
+#include "util/fs.h"
 #include "util/log.h"
 
 namespace space::core {
@@ -44,6 +46,33 @@ void install_build(const std::string& build, const std::string& dest, const std:
     log::warn(what + " " + name + ": the replaced " + what + " is left at " + build + ": " +
               e.what());
   }
+}
+
+void sweep_dead_builds(const std::string& parent, const std::string& what,
+                       const std::function<void(const std::string&)>& before_remove) {
+  for (const auto& entry : fs::list_dir(parent)) {
+    if (entry.empty() || entry[0] != '.' || entry.rfind(kBuildMarker) == std::string::npos)
+      continue;
+    std::string dir = parent + "/" + entry;
+    try {
+      Fd held = lock_dir(dir);
+      if (!held) continue;  // a build in progress
+      log::info(what + ": removing " + dir + ", left by a build that did not finish");
+      if (before_remove) before_remove(dir);
+      store::remove_store_tree(dir);
+    } catch (const Error& e) {
+      log::warn(what + ": could not remove a dead build: " + e.what());
+    }
+  }
+}
+
+uint64_t allocated_bytes(const std::string& dir) {
+  uint64_t total = 0;
+  for (const auto& name : fs::list_dir(dir)) {
+    struct stat st {};
+    if (::lstat((dir + "/" + name).c_str(), &st) == 0) total += uint64_t(st.st_blocks) * 512;
+  }
+  return total;
 }
 
 }  // namespace space::core

@@ -3,6 +3,8 @@
 // renamed into place only when complete; a later build deletes the leftovers of builds that died
 // (whose flock is free). Shared by template build/import and image import.
 #pragma once
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -22,4 +24,10 @@ std::string build_dir_for(const std::string& parent, const std::string& name);
 // atomically and the old one (now at `build`) is deleted.
 void install_build(const std::string& build, const std::string& dest, const std::string& what,
                    const std::string& name, bool force);
+// Deletes the build directories under `parent` whose builds died (their flock is free);
+// `before_remove(dir)`, if given, runs first (a template build's stops its VMM).
+void sweep_dead_builds(const std::string& parent, const std::string& what,
+                       const std::function<void(const std::string&)>& before_remove = {});
+// Bytes allocated to the files directly in `dir` (before any sharing between snapshots).
+uint64_t allocated_bytes(const std::string& dir);
 }  // namespace space::core

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "core/staging.h"
 #include "store/config.h"
 #include "store/paths.h"
 #include "store/store.h"
@@ -21,19 +22,6 @@
 #include "vmm/snapshot.h"
 
 namespace space::core {
-
-namespace {
-
-uint64_t disk_usage(const std::string& dir) {
-  uint64_t total = 0;
-  for (const auto& name : fs::list_dir(dir)) {
-    struct stat st {};
-    if (::lstat((dir + "/" + name).c_str(), &st) == 0) total += uint64_t(st.st_blocks) * 512;
-  }
-  return total;
-}
-
-}  // namespace
 
 // Basic ("double-quoted") strings only, as earlier versions wrote them: a line such as
 // name = "base" reads the same to people and tools whichever version wrote the file.
@@ -165,7 +153,7 @@ TemplateInfo template_info(const std::string& name, const std::string& dir) {
   } catch (const Error& e) {
     t.problem = e.what();
   }
-  t.disk_bytes = disk_usage(dir);
+  t.disk_bytes = allocated_bytes(dir);
   return t;
 }
 

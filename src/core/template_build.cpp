@@ -44,26 +44,16 @@ std::string build_run_dir(const std::string& rand) {
   return store::run_base() + "/.template-" + rand;
 }
 
-// Deletes the working directories of builds that died (their flock is free), with their run
-// directories, after killing a VMM that outlived its build (its state.json names it).
-void sweep_dead_builds(const store::StorePaths& sp) {
-  for (const auto& entry : fs::list_dir(sp.templates)) {
-    auto mark = entry.rfind(kBuildMarker);
-    if (!is_build_dir_name(entry) || mark == std::string::npos) continue;
-    std::string dir = sp.templates + "/" + entry;
-    try {
-      Fd held = lock_dir(dir);
-      if (!held) continue;  // a build in progress
-      log::info("template: removing " + dir + ", left by a build that did not finish");
-      store::SandboxPaths p =
-          store::paths_in(dir, build_run_dir(entry.substr(mark + kBuildMarker.size())));
-      if (fs::exists(p.state)) stop_vmm(store::read_state(p.state), p, 0);
-      fs::remove_tree(p.run_dir);
-      store::remove_store_tree(dir);
-    } catch (const Error& e) {
-      log::warn(std::string("template: could not remove a dead build: ") + e.what());
-    }
-  }
+// Deletes the working directories of template builds that died, with their run directories,
+// after killing a VMM that outlived its build (its state.json names it).
+void sweep_dead_template_builds(const store::StorePaths& sp) {
+  sweep_dead_builds(sp.templates, "template", [](const std::string& dir) {
+    auto mark = dir.rfind(kBuildMarker);
+    store::SandboxPaths p =
+        store::paths_in(dir, build_run_dir(dir.substr(mark + kBuildMarker.size())));
+    if (fs::exists(p.state)) stop_vmm(store::read_state(p.state), p, 0);
+    fs::remove_tree(p.run_dir);
+  });
 }
 
 // The VMM's part: boot, wait for guest-init, snapshot into p.dir, stop. Returns once it exited.
@@ -109,7 +99,7 @@ TemplateMeta build_template(const store::Context& ctx, const TemplateBuildOption
     store::HostConfig hc = store::load_host_config(ctx.root);
     BootSpec boot = resolve_boot_spec(hc, o.vcpus, o.memory_mib, o.kernel, o.rootfs);
     store::StorePaths sp = store::ensure_store(ctx, store::StoreUse::Create);
-    sweep_dead_builds(sp);
+    sweep_dead_template_builds(sp);
     std::string dest = sp.templates + "/" + o.name;
     if (!o.force && fs::exists(dest))
       fail("template " + o.name + " already exists",
@@ -210,7 +200,7 @@ TemplateMeta import_template(const store::Context& ctx, const std::string& name,
     vmm::snapshot::read_vmstate(src + "/vmstate");  // throws on a corrupt or foreign snapshot
 
     store::StorePaths sp = store::ensure_store(ctx, store::StoreUse::Create);
-    sweep_dead_builds(sp);
+    sweep_dead_template_builds(sp);
     std::string dest = sp.templates + "/" + name;
     if (!force && fs::exists(dest))
       fail("template " + name + " already exists",

@@ -18,11 +18,11 @@ constexpr const char* kIndexTypes[] = {"application/vnd.oci.image.index.v1+json"
                                        "application/vnd.docker.distribution.manifest.list.v2+json"};
 constexpr const char* kManifestTypes[] = {"application/vnd.oci.image.manifest.v1+json",
                                           "application/vnd.docker.distribution.manifest.v2+json"};
-constexpr const char* kLayerTypes[] = {
-    "application/vnd.oci.image.layer.v1.tar", "application/vnd.oci.image.layer.v1.tar+gzip",
-    "application/vnd.oci.image.layer.v1.tar+zstd",
-    "application/vnd.docker.image.rootfs.diff.tar.gzip",
-    "application/vnd.docker.image.rootfs.diff.tar"};
+constexpr const char* kLayerTypes[] = {"application/vnd.oci.image.layer.v1.tar",
+                                       "application/vnd.oci.image.layer.v1.tar+gzip",
+                                       "application/vnd.oci.image.layer.v1.tar+zstd",
+                                       "application/vnd.docker.image.rootfs.diff.tar.gzip",
+                                       "application/vnd.docker.image.rootfs.diff.tar"};
 
 template <size_t N>
 bool one_of(const std::string& s, const char* const (&list)[N]) {
@@ -68,7 +68,8 @@ json::Value load(const std::string& path, const std::string& what) {
 
 const std::string& str(const json::Value& obj, std::string_view key, const std::string& what) {
   const json::Value* v = obj.is_object() ? obj.find(key) : nullptr;
-  if (!v || !v->is_string()) fail(what + ": \"" + std::string(key) + "\" is missing or not a string");
+  if (!v || !v->is_string())
+    fail(what + ": \"" + std::string(key) + "\" is missing or not a string");
   return v->as_string();
 }
 
@@ -107,8 +108,8 @@ void collect(const std::string& dir, const json::Value& index, const std::string
   for (const auto& d : m->as_array()) {
     const std::string& type = str(d, "mediaType", what);
     if (one_of(type, kIndexTypes))
-      collect(dir, load(blob(dir, str(d, "digest", what), "index"), "image index"), what,
-              depth + 1, out);
+      collect(dir, load(blob(dir, str(d, "digest", what), "index"), "image index"), what, depth + 1,
+              out);
     else if (one_of(type, kManifestTypes))
       out.push_back(d);
     // Anything else (attestations, signatures) is not an image.
@@ -166,7 +167,8 @@ ImagePlan read_oci_layout(const std::string& dir, const std::string& platform) {
   if (match.size() != 1)
     fail("the image has " + std::to_string(match.size()) + " manifests for " + platform +
              (seen.empty() ? "" : " (it has: " + seen + ")"),
-         match.empty() ? "choose one with --platform" : "the image is ambiguous; re-export one image");
+         match.empty() ? "choose one with --platform"
+                       : "the image is ambiguous; re-export one image");
   ImagePlan plan;
   plan.kind = "oci";
   plan.platform = platform;
@@ -174,9 +176,8 @@ ImagePlan read_oci_layout(const std::string& dir, const std::string& platform) {
   json::Value manifest = load(blob(dir, plan.digest, "manifest"), "image manifest");
   const json::Value* cfg = manifest.find("config");
   if (!cfg || !cfg->is_object()) fail("image manifest: \"config\" is missing");
-  plan.config = parse_image_config(load(blob(dir, str(*cfg, "digest", "manifest config"),
-                                             "config"),
-                                        "image config"));
+  plan.config = parse_image_config(
+      load(blob(dir, str(*cfg, "digest", "manifest config"), "config"), "image config"));
   const json::Value* layers = manifest.find("layers");
   if (!layers || !layers->is_array()) fail("image manifest: \"layers\" is missing");
   for (const auto& l : layers->as_array()) {

@@ -42,9 +42,10 @@ struct Layout {
     std::string cfg = put(
         R"({"architecture":"amd64","os":"linux","config":{"Env":["PATH=/usr/bin","A=1"],)"
         R"("Entrypoint":["/bin/sh","-c"],"Cmd":["echo hi"],"WorkingDir":"/work","User":"app"}})");
-    std::string m = R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json",)"
-                    R"("config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":")" +
-                    cfg + R"(","size":1},"layers":[)";
+    std::string m =
+        R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json",)"
+        R"("config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":")" +
+        cfg + R"(","size":1},"layers":[)";
     for (size_t i = 0; i < layers.size(); i++)
       m += (i ? "," : "") + std::string(R"({"mediaType":")") + type + R"(","digest":")" +
            layers[i] + R"(","size":1})";
@@ -100,8 +101,9 @@ TEST_CASE("oci: platforms are chosen through nested indexes; a missing one names
   Layout l;
   std::string amd = l.manifest({l.layer("amd")});
   std::string arm = l.manifest({l.layer("arm")});
-  std::string inner = l.put(R"({"schemaVersion":2,"manifests":[)" + Layout::desc(amd, "linux/amd64") +
-                            "," + Layout::desc(arm, "linux/arm64") + "]}");
+  std::string inner =
+      l.put(R"({"schemaVersion":2,"manifests":[)" + Layout::desc(amd, "linux/amd64") + "," +
+            Layout::desc(arm, "linux/arm64") + "]}");
   l.index({Layout::desc(inner, "", "application/vnd.oci.image.index.v1+json")});
   CHECK(store::read_oci_layout(l.d.path).digest == amd);
   CHECK(store::read_oci_layout(l.d.path, "linux/arm64").digest == arm);
@@ -121,8 +123,9 @@ TEST_CASE("oci: tampered blobs, foreign media types, bad digests and links are r
   Layout f;
   f.index({Layout::desc(
       f.manifest({f.layer("x")}, "application/vnd.oci.image.layer.nondistributable.v1.tar"))});
-  CHECK(error_of([&] { store::read_oci_layout(f.d.path); })
-            .find("unsupported layer media type application/vnd.oci.image.layer.nondistributable") !=
+  CHECK(error_of([&] {
+          store::read_oci_layout(f.d.path);
+        }).find("unsupported layer media type application/vnd.oci.image.layer.nondistributable") !=
         std::string::npos);
 
   Layout b;
@@ -148,12 +151,14 @@ TEST_CASE("oci: docker archives are verified against the config's diff_ids") {
   fs::mkdir_p(d.path + "/abc");
   test::write_tar(d.path + "/abc/layer.tar", {{.name = "etc/os-release", .data = "ID=test\n"}});
   std::string layer_hex = hex_of(fs::read_file(d.path + "/abc/layer.tar"));
-  std::string config = R"({"config":{"Cmd":["/bin/sh"]},"rootfs":{"type":"layers","diff_ids":["sha256:)" +
-                       layer_hex + R"("]}})";
+  std::string config =
+      R"({"config":{"Cmd":["/bin/sh"]},"rootfs":{"type":"layers","diff_ids":["sha256:)" +
+      layer_hex + R"("]}})";
   std::string chex = hex_of(config);
   fs::write_file_atomic(d.path + "/" + chex + ".json", config);
-  fs::write_file_atomic(d.path + "/manifest.json", R"([{"Config":")" + chex +
-                                                       R"(.json","RepoTags":["t:1"],"Layers":["abc/layer.tar"]}])");
+  fs::write_file_atomic(
+      d.path + "/manifest.json",
+      R"([{"Config":")" + chex + R"(.json","RepoTags":["t:1"],"Layers":["abc/layer.tar"]}])");
   REQUIRE(store::is_docker_archive(d.path));
   auto plan = store::read_docker_archive(d.path);
   CHECK(plan.kind == "docker");

@@ -1,0 +1,71 @@
+// Images: the users' own root filesystems. An image is a read-only subvolume
+// store/images/<name> holding disk.ext4 (a sparse ext4 filesystem made from the image's files)
+// and image.json (where it came from, its digest and its config). `image import` makes one from
+// an OCI image layout or archive, a docker archive, a root filesystem tarball (plain or
+// compressed) or a directory: archives are unpacked with store/extract (safe against hostile
+// entries), OCI and docker layers are verified (store/oci) and applied in order with their
+// whiteouts, and mkfs.ext4 -d turns the result into the disk. All or nothing, like a template
+// build (core/staging.h).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/context.h"
+#include "store/oci.h"
+#include "util/json.h"
+
+namespace space::core {
+
+// image.json's layout version.
+constexpr uint32_t kImageFormat = 1;
+// Default capacity of an image's disk: sparse, so only what the files use takes space.
+constexpr uint64_t kDefaultImageBytes = 4ULL << 30;
+
+struct ImageMeta {
+  uint32_t format = kImageFormat;
+  std::string name;
+  std::string created;     // RFC 3339, UTC
+  std::string source;      // the path it was imported from (absolute)
+  std::string kind;        // "oci", "docker", "tarball" or "directory"
+  std::string digest;      // sha256:<hex> of the OCI manifest, docker config or tarball; "" for
+                           // a directory
+  std::string platform;    // "linux/amd64" for OCI and docker images, else ""
+  uint64_t disk_bytes = 0;  // capacity of disk.ext4
+  store::ImageConfig config;
+};
+
+json::Value image_meta_json(const ImageMeta& m);
+// Parses image.json (strict about types; a newer format is an error); `source` names it.
+ImageMeta parse_image_meta(const json::Value& v, const std::string& source);
+
+struct ImageImportOptions {
+  std::string name;
+  std::string source;
+  std::string platform = "linux/amd64";
+  uint64_t disk_bytes = kDefaultImageBytes;
+  bool force = false;
+  std::function<void(const std::string&)> progress;  // one line per step, may be empty
+};
+// Imports `o.source` as image `o.name`. Throws space::Error (exit 125) naming what was wrong.
+ImageMeta import_image(const store::Context& ctx, const ImageImportOptions& o);
+
+struct ImageInfo {
+  std::string name;
+  std::optional<ImageMeta> meta;  // unset when image.json is unreadable
+  std::string problem;
+  uint64_t used_bytes = 0;  // allocated size of its files
+};
+// Every image, sorted by name. Does not create the store.
+std::vector<ImageInfo> list_images(const store::Context& ctx);
+// Image `name`; throws (with a hint) if it does not exist.
+ImageInfo inspect_image(const store::Context& ctx, const std::string& name);
+json::Value image_info_json(const ImageInfo& i);
+// Deletes image `name`.
+void remove_image(const store::Context& ctx, const std::string& name);
+// "4G", "512M", "1073741824" -> bytes; throws on anything else or below 64 MiB.
+uint64_t parse_disk_size(const std::string& s);
+
+}  // namespace space::core
