@@ -2,8 +2,8 @@
 #include "core/image.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cctype>
+#include <cerrno>
 
 #include "core/staging.h"
 #include "store/paths.h"
@@ -117,9 +117,9 @@ ImageInfo inspect_image(const store::Context& ctx, const std::string& name) {
   std::string dir = image_dir(ctx.root, name);
   store::ensure_store(ctx, store::StoreUse::Existing);
   if (!fs::is_dir(dir))
-    throw Error("image " + name + " does not exist", ENOENT,
-                "'space image list' shows the images; 'space image import " + name +
-                    " SOURCE' makes it");
+    throw Error(
+        "image " + name + " does not exist", ENOENT,
+        "'space image list' shows the images; 'space image import " + name + " SOURCE' makes it");
   return image_info(name, dir);
 }
 
@@ -135,8 +135,7 @@ void remove_image(const store::Context& ctx, const std::string& name) {
   std::string dir = image_dir(ctx.root, name);
   store::ensure_store(ctx, store::StoreUse::Existing);
   if (!fs::is_dir(dir))
-    throw Error("image " + name + " does not exist", ENOENT,
-                "'space image list' shows the images");
+    throw Error("image " + name + " does not exist", ENOENT, "'space image list' shows the images");
   try {
     store::remove_store_tree(dir);
   } catch (Error& e) {
@@ -159,11 +158,16 @@ uint64_t parse_disk_size(const std::string& s) {
   }
   std::string unit = s.substr(pos);
   int shift = 0;
-  if (unit == "K" || unit == "k") shift = 10;
-  else if (unit == "M" || unit == "m") shift = 20;
-  else if (unit == "G" || unit == "g") shift = 30;
-  else if (unit == "T" || unit == "t") shift = 40;
-  else if (!unit.empty()) bad();
+  if (unit == "K" || unit == "k")
+    shift = 10;
+  else if (unit == "M" || unit == "m")
+    shift = 20;
+  else if (unit == "G" || unit == "g")
+    shift = 30;
+  else if (unit == "T" || unit == "t")
+    shift = 40;
+  else if (!unit.empty())
+    bad();
   if (n > (UINT64_MAX >> shift)) bad();
   uint64_t bytes = uint64_t(n) << shift;
   if (bytes < (64ULL << 20)) fail("size " + s + " is below 64 MiB", "give at least 64M");

@@ -27,12 +27,12 @@ constexpr uint64_t kDefaultImageBytes = 4ULL << 30;
 struct ImageMeta {
   uint32_t format = kImageFormat;
   std::string name;
-  std::string created;     // RFC 3339, UTC
-  std::string source;      // the path it was imported from (absolute)
-  std::string kind;        // "oci", "docker", "tarball" or "directory"
-  std::string digest;      // sha256:<hex> of the OCI manifest, docker config or tarball; "" for
-                           // a directory
-  std::string platform;    // "linux/amd64" for OCI and docker images, else ""
+  std::string created;      // RFC 3339, UTC
+  std::string source;       // the path it was imported from (absolute)
+  std::string kind;         // "oci", "docker", "tarball" or "directory"
+  std::string digest;       // sha256:<hex> of the OCI manifest, docker config or tarball; "" for
+                            // a directory
+  std::string platform;     // "linux/amd64" for OCI and docker images, else ""
   uint64_t disk_bytes = 0;  // capacity of disk.ext4
   store::ImageConfig config;
 };
