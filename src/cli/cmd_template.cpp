@@ -18,6 +18,17 @@ namespace space::cli {
 
 namespace {
 
+// What build and import print: the template's name, or {"name": ...} with --format json.
+void print_name(const GlobalOptions& g, const std::string& name) {
+  if (g.format == "json") {
+    json::Value v = json::Value::object();
+    v.set("name", name);
+    std::printf("%s\n", json::serialize(v).c_str());
+  } else {
+    std::printf("%s\n", name.c_str());
+  }
+}
+
 struct BuildFlags {
   core::TemplateBuildOptions opts;
   BootFlags boot;
@@ -38,13 +49,7 @@ void add_build(CLI::App& parent, GlobalOptions& g) {
       std::fflush(stderr);
     };
     auto m = core::build_template({g.root, g.log_level, g.log_format}, f->opts);
-    if (g.format == "json") {
-      json::Value v = json::Value::object();
-      v.set("name", m.name);
-      std::printf("%s\n", json::serialize(v).c_str());
-    } else {
-      std::printf("%s\n", m.name.c_str());
-    }
+    print_name(g, m.name);
   });
 }
 
@@ -145,13 +150,7 @@ void add_import(CLI::App& parent, GlobalOptions& g) {
   cmd->add_flag("--force,-f", a->force, "Replace an existing template of that name");
   cmd->callback([&g, a] {
     auto m = core::import_template({g.root, g.log_level, g.log_format}, a->name, a->dir, a->force);
-    if (g.format == "json") {
-      json::Value v = json::Value::object();
-      v.set("name", m.name);
-      std::printf("%s\n", json::serialize(v).c_str());
-    } else {
-      std::printf("%s\n", m.name.c_str());
-    }
+    print_name(g, m.name);
   });
 }
 
