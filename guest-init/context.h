@@ -11,6 +11,7 @@
 
 #include "console.h"
 #include "host_sync.h"
+#include "image_root.h"
 #include "reaper.h"
 
 namespace space::guest {
@@ -21,6 +22,7 @@ struct Context {
   Console console;
   Reaper reaper;
   HostSync host_sync;    // entropy and clock from each Hello (PID 1 only)
+  ImageRoot image;       // the user's image, once a Hello asked for it (PID 1 only)
   bool pid1 = false;     // false in the --serve-unix test mode: no mounts, no reboot
   std::string hostname;  // the sandbox id, reported in HelloReply
   std::string agent = std::string("guest-init ") + kAgentVersion;

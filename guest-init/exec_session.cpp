@@ -69,7 +69,7 @@ class ExecRun {
             box->done = true;
             box->cv.notify_all();
           },
-          secret_env_);
+          secret_env_, ctx_.image.root_fd());
     } catch (const SpawnFailed& f) {
       auto took = static_cast<uint64_t>(elapsed_us(monotonic_us()));
       proto::ExitStatus st{f.kind, f.err, took, f.message};

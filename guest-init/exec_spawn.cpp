@@ -2,9 +2,11 @@
 #include "exec_spawn.h"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <termios.h>
 #include <unistd.h>
@@ -25,7 +27,7 @@ namespace {
 
 constexpr size_t kChildStack = 64 * 1024;
 
-enum Step : int { kNone, kSession, kCtty, kStdio, kChdir, kGroups, kGid, kUid, kExec };
+enum Step : int { kNone, kSession, kCtty, kStdio, kRoot, kChdir, kGroups, kGid, kUid, kExec };
 
 // Shared with the child (CLONE_VM): inputs, then the failing step and errno if it fails.
 struct ChildArgs {
@@ -33,6 +35,7 @@ struct ChildArgs {
   char* const* envp;
   const char* path;  // PATH to search, or nullptr when argv[0] contains '/'
   const char* cwd;   // nullptr: stay in guest-init's cwd (/)
+  int root_fd;       // -1, or the directory to chroot into
   int fds[3];        // become 0, 1, 2
   bool tty;
   bool set_ids;
@@ -105,6 +108,7 @@ int child_main(void* arg) noexcept {
     int r = a->fds[i] == i ? ::fcntl(i, F_SETFD, 0) : ::dup2(a->fds[i], i);
     if (r < 0) child_fail(a, kStdio);
   }
+  if (a->root_fd >= 0 && (::fchdir(a->root_fd) < 0 || ::chroot(".") < 0)) child_fail(a, kRoot);
   if (a->cwd && ::chdir(a->cwd) < 0) child_fail(a, kChdir);
   if (a->set_ids) {
     gid_t groups[1] = {a->gid};
@@ -140,9 +144,21 @@ PipePair make_pipe() {
   return pp;
 }
 
-std::string read_small_file(const char* path) {
+// The first MiB of /`path` in the root `root_fd` (-1: guest-init's own), resolved inside it;
+// "" if it cannot be read.
+std::string read_small_file(int root_fd, const char* path) {
   std::string out;
-  Fd fd(::open(path, O_RDONLY | O_CLOEXEC));
+  Fd fd;
+  if (root_fd < 0) {
+    fd = Fd(::open((std::string("/") + path).c_str(), O_RDONLY | O_CLOEXEC));
+  } else {
+    open_how how{};
+    how.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK;
+    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+    fd = Fd(static_cast<int>(::syscall(SYS_openat2, root_fd, path, &how, sizeof how)));
+    struct stat st {};
+    if (fd && (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))) fd.reset();
+  }
   if (!fd) return out;
   char buf[4096];
   ssize_t n;
@@ -162,9 +178,9 @@ struct WipeOnExit {
   }
 };
 
-// guest-init's environment, then the user's HOME/USER/LOGNAME, then the request's entries, then
-// the secrets'.
-std::vector<std::string> build_env(const proto::ExecRequest& req,
+// guest-init's environment, then the user's HOME/USER/LOGNAME (when the exec names a user, or
+// runs in an image), then the request's entries, then the secrets'.
+std::vector<std::string> build_env(const proto::ExecRequest& req, bool named_user,
                                    const std::optional<PasswdEntry>& pw,
                                    const std::vector<std::string>* secret_env) {
   std::vector<std::string> env;
@@ -178,7 +194,7 @@ std::vector<std::string> build_env(const proto::ExecRequest& req,
       }
     env.push_back(std::move(kv));
   };
-  if (req.uid) {
+  if (named_user) {
     set("HOME=" + (pw ? pw->home : std::string("/")));
     if (pw) {
       set("USER=" + pw->name);
@@ -209,8 +225,10 @@ std::string describe(const ChildArgs& a, const proto::ExecRequest& req) {
       return "set the controlling terminal";
     case kStdio:
       return "dup2";
+    case kRoot:
+      return "enter the image's root";
     case kChdir:
-      return "chdir " + req.cwd;
+      return "chdir " + (req.cwd.empty() ? std::string("/") : req.cwd);
     case kGroups:
       return "setgroups";
     case kGid:
@@ -225,11 +243,22 @@ std::string describe(const ChildArgs& a, const proto::ExecRequest& req) {
 }  // namespace
 
 Spawned spawn_exec(const proto::ExecRequest& req, Reaper& reaper, Reaper::ExitFn on_exit,
-                   std::vector<std::string>* secret_env) {
+                   std::vector<std::string>* secret_env, int root_fd) {
   WipeOnExit wipe_secrets{secret_env, nullptr};
   std::optional<PasswdEntry> pw;
-  if (req.uid) pw = find_passwd_uid(read_small_file("/etc/passwd"), *req.uid);
-  std::vector<std::string> env = build_env(req, pw, secret_env);
+  std::optional<uint32_t> uid = req.uid, gid = req.gid;
+  if (!req.user.empty()) {
+    ResolvedUser u = resolve_user(req.user, read_small_file(root_fd, "etc/passwd"),
+                                  read_small_file(root_fd, "etc/group"));
+    if (!u.error.empty())
+      throw SpawnFailed{proto::ExitKind::CannotExecute, ESRCH, "-u " + req.user + ": " + u.error};
+    uid = u.uid;
+    gid = u.gid;
+    pw = std::move(u.pw);
+  } else if (uid || root_fd >= 0) {  // in an image, root gets the image's HOME for root
+    pw = find_passwd_uid(read_small_file(root_fd, "etc/passwd"), uid.value_or(0));
+  }
+  std::vector<std::string> env = build_env(req, uid || root_fd >= 0, pw, secret_env);
   WipeOnExit wipe_env{secret_env ? &env : nullptr, nullptr};
   std::vector<std::string> args = req.argv;
   std::vector<char*> argv = c_strings(args), envp = c_strings(env);
@@ -241,11 +270,13 @@ Spawned spawn_exec(const proto::ExecRequest& req, Reaper& reaper, Reaper::ExitFn
   a.argv = argv.data();
   a.envp = envp.data();
   a.path = req.argv[0].find('/') == std::string::npos ? path.c_str() : nullptr;
-  a.cwd = req.cwd.empty() || req.cwd == "/" ? nullptr : req.cwd.c_str();
+  // After a chroot the cwd is outside the new root until a chdir: always make one there.
+  a.cwd = !req.cwd.empty() && req.cwd != "/" ? req.cwd.c_str() : root_fd >= 0 ? "/" : nullptr;
+  a.root_fd = root_fd;
   a.tty = req.tty;
-  a.set_ids = req.uid || req.gid;
-  a.uid = req.uid.value_or(0);
-  a.gid = req.gid ? *req.gid : pw ? pw->gid : a.uid;
+  a.set_ids = uid || gid;
+  a.uid = uid.value_or(0);
+  a.gid = gid ? *gid : pw ? pw->gid : a.uid;
 
   Spawned s;
   Fd slave;

@@ -10,6 +10,9 @@
 // group (pipes); stdio on 0-2; cwd; setgroups/setgid/setuid through syscall() (glibc's wrappers
 // would broadcast the change to every guest-init thread, as they share our memory); an empty
 // signal mask; then execve, with a PATH search like execvp's but without its /bin/sh fallback.
+// With an image root (image_root.h) the child first chroots into it (fchdir + chroot: the clone
+// has no CLONE_FS, so guest-init keeps its own root), and the user is looked up in the image's
+// /etc/passwd and /etc/group.
 #pragma once
 #include <sys/types.h>
 
@@ -41,8 +44,9 @@ struct SpawnFailed {
 // Starts req's command, registering `on_exit` with `reaper` for its status. Throws SpawnFailed
 // if it cannot be started (the failed child is reaped through the same callback). Entries of
 // `secret_env` ("VAR=value", may be nullptr) go last into the environment; they and every copy
-// made here are wiped before this returns or throws.
+// made here are wiped before this returns or throws. `root_fd` (an O_PATH directory, or -1 for
+// guest-init's own root) is the root the command runs in.
 Spawned spawn_exec(const proto::ExecRequest& req, Reaper& reaper, Reaper::ExitFn on_exit,
-                   std::vector<std::string>* secret_env = nullptr);
+                   std::vector<std::string>* secret_env = nullptr, int root_fd = -1);
 
 }  // namespace space::guest

@@ -65,7 +65,12 @@ class Session {
       return refuse("protocol version " + std::to_string(hello.version) +
                     " is not supported (guest-init speaks " + std::to_string(proto::kVersion) +
                     ")");
-    if (ctx_.pid1) ctx_.host_sync.apply(hello, ctx_.console);
+    if (ctx_.pid1) {
+      ctx_.host_sync.apply(hello, ctx_.console);
+      if (hello.flags & proto::Hello::kImage)
+        ctx_.image.ensure(ctx_.console, ctx_.host_sync.hostname(ctx_.hostname));
+    }
+    image_wanted_ = hello.flags & proto::Hello::kImage;
     proto::HelloReply reply;
     reply.agent = ctx_.agent;
     reply.hostname = ctx_.pid1 ? ctx_.host_sync.hostname(ctx_.hostname) : ctx_.hostname;
@@ -85,6 +90,8 @@ class Session {
       case proto::Type::Exec: {
         int64_t start = monotonic_us();
         auto req = proto::ExecRequest::decode(f.payload);  // ProtoError: refused by run()
+        if (image_wanted_ && ctx_.image.root_fd() < 0)
+          return refuse(ctx_.pid1 ? ctx_.image.error() : "this guest-init serves no image");
         if (req.secret_env.empty()) {
           run_exec(ctx_, ch_.fd(), dec_, req, start);
           return false;  // an exec ends its connection
@@ -137,6 +144,7 @@ class Session {
   Context& ctx_;
   proto::FrameDecoder dec_;
   bool greeted_ = false;
+  bool image_wanted_ = false;  // the Hello said the sandbox has an image
 };
 
 }  // namespace

@@ -3,7 +3,9 @@
 # /var/lib/space) it builds the `default` template if that root lacks it (one cold boot), then
 # runs --count creates from it, each followed by `exec ID true` and a destroy, and prints min,
 # median, p90 and p99 of the `space create` wall time and of the time to first exec (create plus
-# `exec true`). Then it keeps 20 sandboxes alive and idle and prints the host memory of their VMMs
+# `exec true`). Then it imports a tarball of at least 200 MB of this host's /usr as an image (time
+# and MB/s) and times `create --image` next to plain `create`, interleaved, with the first exec in
+# each fresh image sandbox. Then it keeps 20 sandboxes alive and idle and prints the host memory of their VMMs
 # per sandbox: RSS and PSS (PSS splits the template's copy-on-write pages among their sharers, so
 # it is the honest figure). Side by side, Debian's qemu-system-x86_64 -M microvm boots the same
 # kernel, rootfs, memory size and command line once, is paused and saved to a migration file
@@ -166,6 +168,29 @@ if count:
     show("space create + exec true", to_exec)
     show("space destroy", destroy)
 
+# 1b. images: import MB/s, then create --image next to plain create (interleaved, same template),
+# and the first exec in a fresh image sandbox (which includes the guest mounting the disk).
+img_src = os.environ.get("BENCH_IMAGE_TAR", "")
+if count and img_src:
+    mb = os.path.getsize(img_src) / 1e6
+    t0 = now(); run("image", "import", "--force", "bench-img", img_src, "--size", "4G"); t1 = now()
+    s = (t1 - t0) / 1e9
+    print(f"image import of a {mb:.0f} MB tarball: {s:.1f} s, {mb / s:.0f} MB/s", flush=True)
+    plain, with_image, first = [], [], []
+    for n in range(count):
+        a, b = f"bench-p{n}", f"bench-i{n}"
+        t0 = now(); run("create", a); t1 = now()
+        run("create", "--image", "bench-img", b); t2 = now()
+        first_exec(b); t3 = now()
+        run("destroy", a, b)
+        plain.append((t1 - t0) / 1e6); with_image.append((t2 - t1) / 1e6); first.append((t3 - t2) / 1e6)
+    show("space create (same run)", plain)
+    show("space create --image", with_image)
+    show("first exec in an image sandbox", first)
+    print(f"create --image - create: median {median(with_image) - median(plain):+.1f} ms, "
+          f"p90 {pct(with_image, 90) - pct(plain, 90):+.1f} ms", flush=True)
+    run("image", "rm", "bench-img")
+
 # 2. memory of idle sandboxes.
 ids = [f"bench-alive-{n}" for n in range(alive)] if count else []
 for i in ids:
@@ -272,5 +297,16 @@ fi
 cmdline=$(echo "$cmdline" | sed -E 's/ virtio_mmio\.device=[^ ]+//g; s/space\.id=[^ ]+/space.id=qemu/')
 echo "guest command line (both): $cmdline"
 
-BENCH_SRC=$SRC BENCH_MEMORY_MIB=$MEMORY_MIB BENCH_CPUS=$CPUS BENCH_CMDLINE=$cmdline \
+# An image source of at least 200 MB from this host's files (a tarball of some of /usr).
+img_tar=$WORK/image.tar
+img_dirs=()
+for d in usr/include usr/share/locale usr/share/doc usr/lib/python3 usr/share/perl usr/lib/gcc; do
+  [ -d "/$d" ] || continue
+  img_dirs+=("$d")
+  [ "$(du -scm "${img_dirs[@]/#//}" | tail -1 | cut -f1)" -ge 250 ] && break
+done
+tar -C / -cf "$img_tar" --ignore-failed-read "${img_dirs[@]}" 2>/dev/null || true
+echo "image source: $img_tar, $(( $(stat -c %s "$img_tar") / 1000000 )) MB of /${img_dirs[*]}"
+
+BENCH_IMAGE_TAR=$img_tar BENCH_SRC=$SRC BENCH_MEMORY_MIB=$MEMORY_MIB BENCH_CPUS=$CPUS BENCH_CMDLINE=$cmdline \
   python3 "$WORK/harness.py" "$SPACE_BIN" "$WORK" "$ROOT" "$KERNEL" "$ROOTFS" "$COUNT" "$QEMU_COUNT" "$ALIVE"

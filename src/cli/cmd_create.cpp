@@ -1,11 +1,13 @@
-// `space create [--template NAME | --cold] [--cpus N] [--memory MiB] [--kernel PATH]
-// [--rootfs PATH] [--secret NAME[:ttl=D][:uses=N]]... [ID]`: makes a sandbox, from a template
+// `space create [--template NAME | --cold] [--image NAME [--disk-size SIZE]] [--cpus N]
+// [--memory MiB] [--kernel PATH] [--rootfs PATH] [--secret NAME[:ttl=D][:uses=N]]... [ID]`: makes
+// a sandbox, from a template
 // (restored) or by a cold boot, grants it the --secret names (destroying it again if a grant
 // fails), and prints its id once it runs.
 #include <cstdio>
 
 #include "cli/app.h"
 #include "cli/boot_flags.h"
+#include "core/image.h"
 #include "core/sandbox.h"
 #include "cred/hooks.h"
 #include "store/config.h"
@@ -18,6 +20,7 @@ namespace {
 struct CreateFlags {
   core::CreateOptions opts;
   BootFlags boot;
+  std::string disk_size;
   std::vector<std::string> secrets;
 };
 }  // namespace
@@ -34,12 +37,17 @@ void register_create(CLI::App& app, GlobalOptions& g) {
   cmd->add_flag("--cold", f->opts.cold,
                 "Boot the kernel instead of restoring a template (about a minute here)");
   f->boot.add(cmd, f->opts.kernel, f->opts.rootfs, ", for a cold boot");
+  cmd->add_option("--image", f->opts.image,
+                  "Attach a copy of this image (space image list) and run every exec inside it");
+  cmd->add_option("--disk-size", f->disk_size,
+                  "Grow the sandbox's copy of the image's disk to this size, e.g. 20G");
   cmd->add_option("--secret", f->secrets,
                   "Grant this secret to the sandbox: NAME[:ttl=DURATION][:uses=N] (repeatable)")
       ->allow_extra_args(false);
   cmd->add_option("id", f->opts.id, "Sandbox id (default: 12 random hex digits)");
   cmd->callback([&g, f] {
     f->boot.apply(f->opts.vcpus, f->opts.memory_mib);
+    if (!f->disk_size.empty()) f->opts.disk_bytes = core::parse_disk_size(f->disk_size);
     std::vector<cred::GrantSpec> specs;
     for (const auto& s : f->secrets) specs.push_back(cred::parse_grant_spec(s));  // before creating
     store::Context ctx{g.root, g.log_level, g.log_format};

@@ -1,5 +1,5 @@
-// `space list`: a table of sandboxes (ID STATUS PID CREATED CPUS MEMORY), or with --format json
-// an array of their state objects. The status is the observed one (a dead VMM shows stopped).
+// `space list`: a table of sandboxes (ID STATUS PID CREATED CPUS MEMORY IMAGE), or with --format
+// json an array of their state objects. The status is the observed one (a dead VMM shows stopped).
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -24,12 +24,13 @@ void register_list(CLI::App& app, GlobalOptions& g) {
       return;
     }
     std::vector<std::vector<std::string>> rows = {
-        {"ID", "STATUS", "PID", "CREATED", "CPUS", "MEMORY"}};
+        {"ID", "STATUS", "PID", "CREATED", "CPUS", "MEMORY", "IMAGE"}};
     for (const auto& s : all) {
       bool live = store::claims_vmm(s.status, s.pid);
       rows.push_back({s.id, store::status_name(s.status),
                       live && s.pid ? std::to_string(s.pid) : "-", s.created,
-                      std::to_string(s.vcpus), std::to_string(s.memory_mib) + "MiB"});
+                      std::to_string(s.vcpus), std::to_string(s.memory_mib) + "MiB",
+                      s.image.empty() ? "-" : s.image});
     }
     std::printf("%s", format_table(rows).c_str());
   });

@@ -1,11 +1,13 @@
-// `space run [--template NAME | --cold] [--cpus N] [--memory MiB] [--kernel P] [--rootfs P]
-// [--name ID] [--rm|--keep] [--secret SPEC]... [exec flags] -- CMD [ARG...]`: create a sandbox (as
-// `create` does), run one command in it, destroy it (even on failure or SIGINT/SIGTERM, which are
-// forwarded to the command first); returns the command's exit code.
+// `space run [--template NAME | --cold] [--image NAME [--disk-size SIZE]] [--cpus N] [--memory MiB]
+// [--kernel P] [--rootfs P] [--name ID] [--rm|--keep] [--secret SPEC]... [exec flags]
+// [-- CMD [ARG...]]`: create a sandbox (as `create` does), run one command in it (with --image and
+// no command, the image's Entrypoint and Cmd), destroy it (even on failure or SIGINT/SIGTERM,
+// which are forwarded to the command first); returns the command's exit code.
 #include "cli/app.h"
 #include "cli/boot_flags.h"
 #include "cli/exec_flags.h"
 #include "core/exec.h"
+#include "core/image.h"
 #include "cred/hooks.h"
 #include "store/config.h"
 
@@ -17,6 +19,7 @@ struct RunFlags {
   core::RunOptions run;
   BootFlags boot;
   bool rm = false;
+  std::string disk_size;
   std::vector<std::string> secrets;
 };
 }  // namespace
@@ -29,6 +32,11 @@ void register_run(CLI::App& app, GlobalOptions& g) {
                   "Template to restore (default: config.toml, else \"default\"; else a cold boot)");
   cmd->add_flag("--cold", f->run.create.cold, "Boot the kernel instead of restoring a template");
   f->boot.add(cmd, f->run.create.kernel, f->run.create.rootfs, ", for a cold boot");
+  cmd->add_option("--image", f->run.create.image,
+                  "Run inside this image (space image list); without a command, its "
+                  "Entrypoint and Cmd");
+  cmd->add_option("--disk-size", f->disk_size,
+                  "Grow the sandbox's copy of the image's disk to this size, e.g. 20G");
   cmd->add_option("--name", f->run.create.id, "Sandbox id (default: 12 random hex digits)");
   auto* rm = cmd->add_flag("--rm", f->rm, "Destroy the sandbox afterwards (the default)");
   cmd->add_flag("--keep", f->run.keep, "Keep the sandbox afterwards; its id goes to stderr")
@@ -37,11 +45,12 @@ void register_run(CLI::App& app, GlobalOptions& g) {
                   "Grant this secret to the sandbox: NAME[:ttl=DURATION][:uses=N] (repeatable)")
       ->allow_extra_args(false);
   add_exec_flags(cmd, &f->exec);
-  cmd->add_option("command", f->exec.command, "The command and its arguments, after --")
-      ->required();
+  cmd->add_option("command", f->exec.command,
+                  "The command and its arguments, after -- (optional with --image)");
   cmd->callback([&g, f] {
     f->boot.apply(f->run.create.vcpus, f->run.create.memory_mib);
-    finish_exec_flags(&f->exec);
+    if (!f->disk_size.empty()) f->run.create.disk_bytes = core::parse_disk_size(f->disk_size);
+    finish_exec_flags(&f->exec, /*command_optional=*/!f->run.create.image.empty());
     f->run.exec = f->exec.opts;
     std::vector<cred::GrantSpec> specs;
     for (const auto& s : f->secrets) specs.push_back(cred::parse_grant_spec(s));

@@ -7,6 +7,7 @@
 #include "cli/boot_flags.h"
 #include "cli/errors.h"
 #include "cli/table.h"
+#include "core/image.h"
 #include "core/template.h"
 #include "store/config.h"
 #include "store/store.h"
@@ -32,6 +33,7 @@ void print_name(const GlobalOptions& g, const std::string& name) {
 struct BuildFlags {
   core::TemplateBuildOptions opts;
   BootFlags boot;
+  std::string disk_size;
 };
 
 void add_build(CLI::App& parent, GlobalOptions& g) {
@@ -42,8 +44,20 @@ void add_build(CLI::App& parent, GlobalOptions& g) {
       ->required();
   f->boot.add(cmd, f->opts.kernel, f->opts.rootfs, "");
   cmd->add_flag("--force,-f", f->opts.force, "Replace an existing template of that name");
+  cmd->add_option("--image", f->opts.image,
+                  "Boot with a copy of this image attached; its sandboxes start inside it");
+  cmd->add_option("--disk-size", f->disk_size,
+                  "Grow the template's copy of the image's disk to this size, e.g. 20G");
+  cmd->add_option("--run", f->opts.run,
+                  "Shell command to run in the booted VM before the snapshot (start a server, "
+                  "warm a cache); it must exit 0");
   cmd->callback([&g, f] {
     f->boot.apply(f->opts.vcpus, f->opts.memory_mib);
+    if (!f->disk_size.empty()) {
+      if (f->opts.image.empty())
+        fail("--disk-size sizes the copy of an image's disk", "pass --image NAME with it");
+      f->opts.disk_bytes = core::parse_disk_size(f->disk_size);
+    }
     f->opts.progress = [](const std::string& line) {
       std::fprintf(stderr, "template: %s\n", line.c_str());
       std::fflush(stderr);

@@ -22,6 +22,20 @@ std::optional<uint32_t> parse_u32(const std::string& s) {
 
 }  // namespace
 
+// One half of -u: a number that fits in 32 bits, or a name ([A-Za-z0-9_][A-Za-z0-9_.-]*, at most
+// 32 characters) that is not all digits.
+bool user_part_ok(const std::string& s) {
+  if (s.empty() || s.size() > 32) return false;
+  bool digits = true;
+  for (size_t i = 0; i < s.size(); i++) {
+    char c = s[i];
+    bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (!alnum && c != '_' && (i == 0 || (c != '.' && c != '-'))) return false;
+    digits = digits && c >= '0' && c <= '9';
+  }
+  return !digits || parse_u32(s).has_value();
+}
+
 void add_exec_flags(CLI::App* cmd, ExecFlags* f) {
   cmd->positionals_at_end();  // everything after the first positional belongs to the command
   cmd->add_flag("-i,--interactive", f->opts.interactive, "Forward stdin (otherwise it is at EOF)");
@@ -33,16 +47,19 @@ void add_exec_flags(CLI::App* cmd, ExecFlags* f) {
                   "(VAR=NAME; the sandbox needs a grant of NAME)")
       ->allow_extra_args(false);
   cmd->add_option("-w,--workdir", f->opts.cwd, "Working directory (default /)");
-  cmd->add_option("-u,--user", f->user, "Run as UID[:GID] (numeric; default 0:0)");
+  cmd->add_option("-u,--user", f->user,
+                  "Run as UID[:GID], or USER[:GROUP] looked up in the guest's (or image's) "
+                  "/etc/passwd and /etc/group (default root, or the image's User)");
   cmd->add_option("--timeout", f->timeout_s, "Kill it after this many seconds and exit 124")
       ->check(CLI::Range(0.001, 4294967.0));
   cmd->add_flag("--stats", f->stats, "Print host and guest timings to stderr")->group("");
 }
 
-void finish_exec_flags(ExecFlags* f) {
+void finish_exec_flags(ExecFlags* f, bool command_optional) {
   auto& cmd = f->command;
   if (!cmd.empty() && cmd.front() == "--") cmd.erase(cmd.begin());
-  if (cmd.empty()) fail("no command given", "put the command after --, e.g. -- ls -l");
+  if (cmd.empty() && !command_optional)
+    fail("no command given", "put the command after --, e.g. -- ls -l");
   f->opts.argv = cmd;
   for (const auto& e : f->env) {
     size_t eq = e.find('=');
@@ -72,13 +89,20 @@ void finish_exec_flags(ExecFlags* f) {
     fail("too many --secret-env (at most " + std::to_string(proto::kMaxSecretEnv) + ")");
   if (!f->user.empty()) {
     size_t colon = f->user.find(':');
-    auto uid = parse_u32(f->user.substr(0, colon));
+    std::string u = f->user.substr(0, colon);
+    std::string g = colon == std::string::npos ? "" : f->user.substr(colon + 1);
+    if (!user_part_ok(u) || (colon != std::string::npos && !user_part_ok(g)))
+      fail("-u " + f->user + ": not UID[:GID] or USER[:GROUP]",
+           "e.g. -u 1000:1000 or -u app (names are looked up in the guest)");
+    auto uid = parse_u32(u);
     std::optional<uint32_t> gid;
-    if (colon != std::string::npos) gid = parse_u32(f->user.substr(colon + 1));
-    if (!uid || (colon != std::string::npos && !gid))
-      fail("-u " + f->user + ": not UID or UID:GID", "use numeric ids, e.g. -u 1000:1000");
-    f->opts.uid = uid;
-    f->opts.gid = gid;
+    if (colon != std::string::npos) gid = parse_u32(g);
+    if (uid && (colon == std::string::npos || gid)) {
+      f->opts.uid = uid;
+      f->opts.gid = gid;
+    } else {
+      f->opts.user = f->user;  // resolved by guest-init in the exec's root
+    }
   }
   if (f->timeout_s > 0) f->opts.timeout_ms = static_cast<uint32_t>(std::ceil(f->timeout_s * 1000));
   const char* env_stats = std::getenv("SPACE_EXEC_STATS");

@@ -25,7 +25,7 @@ struct ExecFlags {
 // Adds the shared flags and the trailing CMD [ARG...] positional to `cmd`.
 void add_exec_flags(CLI::App* cmd, ExecFlags* f);
 // Fills f->opts from the parsed flags. Throws Error on a bad -u, -e or --timeout.
-void finish_exec_flags(ExecFlags* f);
+void finish_exec_flags(ExecFlags* f, bool command_optional = false);
 // Prints what the user must know about `r` (and the stats if asked) to stderr; returns the code.
 int report_exec(const core::ExecResult& r, const ExecFlags& f);
 

@@ -53,10 +53,11 @@ std::optional<proto::Frame> read_frame(int fd, const net::Deadline& dl) {
   }
 }
 
-proto::Hello make_hello(const std::string& sandbox) {
+proto::Hello make_hello(const std::string& sandbox, uint32_t flags) {
   proto::Hello hello;
   hello.client = "space";
   hello.sandbox = sandbox;
+  hello.flags = flags;
   size_t got = 0;
   while (got < hello.entropy.size()) {
     ssize_t n = ::getrandom(hello.entropy.data() + got, hello.entropy.size() - got, 0);
@@ -73,8 +74,8 @@ proto::Hello make_hello(const std::string& sandbox) {
   return hello;
 }
 
-proto::HelloReply agent_hello(int fd, const net::Deadline& dl) {
-  write_frame(fd, proto::Type::Hello, make_hello().encode(), dl);
+proto::HelloReply agent_hello(int fd, const net::Deadline& dl, uint32_t flags) {
+  write_frame(fd, proto::Type::Hello, make_hello("", flags).encode(), dl);
   return read_hello_reply(fd, dl);
 }
 

@@ -24,11 +24,12 @@ void write_frame(int fd, proto::Type type, std::span<const uint8_t> payload,
 std::optional<proto::Frame> read_frame(int fd, const net::Deadline& dl);
 // Hello / HelloReply handshake on a fresh connection. Throws if the guest answers with an Error
 // frame, another protocol version, or anything else.
-proto::HelloReply agent_hello(int fd, const net::Deadline& dl);
+// `flags` are proto::Hello flags (kImage: the sandbox has an image for guest-init to mount).
+proto::HelloReply agent_hello(int fd, const net::Deadline& dl, uint32_t flags = 0);
 // A Hello carrying 32 bytes of fresh getrandom() entropy and the host's CLOCK_REALTIME, which
 // guest-init mixes into its RNG and uses to correct its clock, and `sandbox`, the id it takes as
-// its hostname ("" = keep the hostname; see proto/agent.h).
-proto::Hello make_hello(const std::string& sandbox = "");
+// its hostname ("" = keep the hostname; see proto/agent.h), with `flags`.
+proto::Hello make_hello(const std::string& sandbox = "", uint32_t flags = 0);
 // Reads and checks the HelloReply to a Hello already sent (for callers that pipeline a request
 // behind their Hello). Throws like agent_hello.
 proto::HelloReply read_hello_reply(int fd, const net::Deadline& dl);

@@ -87,10 +87,12 @@ void prepare_branch(const store::SandboxPaths& bp, const store::SandboxState& sr
   store::VmConfig cfg = store::load_vm_config(bp.config);
   cfg.id = b.id;
   cfg.rootfs = bp.rootfs;
+  if (!cfg.image_disk.empty()) cfg.image_disk = bp.image_disk;
   store::save_vm_config(bp.config, cfg, fs::Sync::Volatile);
   b.status = store::Status::Creating;
   b.created = store::rfc3339_now();
   b.template_name = src.template_name;
+  b.image = src.image;
   b.parent = src.id;
   b.vcpus = src.vcpus;
   b.memory_mib = src.memory_mib;

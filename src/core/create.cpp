@@ -7,6 +7,7 @@
 // one fork, one wait on the ready pipe; its phases are logged at debug level.
 #include <cerrno>
 
+#include "core/image_use.h"
 #include "core/launcher.h"
 #include "core/sandbox.h"
 #include "core/template.h"
@@ -67,8 +68,8 @@ bool snapshot_template(const store::StorePaths& sp, const std::string& name,
 // Everything after the sandbox directory exists: config, run directory, VMM, state. The VMM
 // child is handed out through `vmm` so that the caller's cleanup can kill it.
 void start(const store::Context& ctx, const store::SandboxPaths& p, store::SandboxState& st,
-           const Source& src, const std::string& template_dir, proc::SignalGuard& sig,
-           std::optional<proc::Child>& vmm, PhaseLog& ph) {
+           const Source& src, const CreateOptions& o, const std::string& template_dir,
+           proc::SignalGuard& sig, std::optional<proc::Child>& vmm, PhaseLog& ph) {
   store::VmConfig cfg{st.id, 0, 0, "", p.rootfs, ""};
   try {
     cfg.cred_dir = cred::cred_dir_for_root(ctx.root);  // where guest requests for secrets go
@@ -93,6 +94,17 @@ void start(const store::Context& ctx, const store::SandboxPaths& p, store::Sandb
     cfg.vcpus = m.vcpus;
     cfg.memory_mib = m.memory_mib;
     cfg.kernel = m.kernel;
+  }
+  if (!o.image.empty()) {
+    if (fs::exists(p.image_meta))
+      fail("template " + src.template_name + " was built with an image of its own",
+           "create from it without --image, or pass --template with a template built without one");
+    attach_image(ctx, o.image, p, o.disk_bytes);
+    ph.mark("image");
+  }
+  if (auto image = attached_image(p)) {
+    cfg.image_disk = p.image_disk;
+    st.image = image->name;
   }
   st.vcpus = cfg.vcpus;
   st.memory_mib = cfg.memory_mib;
@@ -140,6 +152,9 @@ store::SandboxState create_sandbox(const store::Context& ctx, const CreateOption
   store::SandboxPaths p = store::sandbox_paths(ctx.root, id);
   try {
     check_socket_paths(p);
+    if (opts.disk_bytes && opts.image.empty())
+      fail("--disk-size sizes the copy of an image's disk", "pass --image NAME with it");
+    if (!opts.image.empty()) store::validate_id(opts.image, "image name");
     store::HostConfig hc = store::load_host_config(ctx.root);
     Source src = choose_source(hc, opts);
     if (src.template_name.empty())
@@ -183,7 +198,7 @@ store::SandboxState create_sandbox(const store::Context& ctx, const CreateOption
     };
     try {
       store::SandboxLock lock(p.lock);
-      start(ctx, p, st, src, sp.templates + "/" + src.template_name, sig, vmm, ph);
+      start(ctx, p, st, src, opts, sp.templates + "/" + src.template_name, sig, vmm, ph);
       vmm->release();  // the sandbox is running: the VMM outlives us
       log::debug("create " + id + ": " + ph.summary());
       return st;

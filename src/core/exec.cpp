@@ -10,6 +10,7 @@
 
 #include "core/agent_client.h"
 #include "core/exec_bridge.h"
+#include "core/image_use.h"
 #include "core/sandbox.h"
 #include "util/error.h"
 #include "util/process.h"
@@ -58,6 +59,7 @@ proto::ExecRequest make_exec_request(const ExecOptions& opts, const StdioFds& io
   req.cwd = opts.cwd;
   req.uid = opts.uid;
   req.gid = opts.gid;
+  req.user = opts.user;
   req.tty = opts.tty;
   req.with_stdin = opts.interactive;
   req.timeout_ms = opts.timeout_ms;
@@ -82,6 +84,12 @@ ExecResult exec_in_sandbox(const store::Context& ctx, const std::string& id,
     fail("no command given", "space exec ID -- CMD [ARG...]");
   store::SandboxPaths p = store::sandbox_paths(ctx.root, id);
   require_running(p, id);
+  ExecOptions o = opts;
+  o.sandbox = id;
+  if (auto image = attached_image(p)) {
+    apply_image_config(image->config, o);
+    o.image = true;
+  }
   proc::SignalGuard sig({SIGWINCH});
   try {
     Fd sock;
@@ -95,8 +103,6 @@ ExecResult exec_in_sandbox(const store::Context& ctx, const std::string& id,
       explain_connect_error(e, id, p);
     }
     const int64_t connect_us = us_since(t0);
-    ExecOptions o = opts;
-    o.sandbox = id;
     ExecResult r = exec_on_connection(sock.get(), o, io, sig);
     r.stats.connect_us = connect_us;
     r.stats.total_us = us_since(t0);
@@ -115,7 +121,9 @@ ExecResult exec_on_connection(int sock, const ExecOptions& opts, const StdioFds&
   dl.cancel_on(sig.fd());
   try {
     // Hello and Exec leave in one write: no round trip between them.
-    auto bytes = proto::encode_frame(proto::Type::Hello, make_hello(opts.sandbox).encode());
+    auto bytes = proto::encode_frame(
+        proto::Type::Hello,
+        make_hello(opts.sandbox, opts.image ? proto::Hello::kImage : 0).encode());
     auto exec = proto::encode_frame(proto::Type::Exec, make_exec_request(opts, io).encode());
     bytes.insert(bytes.end(), exec.begin(), exec.end());
     net::send_all(sock, {reinterpret_cast<const char*>(bytes.data()), bytes.size()}, dl);

@@ -23,6 +23,8 @@ struct ExecOptions {
   std::vector<std::string> env;   // "K=V" entries over the guest's defaults
   std::string cwd;                // "" = /
   std::optional<uint32_t> uid, gid;
+  std::string user;          // "USER[:GROUP]" by name or number, resolved in the guest; "" = none
+  bool image = false;        // the sandbox has an image: Hello asks guest-init to mount it
   bool interactive = false;  // -i: forward stdin; otherwise the process's stdin is at EOF
   bool tty = false;          // -t: a pty in the guest
   uint32_t timeout_ms = 0;   // 0 = none
@@ -51,8 +53,9 @@ struct ExecResult {
   ExecStats stats;
 };
 
-// Runs opts.argv in running sandbox `id` with `io` as its stdio. Throws Error (exit 125) if the
-// sandbox does not exist or is not running, or the guest cannot be reached or breaks the
+// Runs opts.argv in running sandbox `id` with `io` as its stdio; a sandbox with an image runs it
+// inside the image, with the image's config under opts (core/image_use.h). Throws Error (exit 125)
+// if the sandbox does not exist or is not running, or the guest cannot be reached or breaks the
 // protocol; a command that cannot start is a result (126/127), not an error.
 ExecResult exec_in_sandbox(const store::Context& ctx, const std::string& id,
                            const ExecOptions& opts, const StdioFds& io = {});

@@ -138,10 +138,12 @@ void wait_vmm_ready(const Fd& ready, const net::Deadline& dl) {
 
 proto::HelloReply wait_guest_ready(const store::SandboxPaths& p, const net::Deadline& dl) {
   std::string last = "no attempt made";
+  // A guest with an image mounts it before answering, so that the VM is ready to exec in it.
+  const uint32_t flags = fs::exists(p.image_meta) ? proto::Hello::kImage : 0;
   for (int attempt = 1;; attempt++) {
     try {
       Fd fd = vsock_dial(p.vsock_sock, proto::kAgentPort, dl);
-      auto reply = agent_hello(fd.get(), dl);
+      auto reply = agent_hello(fd.get(), dl, flags);
       log::debug("guest-init answered after " + std::to_string(attempt) +
                  " attempts: " + reply.agent);
       return reply;

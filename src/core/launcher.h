@@ -57,7 +57,9 @@ void wait_started(proc::Child& vmm, const Fd& ready, const store::SandboxPaths& 
 // Reads the VMM's ready line. Throws with the VMM's own message, or if it exits without one.
 void wait_vmm_ready(const Fd& ready, const net::Deadline& dl);
 // Dials guest-init through vsock.sock and does the handshake, redialing every 100 ms while the
-// guest boots. Throws on deadline (naming the last failure) or on a non-retryable error.
+// guest boots. When the VM has an image (p.image_meta exists) the Hello says so, and guest-init
+// mounts it before answering. Throws on deadline (naming the last failure) or on a non-retryable
+// error.
 proto::HelloReply wait_guest_ready(const store::SandboxPaths& p, const net::Deadline& dl);
 // The last lines of vmm.log and console.log, to append to a failed start's message before the
 // directory is deleted; "" when both are empty.

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/exec.h"
+#include "core/image_use.h"
 #include "core/sandbox.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -26,6 +27,11 @@ ExecResult run_sandbox(const store::Context& ctx, const RunOptions& opts, const 
   std::optional<Error> failure;
   try {
     if (opts.after_create) opts.after_create(st.id);
+    if (eopts.argv.empty()) {
+      auto image = attached_image(store::sandbox_paths(ctx.root, st.id));
+      if (!image) fail("no command given", "put the command after --, e.g. -- ls -l");
+      eopts.argv = image_command(*image);
+    }
     result = exec_in_sandbox(ctx, st.id, eopts, io);
   } catch (const Error& e) {
     failure = e;

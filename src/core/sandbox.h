@@ -23,6 +23,10 @@ struct CreateOptions {
   std::optional<uint32_t> memory_mib;  // unset = config.toml, else 256
   std::string kernel;                  // "" = config.toml, else the cached default
   std::string rootfs;                  // "" = config.toml, else the cached default
+  // A user image (core/image_use.h): the sandbox gets a copy of its disk as /dev/vdb and runs
+  // every exec inside it. "" = none (or the template's own, for a template built with one).
+  std::string image;
+  uint64_t disk_bytes = 0;  // grow the image's disk copy to this many bytes (0 = as imported)
 };
 
 // Creates a sandbox and returns its state (status running). From a template: snapshots it and

@@ -94,7 +94,8 @@ store::SandboxState resume_sandbox(const store::Context& ctx, const std::string&
     if (s.observed == store::Status::Stopped)
       log::warn("sandbox " + id + ": its VMM is gone; resuming from its last checkpoint");
     // The disk must be the one the checkpoint's memory knows (its page cache, its journal).
-    if (fs::exists(ck + "/rootfs.ext4")) replace_disk(s.p, ck + "/rootfs.ext4");
+    if (fs::exists(ck + "/rootfs.ext4")) replace_disk(s.p.rootfs, ck + "/rootfs.ext4");
+    if (fs::exists(ck + "/image.ext4")) replace_disk(s.p.image_disk, ck + "/image.ext4");
     proc::Child vmm = start_restored(ctx, s.p, s.st, ck, sig);
     vmm.release();
     return s.st;
@@ -125,6 +126,10 @@ store::SandboxState checkpoint_sandbox(const store::Context& ctx, const std::str
       auto t1 = std::chrono::steady_clock::now();
       fs::copy_file(s.p.rootfs, tmp + "/rootfs.ext4", 0600);
       fsync_path(tmp + "/rootfs.ext4");
+      if (fs::exists(s.p.image_disk)) {  // the image's copy: as much the sandbox's as its root
+        fs::copy_file(s.p.image_disk, tmp + "/image.ext4", 0600);
+        fsync_path(tmp + "/image.ext4");
+      }
       fsync_path(tmp);
       cs.disk_ms = ms_since(t1);
       swap_in(tmp, ck, s.p.dir);

@@ -84,14 +84,14 @@ proc::Child start_restored(const store::Context& ctx, const store::SandboxPaths&
   return std::move(launch.child);
 }
 
-void replace_disk(const store::SandboxPaths& p, const std::string& image) {
-  std::string tmp = p.rootfs + ".restore";
+void replace_disk(const std::string& disk, const std::string& from) {
+  std::string tmp = disk + ".restore";
   ::unlink(tmp.c_str());
-  fs::copy_file(image, tmp, 0600);
-  if (std::rename(tmp.c_str(), p.rootfs.c_str()) != 0) {
+  fs::copy_file(from, tmp, 0600);
+  if (std::rename(tmp.c_str(), disk.c_str()) != 0) {
     int e = errno;
     ::unlink(tmp.c_str());
-    throw Error("rename " + tmp + " to " + p.rootfs + ": " + std::strerror(e), e);
+    throw Error("rename " + tmp + " to " + disk + ": " + std::strerror(e), e);
   }
 }
 

@@ -48,7 +48,8 @@ proc::Child start_restored(const store::Context& ctx, const store::SandboxPaths&
                            store::SandboxState& st, const std::string& restore_dir,
                            proc::SignalGuard& sig);
 
-// Replaces p.rootfs with a copy (a reflink on btrfs) of `image`, atomically.
-void replace_disk(const store::SandboxPaths& p, const std::string& image);
+// Replaces `disk` (p.rootfs or p.image_disk) with a copy (a reflink on btrfs) of `from`,
+// atomically.
+void replace_disk(const std::string& disk, const std::string& from);
 
 }  // namespace space::core

@@ -16,7 +16,11 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "core/agent_client.h"
 #include "core/control_client.h"
+#include "core/exec.h"
+#include "core/exec_bridge.h"
+#include "core/image_use.h"
 #include "core/launcher.h"
 #include "core/sandbox.h"
 #include "core/staging.h"
@@ -57,8 +61,28 @@ void sweep_dead_template_builds(const store::StorePaths& sp) {
 }
 
 // The VMM's part: boot, wait for guest-init, snapshot into p.dir, stop. Returns once it exited.
+// Runs `cmd` with sh -c in the build's VM (inside its image, with the image's config), its
+// output on our stderr; throws unless it exits 0.
+void run_in_build(const store::SandboxPaths& p, const std::string& cmd, proc::SignalGuard& sig) {
+  ExecOptions o;
+  o.argv = {"/bin/sh", "-c", cmd};
+  if (auto image = attached_image(p)) {
+    apply_image_config(image->config, o);
+    o.image = true;
+  }
+  auto dl = net::Deadline::after_ms(10'000);
+  dl.cancel_on(sig.fd());
+  Fd sock = vsock_dial(p.vsock_sock, proto::kAgentPort, dl);
+  ExecResult r = exec_on_connection(sock.get(), o, StdioFds{0, 2, 2}, sig);
+  if (r.exit_code == 0) return;
+  std::string why = describe_exit(r, o);
+  fail("--run \"" + cmd + "\" exited with status " + std::to_string(r.exit_code) +
+           (why.empty() ? "" : " (" + why + ")"),
+       "fix the command; its output is above");
+}
+
 void boot_and_snapshot(const store::Context& ctx, const store::SandboxPaths& p,
-                       const std::string& name, proc::SignalGuard& sig,
+                       const std::string& name, const std::string& run, proc::SignalGuard& sig,
                        const std::function<void(const std::string&)>& say) {
   int timeout_s = boot_timeout_seconds();
   make_run_dir(p);
@@ -73,6 +97,10 @@ void boot_and_snapshot(const store::Context& ctx, const store::SandboxPaths& p,
   store::write_state(p.state, st, fs::Sync::Volatile);
   wait_started(launch.child, launch.ready, p, /*guest=*/true, sig, timeout_s);
   sig.check();
+  if (!run.empty()) {
+    say("running: " + run);
+    run_in_build(p, run, sig);
+  }
   say("snapshotting");
   auto snap =
       control_call(p.control_sock, proto::control::SnapshotRequest{p.dir}, timeout_s * 1000);
@@ -115,10 +143,15 @@ TemplateMeta build_template(const store::Context& ctx, const TemplateBuildOption
       if (!held) fail("lock " + p.dir + ": already locked");
       say("copying the root filesystem " + boot.rootfs_image);
       fs::copy_file(boot.rootfs_image, p.rootfs, 0600, [&] { sig.check(); });
-      store::save_vm_config(p.config, store::VmConfig{o.name, boot.vcpus, boot.memory_mib,
-                                                      boot.kernel, p.rootfs, ""});
+      store::VmConfig cfg{o.name, boot.vcpus, boot.memory_mib, boot.kernel, p.rootfs, ""};
+      if (!o.image.empty()) {
+        say("attaching image " + o.image);
+        attach_image(ctx, o.image, p, o.disk_bytes);
+        cfg.image_disk = p.image_disk;
+      }
+      store::save_vm_config(p.config, cfg);
       try {
-        boot_and_snapshot(ctx, p, o.name, sig, say);
+        boot_and_snapshot(ctx, p, o.name, o.run, sig, say);
       } catch (Error& e) {
         throw Error(std::string(e.what()) + log_tails(p), e.err(), e.hint());
       }
@@ -166,6 +199,8 @@ void export_template(const store::Context& ctx, const std::string& name, const s
     if (::mkdir(tmp.c_str(), 0700) != 0) throw_errno("create " + tmp);
     try {
       for (const char* f : kTemplateDataFiles) fs::copy_file(src + "/" + f, tmp + "/" + f, 0600);
+      for (const char* f : kTemplateImageFiles)
+        if (fs::exists(src + "/" + f)) fs::copy_file(src + "/" + f, tmp + "/" + f, 0600);
       fs::copy_file(template_meta_path(src), template_meta_path(tmp), 0644);
       Fd d(::open(tmp.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
       if (!d || ::syncfs(d.get()) != 0) throw_errno("sync " + tmp);
@@ -190,13 +225,18 @@ TemplateMeta import_template(const store::Context& ctx, const std::string& name,
     TemplateMeta m = read_template_meta(src);
     m.name = name;
     check_restorable(m, name);
-    for (const char* f : kTemplateDataFiles) {
+    auto check_file = [&](const char* f) {
       struct stat st;
       std::string path = src + "/" + f;
       if (::lstat(path.c_str(), &st) != 0) throw_errno("stat " + path);
       if (!S_ISREG(st.st_mode))
         fail(path + " is not a regular file", "import a directory written by 'template export'");
-    }
+    };
+    for (const char* f : kTemplateDataFiles) check_file(f);
+    const bool with_image = fs::exists(src + "/" + kTemplateImageFiles[0]) ||
+                            fs::exists(src + "/" + kTemplateImageFiles[1]);
+    if (with_image)
+      for (const char* f : kTemplateImageFiles) check_file(f);
     vmm::snapshot::read_vmstate(src + "/vmstate");  // throws on a corrupt or foreign snapshot
 
     store::StorePaths sp = store::ensure_store(ctx, store::StoreUse::Create);
@@ -212,6 +252,9 @@ TemplateMeta import_template(const store::Context& ctx, const std::string& name,
       if (!held) fail("lock " + build + ": already locked");
       for (const char* f : kTemplateDataFiles)
         fs::copy_file(src + "/" + f, build + "/" + f, 0600, [&] { sig.check(); });
+      if (with_image)
+        for (const char* f : kTemplateImageFiles)
+          fs::copy_file(src + "/" + f, build + "/" + f, 0600, [&] { sig.check(); });
       fs::write_file_atomic(template_meta_path(build), template_meta_to_toml(m), 0644);
       if (::syncfs(held.get()) != 0) throw_errno("sync " + build);
       store::btrfs::set_read_only(build, true);

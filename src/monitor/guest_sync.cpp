@@ -19,8 +19,9 @@
 
 namespace space::monitor {
 
-GuestSync::GuestSync(EventLoop& loop, std::string vsock_uds, std::string sandbox_id)
-    : loop_(loop), uds_(std::move(vsock_uds)), id_(std::move(sandbox_id)) {}
+GuestSync::GuestSync(EventLoop& loop, std::string vsock_uds, std::string sandbox_id,
+                     uint32_t hello_flags)
+    : loop_(loop), uds_(std::move(vsock_uds)), id_(std::move(sandbox_id)), flags_(hello_flags) {}
 
 GuestSync::~GuestSync() {
   drop();
@@ -44,7 +45,7 @@ void GuestSync::kick() noexcept {
     if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
       throw_errno("connect " + uds_);
     std::string req = "CONNECT " + std::to_string(proto::kAgentPort) + "\n";
-    auto hello = proto::encode_frame(proto::Type::Hello, core::make_hello(id_).encode());
+    auto hello = proto::encode_frame(proto::Type::Hello, core::make_hello(id_, flags_).encode());
     req.append(hello.begin(), hello.end());
     ssize_t n = ::send(fd.get(), req.data(), req.size(), MSG_NOSIGNAL);
     if (n != static_cast<ssize_t>(req.size())) throw_errno("send Hello");

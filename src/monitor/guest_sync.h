@@ -17,7 +17,9 @@ namespace space::monitor {
 
 class GuestSync {
  public:
-  GuestSync(EventLoop& loop, std::string vsock_uds, std::string sandbox_id);
+  // `hello_flags`: the proto::Hello flags every Hello carries (kImage for a sandbox with an
+  // image, which guest-init then mounts as soon as it runs).
+  GuestSync(EventLoop& loop, std::string vsock_uds, std::string sandbox_id, uint32_t hello_flags);
   ~GuestSync();
   GuestSync(const GuestSync&) = delete;
   GuestSync& operator=(const GuestSync&) = delete;
@@ -33,6 +35,7 @@ class GuestSync {
 
   EventLoop& loop_;
   std::string uds_, id_;
+  uint32_t flags_;
   Fd conn_;
   std::vector<uint8_t> in_;
   int answered_ = 0;

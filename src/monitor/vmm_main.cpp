@@ -23,6 +23,7 @@
 #include "monitor/control_server.h"
 #include "monitor/cred_route.h"
 #include "monitor/guest_sync.h"
+#include "proto/agent.h"
 #include "store/paths.h"
 #include "store/state.h"
 #include "store/vm_config.h"
@@ -134,6 +135,7 @@ int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
     spec.memory_bytes = uint64_t(cfg.memory_mib) << 20;
     spec.kernel = cfg.kernel;
     spec.rootfs = cfg.rootfs;
+    spec.image_disk = cfg.image_disk;
     spec.cmdline_extra = cfg.cmdline_extra;
     spec.vsock_uds = paths.vsock_sock;
     spec.vsock_routes = cred_routes(run.root, cfg.cred_dir, cfg.id);  // port 1025 -> helper
@@ -162,7 +164,8 @@ int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
 
     bool stop_requested = false;
     std::vector<pid_t> branches;
-    GuestSync sync(loop, paths.vsock_sock, cfg.id);
+    GuestSync sync(loop, paths.vsock_sock, cfg.id,
+                   cfg.image_disk.empty() ? 0 : proto::Hello::kImage);
     ControlContext ctl{machine, loop, stop_requested, run.root, run.memory_base, branches, sync};
     ControlServer control(loop, paths.control_sock,
                           [&](const std::string& line) { return handle_control_line(ctl, line); });

@@ -55,6 +55,7 @@ std::vector<uint8_t> Hello::encode() const {
   w.raw(entropy);
   w.u64(time_ns);
   w.str(sandbox);
+  w.u32(flags);
   return std::move(w.buffer());
 }
 
@@ -62,11 +63,14 @@ Hello Hello::decode(std::span<const uint8_t> p) {
   Reader r(p);
   Hello h;
   h.version = r.u32();
+  if (h.version != kVersion) return h;
   h.client = r.str();
   auto e = r.raw(kEntropySize);
   std::copy(e.begin(), e.end(), h.entropy.begin());
   h.time_ns = r.u64();
   h.sandbox = r.str();
+  h.flags = r.u32();
+  if (h.flags & ~kImage) throw ProtoError("unknown Hello flags");
   r.finish();
   return h;
 }

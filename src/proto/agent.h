@@ -5,7 +5,7 @@
 // the host and HelloReply from the guest; a peer of another major version is refused with Error.
 // FrameDecoder is incremental (feed bytes, pull frames) and rejects malformed input with
 // ProtoError before allocating anything large, so it is safe on hostile bytes.
-// Hello payload: u32 version, str client, u8[32] entropy, u64 time_ns, str sandbox
+// Hello payload: u32 version, str client, u8[32] entropy, u64 time_ns, str sandbox, u32 flags
 // (str = u32 length + bytes).
 #pragma once
 #include <array>
@@ -21,7 +21,8 @@ namespace space::proto {
 
 constexpr uint32_t kAgentPort = 1024;       // guest-init listens here
 constexpr uint32_t kCredentialPort = 1025;  // guest dials the host here for secrets
-constexpr uint32_t kVersion = 2;            // bumped on any incompatible change (2: Hello.sandbox)
+// Bumped on any incompatible change (2: Hello.sandbox; 3: Hello.flags, ExecRequest.user).
+constexpr uint32_t kVersion = 3;
 constexpr uint32_t kMaxPayload = 1u << 20;  // 1 MiB
 constexpr size_t kHeaderSize = 8;
 
@@ -82,7 +83,14 @@ struct Hello {
   // The sandbox's id: a guest restored from a template or branched from another sandbox still
   // has the hostname it was snapshotted with, so guest-init takes this one. "" = keep it.
   std::string sandbox;
+  // kImage: the sandbox has a user image on its second disk (/dev/vdb). guest-init mounts it
+  // before answering (once; later Hellos find it mounted) and runs every exec inside it. A
+  // mount failure does not fail the handshake: each exec is then refused with its reason.
+  static constexpr uint32_t kImage = 1;
+  uint32_t flags = 0;
   std::vector<uint8_t> encode() const;
+  // Throws ProtoError on malformed input. A Hello of another version is returned with only its
+  // version read, so that the receiver can name the mismatch.
   static Hello decode(std::span<const uint8_t> p);
 };
 

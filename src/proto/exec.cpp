@@ -30,7 +30,7 @@ void check_secret_env(const std::string& e) {
 std::vector<uint8_t> ExecRequest::encode() const {
   Writer w;
   w.u32((tty ? kTty : 0) | (with_stdin ? kStdin : 0) | (uid ? kUid : 0) | (gid ? kGid : 0) |
-        (secret_env.empty() ? 0 : kSecretEnv));
+        (secret_env.empty() ? 0 : kSecretEnv) | (user.empty() ? 0 : kUser));
   w.strs(argv);
   w.strs(env);
   w.str(cwd);
@@ -40,6 +40,7 @@ std::vector<uint8_t> ExecRequest::encode() const {
   w.u16(cols);
   w.u32(timeout_ms);
   if (!secret_env.empty()) w.strs(secret_env);
+  if (!user.empty()) w.str(user);
   return std::move(w.buffer());
 }
 
@@ -47,7 +48,8 @@ ExecRequest ExecRequest::decode(std::span<const uint8_t> p) {
   Reader r(p);
   ExecRequest q;
   uint32_t flags = r.u32();
-  if (flags & ~(kTty | kStdin | kUid | kGid | kSecretEnv)) throw ProtoError("unknown exec flags");
+  if (flags & ~(kTty | kStdin | kUid | kGid | kSecretEnv | kUser))
+    throw ProtoError("unknown exec flags");
   q.tty = flags & kTty;
   q.with_stdin = flags & kStdin;
   q.argv = r.strs(kMaxArgs);
@@ -63,6 +65,12 @@ ExecRequest ExecRequest::decode(std::span<const uint8_t> p) {
     q.secret_env = r.strs(kMaxSecretEnv);
     if (q.secret_env.empty()) throw ProtoError("secret env flag without entries");
     for (const auto& e : q.secret_env) check_secret_env(e);
+  }
+  if (flags & kUser) {
+    q.user = r.str();
+    if (q.user.empty()) throw ProtoError("user flag without a user");
+    if (flags & (kUid | kGid)) throw ProtoError("a user name and numeric ids together");
+    check_no_nul(q.user, "the user");
   }
   r.finish();
   if (q.argv.empty()) throw ProtoError("exec without a command");

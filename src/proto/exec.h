@@ -7,7 +7,8 @@
 // Payload layouts, little-endian (str = u32 length + bytes; strs = u32 count + that many str):
 //   ExecRequest  u32 flags, strs argv, strs env ("K=V"), str cwd, u32 uid, u32 gid,
 //                u16 rows, u16 cols, u32 timeout_ms, and with flag kSecretEnv: strs secret_env
-//                ("VAR=NAME": guest-init fetches secret NAME over kCredentialPort and sets VAR)
+//                ("VAR=NAME": guest-init fetches secret NAME over kCredentialPort and sets VAR),
+//                then with flag kUser: str user
 //   SignalMsg    u32 signo            WindowSize  u16 rows, u16 cols
 //   StdinAck     u32 bytes            ExitStatus  u8 kind, i32 value, u64 duration_us, str message
 // Decoders check every field (counts, NUL-free strings, known flags and kinds, ranges) and throw
@@ -31,15 +32,18 @@ constexpr uint32_t kMaxSignal = 64;
 constexpr uint32_t kMaxSecretEnv = 64;  // --secret-env entries per exec
 
 struct ExecRequest {
-  static constexpr uint32_t kTty = 1, kStdin = 2, kUid = 4, kGid = 8, kSecretEnv = 16;
+  static constexpr uint32_t kTty = 1, kStdin = 2, kUid = 4, kGid = 8, kSecretEnv = 16, kUser = 32;
   std::vector<std::string> argv;     // argv[0] is looked up in PATH unless it contains '/'
   std::vector<std::string> env;      // "K=V", applied over guest-init's environment
   std::string cwd;                   // "" = "/"
   std::optional<uint32_t> uid, gid;  // unset = root
-  bool tty = false;                  // a pty for stdin/stdout/stderr instead of pipes
-  bool with_stdin = false;           // the host sends stdin; otherwise it is at EOF from the start
-  uint16_t rows = 0, cols = 0;       // initial pty size (tty only; 0 = leave the default)
-  uint32_t timeout_ms = 0;           // 0 = none; else the process group is killed after it
+  // "USER[:GROUP]", each a name or a number, resolved by guest-init in the exec's root (the
+  // image's /etc/passwd and /etc/group); "" = none. Excludes uid and gid.
+  std::string user;
+  bool tty = false;             // a pty for stdin/stdout/stderr instead of pipes
+  bool with_stdin = false;      // the host sends stdin; otherwise it is at EOF from the start
+  uint16_t rows = 0, cols = 0;  // initial pty size (tty only; 0 = leave the default)
+  uint32_t timeout_ms = 0;      // 0 = none; else the process group is killed after it
   // "VAR=NAME": VAR gets the value of secret NAME, fetched by guest-init from the credential
   // helper just before the spawn (a valid variable name; a valid proto::valid_secret_name NAME).
   std::vector<std::string> secret_env;

@@ -46,6 +46,8 @@ SandboxPaths paths_in(const std::string& dir, const std::string& run_dir) {
   p.state = p.dir + "/state.json";
   p.config = p.dir + "/config.json";
   p.rootfs = p.dir + "/rootfs.ext4";
+  p.image_disk = p.dir + "/image.ext4";
+  p.image_meta = p.dir + "/image.json";
   p.console_log = p.dir + "/console.log";
   p.vmm_log = p.dir + "/vmm.log";
   p.lock = p.dir + "/lock";

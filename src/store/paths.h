@@ -23,6 +23,8 @@ struct SandboxPaths {        // all absolute
   std::string state;         // <dir>/state.json
   std::string config;        // <dir>/config.json  (VmConfig written by create, read by the VMM)
   std::string rootfs;        // <dir>/rootfs.ext4  (private copy of the image)
+  std::string image_disk;    // <dir>/image.ext4   (private copy of a user image, if any)
+  std::string image_meta;    // <dir>/image.json   (that image's metadata and config)
   std::string console_log;   // <dir>/console.log
   std::string vmm_log;       // <dir>/vmm.log
   std::string lock;          // <dir>/lock  (flock target)

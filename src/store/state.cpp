@@ -47,6 +47,7 @@ json::Value state_to_json(const SandboxState& s) {
   v.set("created", s.created);
   v.set("template", or_null(s.template_name));
   v.set("parent", or_null(s.parent));
+  v.set("image", or_null(s.image));
   v.set("vcpus", s.vcpus);
   v.set("memory_mib", s.memory_mib);
   json::Value ann = json::Value::object();
@@ -68,6 +69,7 @@ SandboxState state_from_json(const json::Value& v) {
   s.created = json::string_field_or(v, "created", "");
   s.template_name = json::string_field_or(v, "template", "");
   s.parent = json::string_field_or(v, "parent", "");
+  s.image = json::string_field_or(v, "image", "");
   s.vcpus = static_cast<uint32_t>(json::uint_field_or(v, "vcpus", UINT32_MAX, 1));
   s.memory_mib = static_cast<uint32_t>(json::uint_field_or(v, "memory_mib", UINT32_MAX, 256));
   if (const json::Value* ann = v.find("annotations"); ann && !ann->is_null()) {

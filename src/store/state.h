@@ -34,6 +34,7 @@ struct SandboxState {
   std::string created;          // RFC 3339, UTC
   std::string template_name;    // JSON "template"; "" (null) when not made from a template
   std::string parent;           // the sandbox it was branched from, "" (null) when none
+  std::string image;            // the user image its second disk was copied from, "" (null)
   uint32_t vcpus = 1;
   uint32_t memory_mib = 256;
   std::map<std::string, std::string> annotations;

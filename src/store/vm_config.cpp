@@ -16,6 +16,7 @@ json::Value vm_config_to_json(const VmConfig& c) {
   v.set("rootfs", c.rootfs);
   v.set("cmdline_extra", c.cmdline_extra);
   if (!c.cred_dir.empty()) v.set("cred_dir", c.cred_dir);
+  if (!c.image_disk.empty()) v.set("image_disk", c.image_disk);
   return v;
 }
 
@@ -23,7 +24,7 @@ VmConfig vm_config_from_json(const json::Value& v) {
   if (!v.is_object()) fail("VM config must be a JSON object");
   for (auto& [key, _] : v.as_object()) {
     if (key != "id" && key != "vcpus" && key != "memory_mib" && key != "kernel" &&
-        key != "rootfs" && key != "cmdline_extra" && key != "cred_dir")
+        key != "rootfs" && key != "cmdline_extra" && key != "cred_dir" && key != "image_disk")
       fail("unknown field \"" + key + "\"");
   }
   VmConfig c;
@@ -39,6 +40,9 @@ VmConfig vm_config_from_json(const json::Value& v) {
   c.cmdline_extra = json::string_field_or(v, "cmdline_extra", "");
   c.cred_dir = json::string_field_or(v, "cred_dir", "");
   if (!c.cred_dir.empty() && c.cred_dir[0] != '/') fail("field \"cred_dir\": not an absolute path");
+  c.image_disk = json::string_field_or(v, "image_disk", "");
+  if (!c.image_disk.empty() && c.image_disk[0] != '/')
+    fail("field \"image_disk\": not an absolute path");
   return c;
 }
 

@@ -1,4 +1,4 @@
-// VmConfig: what one VM is made of (vCPUs, memory, kernel, disk image, extra kernel cmdline).
+// VmConfig: what one VM is made of (vCPUs, memory, kernel, disk images, extra kernel cmdline).
 // `create` writes it to the sandbox's config.json; the VMM reads it at start. It is a private
 // file between the two, so the reader is strict: unknown or mistyped fields are errors.
 #pragma once
@@ -20,6 +20,9 @@ struct VmConfig {
   // proto::kCredentialPort to <cred_dir>/s/<id>.sock, starting the helper if needed. "" = none
   // (the guest's connections there are refused).
   std::string cred_dir;
+  // The ext4 image on the second disk (/dev/vdb): the sandbox's copy of a user image, which
+  // guest-init mounts and runs every exec in. "" = that slot has no medium (capacity 0).
+  std::string image_disk;
 };
 
 // Reads config.json; throws Error naming the file and the bad field.

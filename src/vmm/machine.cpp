@@ -101,7 +101,8 @@ Machine::Machine(const MachineSpec& spec, memory::GuestMemory memory, EventLoop&
   pio_.add(devices::I8042::kDataPort, 5, i8042.get());
   devices_.push_back(std::move(i8042));
 
-  // virtio-mmio devices, announced to the guest on the command line: vda is the rootfs.
+  // virtio-mmio devices, announced to the guest on the command line: vda is the rootfs, vdb the
+  // image slot.
   devices::VirtioBlock::Options blk_opts;
   blk_opts.serial = "space-root";
   auto blk =
@@ -113,6 +114,14 @@ Machine::Machine(const MachineSpec& spec, memory::GuestMemory memory, EventLoop&
   vsock_ = vsock.get();
   vsock_dev_ = add_virtio("virtio-vsock", std::move(vsock));
   add_virtio("virtio-rng", std::make_unique<devices::VirtioRng>());
+  // Last, so that the devices before it keep their windows and IRQs.
+  devices::VirtioBlock::Options image_opts;
+  image_opts.serial = "space-image";
+  auto image = std::make_unique<devices::VirtioBlock>(
+      spec.image_disk.empty() ? Fd() : open_file(spec.image_disk, O_RDWR, "image disk"),
+      image_opts);
+  devices::VirtioBlock* image_ptr = image.get();
+  disks_.emplace_back(add_virtio("virtio-blk1", std::move(image)), image_ptr);
   mark("devices");
 
   for (uint32_t i = 0; i < spec.vcpus; i++) {

@@ -4,7 +4,9 @@
 // every vCPU to the 64-bit entry state; restore() instead sets every vCPU, the irqchip, PIT,
 // clock and devices from a snapshot (with RAM already mapped from its memory file); start() runs
 // the vCPU threads; the first VM exit (guest reset, fault or error) is recorded and wakes the
-// event loop through `on_exit`. pause() parks every vCPU so capture() reads a consistent state.
+// event loop through `on_exit`. Its disks: vda, the root filesystem; vdb, the slot for a user
+// image, always present (so one template serves sandboxes with and without an image) and empty
+// unless spec.image_disk names one. pause() parks every vCPU so capture() reads a consistent state.
 // On PVM hosts the machine also has a VectorStateKeeper (vmm/arch/x86_64/vector_state.h), set up
 // by start() from the vCPUs' CPUID, which keeps guest tasks' AVX state for the guest kernel.
 #pragma once
@@ -46,6 +48,7 @@ struct MachineSpec {
   std::string kernel;         // ELF vmlinux
   std::string initrd;         // optional
   std::string rootfs;         // ext4 image for /dev/vda
+  std::string image_disk;     // ext4 image for /dev/vdb, the user image; "" = no medium
   std::string cmdline_extra;  // appended to the generated command line
   std::string vsock_uds;      // host side of virtio-vsock (vsock.sock)
   std::map<uint32_t, devices::VsockHostRoute> vsock_routes;  // guest->host ports served elsewhere
@@ -67,8 +70,9 @@ class Machine {
   // Loads the kernel (and initrd), writes the boot structures and sets every vCPU's registers.
   void boot();
   // Instead of boot(): checks the host can run `snap` (vCPU count, devices, CPU features) and
-  // sets all of its vCPU, VM and device state, then resets vsock connections. Marks phases in
-  // spec.phases. Throws Error before any vCPU runs.
+  // sets all of its vCPU, VM and device state, then resets vsock connections and, when the
+  // image slot has a medium, raises its configuration-change interrupt so that the guest reads
+  // the new capacity. Marks phases in spec.phases. Throws Error before any vCPU runs.
   void restore(const snapshot::Snapshot& snap);
   // Starts every vCPU thread.
   void start();
@@ -120,7 +124,7 @@ class Machine {
   std::vector<uint32_t> msrs_;  // readable MSRs, found at the first capture()
   devices::VirtioMmio* vsock_dev_ = nullptr;
   devices::VirtioVsock* vsock_ = nullptr;
-  std::vector<std::pair<devices::VirtioMmio*, devices::VirtioBlock*>> disks_;
+  std::vector<std::pair<devices::VirtioMmio*, devices::VirtioBlock*>> disks_;  // vda, vdb
   std::atomic<bool> paused_{false};
   std::string cmdline_;
   mutable std::mutex exit_mu_;

@@ -120,6 +120,12 @@ void Machine::restore(const snapshot::Snapshot& snap) {
     std::lock_guard lk(vsock_dev_->mutex());
     vsock_->reset_transport();
   }
+  // The guest last saw the image slot as the snapshot left it (empty, for a template): have it
+  // read the capacity again. Harmless when the medium is the one it already knew.
+  if (auto [dev, blk] = disks_.back(); blk->has_medium()) {
+    std::lock_guard lk(dev->mutex());
+    dev->config_changed();
+  }
   cmdline_ = snap.machine.cmdline;
   mark("device state");
 }

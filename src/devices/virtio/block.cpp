@@ -66,6 +66,7 @@ bool transfer(int fd, std::vector<iovec> iov, uint64_t off, bool write) {
 
 VirtioBlock::VirtioBlock(Fd file, Options options)
     : file_(std::move(file)), opts_(std::move(options)) {
+  if (!file_) return;  // an empty slot: capacity 0
   struct stat st {};
   if (::fstat(file_.get(), &st) != 0) throw_errno("virtio-blk: fstat");
   uint64_t bytes = static_cast<uint64_t>(st.st_size);
@@ -75,7 +76,8 @@ VirtioBlock::VirtioBlock(Fd file, Options options)
 }
 
 void VirtioBlock::sync() {
-  if (!opts_.read_only && ::fdatasync(file_.get()) != 0) throw_errno("fdatasync of the disk image");
+  if (file_ && !opts_.read_only && ::fdatasync(file_.get()) != 0)
+    throw_errno("fdatasync of the disk image");
 }
 
 uint64_t VirtioBlock::device_features() const {
@@ -114,7 +116,7 @@ uint32_t VirtioBlock::handle(const DescChain& chain) {
     };
     switch (h.type) {
       case kTypeIn:
-        if (!in_range(data_out)) {
+        if (!file_ || !in_range(data_out)) {
           status = kStatusIoErr;
         } else if (!transfer(file_.get(), chain_iovecs(mem, chain, true, 0, data_out),
                              h.sector * kSector, false)) {
@@ -126,7 +128,7 @@ uint32_t VirtioBlock::handle(const DescChain& chain) {
         break;
       case kTypeOut: {
         uint64_t len = chain.readable_bytes - sizeof h;
-        if (opts_.read_only || !in_range(len)) {
+        if (!file_ || opts_.read_only || !in_range(len)) {
           status = kStatusIoErr;
         } else if (!transfer(file_.get(), chain_iovecs(mem, chain, false, sizeof h, len),
                              h.sector * kSector, true)) {
@@ -136,7 +138,7 @@ uint32_t VirtioBlock::handle(const DescChain& chain) {
         break;
       }
       case kTypeFlush:
-        if (::fdatasync(file_.get()) != 0) status = kStatusIoErr;
+        if (!file_ || ::fdatasync(file_.get()) != 0) status = kStatusIoErr;
         break;
       case kTypeGetId: {
         uint8_t id[kSerialLen] = {};

@@ -3,7 +3,9 @@
 // straight between the file and guest memory with preadv/pwritev over the chain's segments,
 // FLUSH is a real fdatasync, GET_ID returns the serial. Offers VIRTIO_BLK_F_FLUSH, SEG_MAX and
 // SIZE_MAX, and VIRTIO_BLK_F_RO when read-only (writes then fail with IOERR). The capacity is the
-// file size in 512-byte sectors at construction. Malformed requests (no status byte, header too
+// file size in 512-byte sectors at construction. A device built without a file is an empty slot
+// (capacity 0, every transfer fails): the machine's second disk, which a template is snapshotted
+// with and a restore fills with the sandbox's image. Malformed requests (no status byte, header too
 // short, data not a whole number of sectors, beyond the capacity) fail with IOERR or UNSUPP; a
 // malformed ring marks the device broken. The device keeps no state beyond its queue.
 #pragma once
@@ -26,11 +28,12 @@ class VirtioBlock final : public VirtioBackend {
     std::string serial;  // up to 20 bytes are reported by GET_ID
   };
 
-  // Serves `file` (opened O_RDWR, or O_RDONLY with read_only). Throws space::Error if its size
-  // cannot be read.
+  // Serves `file` (opened O_RDWR, or O_RDONLY with read_only), or nothing when `file` is not
+  // open (no medium). Throws space::Error if its size cannot be read.
   VirtioBlock(Fd file, Options options);
 
   uint64_t capacity_sectors() const { return capacity_; }
+  bool has_medium() const { return static_cast<bool>(file_); }
   // fdatasync of the backing file (snapshots: a copy made afterwards matches the guest's view).
   // Throws space::Error on failure.
   void sync();

@@ -41,6 +41,11 @@ class VirtioMmio final : public Device, private VirtioTransport {
   // Current Status register (tests and diagnostics).
   uint32_t status() const { return status_; }
   uint32_t interrupt_status() const { return interrupt_status_; }
+  // The backend's configuration changed (a disk got its medium after a restore): raises the
+  // configuration-change interrupt if the driver runs the device. Requires mutex() held.
+  void config_changed() {
+    if (running()) signal_config();
+  }
 
  private:
   // VirtioTransport

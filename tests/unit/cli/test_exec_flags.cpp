@@ -129,6 +129,9 @@ TEST_CASE("finish_exec_flags: the command, with or without a leading --") {
   } catch (const Error& e) {
     CHECK(e.hint() == "put the command after --, e.g. -- ls -l");
   }
+  ExecFlags optional;  // run --image: the image's Entrypoint and Cmd stand in
+  cli::finish_exec_flags(&optional, /*command_optional=*/true);
+  CHECK(optional.opts.argv.empty());
   auto f = with_command({"--", "ls", "--", "-l"});
   cli::finish_exec_flags(&f);
   CHECK(f.opts.argv == std::vector<std::string>{"ls", "--", "-l"});  // only the first -- goes
@@ -179,7 +182,7 @@ TEST_CASE("finish_exec_flags: --secret-env VAR=NAME, both checked") {
         "too many --secret-env (at most " + std::to_string(proto::kMaxSecretEnv) + ")");
 }
 
-TEST_CASE("finish_exec_flags: -u UID or UID:GID, numeric and 32-bit") {
+TEST_CASE("finish_exec_flags: -u UID[:GID] numeric and 32-bit, or USER[:GROUP] sent as names") {
   auto f = with_command();
   f.user = "1000";
   cli::finish_exec_flags(&f);
@@ -190,12 +193,22 @@ TEST_CASE("finish_exec_flags: -u UID or UID:GID, numeric and 32-bit") {
   cli::finish_exec_flags(&f);
   CHECK(f.opts.uid == 0u);
   CHECK(f.opts.gid == 4294967295u);
-  for (const char* u :
-       {"root", "1000:", ":100", "1:2:3", "4294967296", "-1", "1000:wheel", "+5", "12345678901"}) {
+  CHECK(f.opts.user.empty());
+  for (const char* u : {"root", "1000:wheel", "app:staff", "www-data", "node_1.x"}) {
+    CAPTURE(u);
+    auto named = with_command();
+    named.user = u;
+    cli::finish_exec_flags(&named);
+    CHECK(named.opts.user == u);
+    CHECK_FALSE(named.opts.uid);
+    CHECK_FALSE(named.opts.gid);
+  }
+  for (const char* u : {"1000:", ":100", "1:2:3", "4294967296", "-1", "+5", "12345678901", "a b",
+                        "-app", "app:", "x/y"}) {
     CAPTURE(u);
     auto bad = with_command();
     bad.user = u;
-    CHECK(finish_error(bad) == std::string("-u ") + u + ": not UID or UID:GID");
+    CHECK(finish_error(bad) == std::string("-u ") + u + ": not UID[:GID] or USER[:GROUP]");
   }
 }
 

@@ -61,9 +61,10 @@ struct Harness {
   void send(Type t, const std::vector<uint8_t>& payload = {}) {
     send_raw(encode_frame(t, payload));
   }
-  void hello(uint32_t version = kVersion) {
+  void hello(uint32_t version = kVersion, uint32_t flags = 0) {
     Hello h;
     h.version = version;
+    h.flags = flags;
     h.client = "test";
     send(Type::Hello, h.encode());
   }
@@ -130,6 +131,21 @@ TEST_CASE("session: Hello fed one byte at a time") {
   CHECK(fs[0].type == Type::HelloReply);
 }
 
+TEST_CASE("session: an exec for an image that is not mounted is refused with the reason") {
+  Harness h;  // test mode (not PID 1): nothing is mounted, ever
+  h.hello(kVersion, Hello::kImage);
+  auto reply = h.recv(1);
+  REQUIRE(reply.size() == 1);
+  CHECK(reply[0].type == Type::HelloReply);  // the handshake itself succeeds
+  ExecRequest req;
+  req.argv = {"true"};
+  h.send(Type::Exec, req.encode());
+  auto fs = h.recv(1);
+  REQUIRE(fs.size() == 1);
+  CHECK(error_text(fs[0]).find("serves no image") != std::string::npos);
+  CHECK(h.sees_eof());
+}
+
 TEST_CASE("session: another protocol version is refused with Error and closed") {
   Harness h;
   h.hello(kVersion + 1);
@@ -168,7 +184,7 @@ TEST_CASE("session: malformed frames get Error and close the connection") {
   }
   SUBCASE("Hello with a truncated payload") {
     Harness h;
-    h.send(Type::Hello, {1, 0, 0, 0, 9, 0, 0, 0, 'x'});
+    h.send(Type::Hello, {static_cast<uint8_t>(space::proto::kVersion), 0, 0, 0, 9, 0, 0, 0, 'x'});
     auto fs = h.recv(1);
     REQUIRE(fs.size() == 1);
     CHECK(error_text(fs[0]).find("truncated") != std::string::npos);

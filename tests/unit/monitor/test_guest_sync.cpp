@@ -96,7 +96,7 @@ TEST_CASE("guest sync: a Hello with the sandbox id, entropy and time; a HelloRep
   TempSock s;
   Fd l = s.listen();
   EventLoop loop;
-  monitor::GuestSync sync(loop, s.path, "b-1");
+  monitor::GuestSync sync(loop, s.path, "b-1", proto::Hello::kImage);
   std::array<uint8_t, proto::kEntropySize> first{};
   {
     FakeGuest g(l, proto::Type::HelloReply);
@@ -108,6 +108,7 @@ TEST_CASE("guest sync: a Hello with the sandbox id, entropy and time; a HelloRep
     CHECK(g.connect_line == "CONNECT 1024");
     CHECK(g.hello.version == proto::kVersion);
     CHECK(g.hello.sandbox == "b-1");
+    CHECK(g.hello.flags == proto::Hello::kImage);
     CHECK(g.hello.time_ns >= before);
     CHECK(g.hello.time_ns <= now_ns());
     first = g.hello.entropy;
@@ -125,7 +126,7 @@ TEST_CASE("guest sync: an Error frame is not an answer") {
   TempSock s;
   Fd l = s.listen();
   EventLoop loop;
-  monitor::GuestSync sync(loop, s.path, "x");
+  monitor::GuestSync sync(loop, s.path, "x", 0);
   FakeGuest g(l, proto::Type::Error);
   sync.kick();
   auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
@@ -136,7 +137,7 @@ TEST_CASE("guest sync: an Error frame is not an answer") {
 TEST_CASE("guest sync: nobody listening is not an error") {
   TempSock s;
   EventLoop loop;
-  monitor::GuestSync sync(loop, s.path, "x");
+  monitor::GuestSync sync(loop, s.path, "x", 0);
   CHECK_NOTHROW(sync.kick());
   loop.run_once(10);
   CHECK(sync.answered() == 0);

@@ -184,16 +184,35 @@ TEST_CASE("FrameDecoder survives random garbage: it throws or waits, never crash
 
 TEST_CASE("Hello round-trips") {
   Hello h;
-  h.version = 7;
   h.client = "space 0.1.0";
   h.time_ns = 42;
   h.sandbox = "b-1";
+  h.flags = Hello::kImage;
   auto back = Hello::decode(h.encode());
-  CHECK(back.version == 7);
+  CHECK(back.version == kVersion);
   CHECK(back.client == "space 0.1.0");
   CHECK(back.time_ns == 42);
   CHECK(back.sandbox == "b-1");
-  CHECK(Hello::decode(Hello{}.encode()).version == kVersion);
+  CHECK(back.flags == Hello::kImage);
+  CHECK(Hello::decode(Hello{}.encode()).flags == 0);
+}
+
+TEST_CASE("Hello of another version: only the version is read, so the mismatch can be named") {
+  Writer w;  // a version-2 Hello: no flags field
+  w.u32(2);
+  w.str("space");
+  w.raw(std::array<uint8_t, kEntropySize>{});
+  w.u64(1);
+  w.str("box");
+  auto h = Hello::decode(w.buffer());
+  CHECK(h.version == 2);
+  CHECK(h.client.empty());
+}
+
+TEST_CASE("Hello rejects unknown flags") {
+  Hello h;
+  h.flags = 2;
+  CHECK_THROWS_AS(Hello::decode(h.encode()), ProtoError);
 }
 
 TEST_CASE("HelloReply round-trips") {

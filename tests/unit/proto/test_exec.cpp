@@ -195,3 +195,21 @@ TEST_CASE("ExecRequest carries --secret-env entries only when there are some") {
   q.secret_env.assign(kMaxSecretEnv + 1, "A=b");
   CHECK_THROWS_AS(ExecRequest::decode(q.encode()), ProtoError);
 }
+
+TEST_CASE("ExecRequest carries a user name only when there is one, never with numeric ids") {
+  ExecRequest q;
+  q.argv = {"id"};
+  q.user = "app:staff";
+  auto b = ExecRequest::decode(q.encode());
+  CHECK(b.user == "app:staff");
+  CHECK_FALSE(b.uid);
+  check_every_truncation_throws<ExecRequest>(q.encode());
+  q.user.clear();
+  CHECK(ExecRequest::decode(q.encode()).user.empty());
+  q.user = "app";
+  q.uid = 5;
+  CHECK_THROWS_AS(ExecRequest::decode(q.encode()), ProtoError);
+  q.uid.reset();
+  q.user = std::string("a\0b", 3);
+  CHECK_THROWS_AS(ExecRequest::decode(q.encode()), ProtoError);
+}

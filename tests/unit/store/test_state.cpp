@@ -23,6 +23,7 @@ store::SandboxState sample() {
   s.pid_start_time = 987654321;
   s.created = "2025-01-31T12:00:00Z";
   s.template_name = "python";
+  s.image = "py";
   s.vcpus = 2;
   s.memory_mib = 512;
   s.annotations = {{"owner", "ci"}, {"note", "a \"quoted\" value"}};
@@ -37,6 +38,7 @@ void check_same(const store::SandboxState& a, const store::SandboxState& b) {
   CHECK(a.created == b.created);
   CHECK(a.template_name == b.template_name);
   CHECK(a.parent == b.parent);
+  CHECK(a.image == b.image);
   CHECK(a.vcpus == b.vcpus);
   CHECK(a.memory_mib == b.memory_mib);
   CHECK(a.annotations == b.annotations);
@@ -53,6 +55,10 @@ TEST_CASE("state.json round trip") {
   CHECK(v.as_object()[0].first == "id");
   CHECK(v.at("parent").is_null());
   CHECK(v.at("template").as_string() == "python");
+  CHECK(v.at("image").as_string() == "py");
+  auto no_image = sample();
+  no_image.image.clear();
+  CHECK(store::state_to_json(no_image).at("image").is_null());
   // Overwrite keeps it whole.
   auto s2 = sample();
   s2.status = store::Status::Paused;

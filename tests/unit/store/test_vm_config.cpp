@@ -22,6 +22,14 @@ TEST_CASE("config.json: round trip and strictness") {
   CHECK(back.kernel == c.kernel);
   CHECK(back.rootfs == c.rootfs);
   CHECK(back.cmdline_extra == c.cmdline_extra);
+  CHECK(back.image_disk.empty());
+  CHECK_FALSE(store::vm_config_to_json(c).find("image_disk"));  // no medium: field left out
+  c.image_disk = "/s/image.ext4";
+  CHECK(store::vm_config_from_json(store::vm_config_to_json(c)).image_disk == "/s/image.ext4");
+  auto rel = store::vm_config_to_json(c);
+  rel.set("image_disk", "image.ext4");
+  CHECK_THROWS_WITH_AS(store::vm_config_from_json(rel), doctest::Contains("image_disk"), Error);
+  c.image_disk.clear();
 
   auto v = store::vm_config_to_json(c);
   v.set("disks", json::Value::array());
