@@ -103,14 +103,26 @@ ImageMeta parse_image_meta(const json::Value& v, const std::string& source) {
   }
 }
 
-std::vector<ImageInfo> list_images(const store::Context& ctx) {
-  store::StorePaths sp = store::ensure_store(ctx, store::StoreUse::Existing);
+std::vector<ImageInfo> images_in(const std::string& dir) {
   std::vector<ImageInfo> out;
-  if (!fs::is_dir(sp.images)) return out;
-  for (const auto& name : fs::list_dir(sp.images))
-    if (!name.empty() && name[0] != '.') out.push_back(image_info(name, sp.images + "/" + name));
+  if (!fs::is_dir(dir)) return out;
+  for (const auto& name : fs::list_dir(dir))
+    if (!name.empty() && name[0] != '.') out.push_back(image_info(name, dir + "/" + name));
   std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.name < b.name; });
   return out;
+}
+
+std::vector<ImageInfo> list_images(const store::Context& ctx) {
+  return images_in(store::ensure_store(ctx, store::StoreUse::Existing).images);
+}
+
+std::optional<std::string> find_twin(const std::vector<ImageInfo>& images, const ImageMeta& m) {
+  if (m.digest.empty()) return std::nullopt;
+  for (const auto& i : images)
+    if (i.meta && i.meta->digest == m.digest && i.meta->platform == m.platform &&
+        i.meta->disk_bytes == m.disk_bytes)
+      return i.name;
+  return std::nullopt;
 }
 
 ImageInfo inspect_image(const store::Context& ctx, const std::string& name) {

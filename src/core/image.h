@@ -4,8 +4,9 @@
 // an OCI image layout or archive, a docker archive, a root filesystem tarball (plain or
 // compressed) or a directory: archives are unpacked with store/extract (safe against hostile
 // entries), OCI and docker layers are verified (store/oci) and applied in order with their
-// whiteouts, and mkfs.ext4 -d turns the result into the disk. All or nothing, like a template
-// build (core/staging.h).
+// whiteouts, and mkfs.ext4 -d turns the result into the disk. A source whose digest matches an
+// image already stored shares that image's disk (a reflink). All or nothing, like a template
+// build (core/image_make.h, core/staging.h).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -60,6 +61,12 @@ struct ImageInfo {
 };
 // Every image, sorted by name. Does not create the store.
 std::vector<ImageInfo> list_images(const store::Context& ctx);
+// The images in the images directory `dir` (store/images), sorted by name.
+std::vector<ImageInfo> images_in(const std::string& dir);
+// The first of `images` whose disk holds what one made for `m` would: the same digest (not
+// empty: a directory has none), platform and disk size; nullopt if none.
+// Unreadable images never match; one of `m`'s own name may (--force with the same content).
+std::optional<std::string> find_twin(const std::vector<ImageInfo>& images, const ImageMeta& m);
 // Image `name`; throws (with a hint) if it does not exist.
 ImageInfo inspect_image(const store::Context& ctx, const std::string& name);
 json::Value image_info_json(const ImageInfo& i);

@@ -5,7 +5,9 @@
 # debugfs checks. Hostile input is refused (exit 125) with no image registered and no build
 # directory left: '..' and absolute names, a file written through a planted symlink, a hard
 # link outside the root, a digest mismatch, an unsupported media type, a truncated archive, and
-# a disk too small for the files. Then list, inspect, rm.
+# a disk too small for the files. The same content imported twice (same digest, platform and
+# size) is stored once: the second disk is a reflink sharing every extent of the first (filefrag's
+# physical offsets, btrfs's exclusive bytes). Then list, inspect, rm.
 source "$(dirname "$0")/lib.sh"
 
 work=$TEST_ROOT/img
@@ -102,12 +104,23 @@ os.makedirs(w + "/outside")
 PY
 
 images=$SPACE_ROOT/store/images
-# f IMAGE PATH: the contents of PATH in IMAGE's disk; st IMAGE PATH: debugfs's stat of it.
-f() { debugfs -R "cat $2" "$images/$1/disk.ext4" 2>/dev/null; }
-st() { debugfs -R "stat $2" "$images/$1/disk.ext4" 2>/dev/null; }
-json_field() { python3 -c 'import json,sys; v=json.load(sys.stdin)
-for k in sys.argv[1].split("."): v=v[int(k)] if isinstance(v, list) else v[k]
-print(v)' "$1"; }
+f() { image_cat "$@"; }
+st() { image_stat "$@"; }
+
+# extents IMAGE: the logical and physical offsets and lengths of its disk's extents;
+# unshared IMAGE: how many of them filefrag does not flag shared.
+extents() { filefrag -v "$images/$1/disk.ext4" | awk '/^ *[0-9]+:/ { print $2, $3, $4, $5, $6 }'; }
+unshared() { filefrag -v "$images/$1/disk.ext4" | awk '/^ *[0-9]+:/ && $NF !~ /shared/ { n++ } END { print n + 0 }'; }
+# exclusive IMAGE: the bytes of its disk that no other file shares.
+exclusive() { btrfs filesystem du --raw -s "$images/$1/disk.ext4" | awk 'NR == 2 { print $2 }'; }
+# assert_shares NEW OLD: NEW's disk is a reflink of OLD's.
+assert_shares() {
+  local new old
+  new=$(extents "$1") old=$(extents "$2")
+  [ -n "$old" ] && [ "$new" = "$old" ] || fail "$1's disk does not have $2's extents: $new / $old"
+  [ "$(unshared "$1")" = 0 ] || fail "$1's disk has $(unshared "$1") extents not flagged shared"
+  [ "$(exclusive "$1")" = 0 ] || fail "$1's disk has $(exclusive "$1") bytes of its own"
+}
 
 check_layers_applied() {  # IMAGE
   [ "$(f "$1" /etc/os-release)" = ID=spacetest ] || fail "$1: /etc/os-release"
@@ -134,6 +147,10 @@ inspect=$(space image inspect --format json oci1)
 [ "$(echo "$inspect" | json_field config.cmd.0)" = cat ] || fail "inspect cmd: $inspect"
 expect_status 0 space image import oci2 "$work/oci.tar"
 check_layers_applied oci2
+# The OCI archive of the same layout: same manifest digest, platform and size, so stored once.
+assert_contains "$ERR" "same content as image oci1" "import of the same OCI image"
+case "$ERR" in *"applying layer"*) fail "the same OCI image had its layers applied again: $ERR" ;; esac
+assert_shares oci2 oci1
 expect_status 0 space image import dock "$work/docker.tar"
 check_layers_applied dock
 [ "$(space image inspect --format json dock | json_field kind)" = docker ] || fail "docker kind"
@@ -143,6 +160,15 @@ e2fsck -fn "$images/plain/disk.ext4" >/dev/null 2>&1 || fail "the disk of plain 
 [ "$(stat -c %s "$images/plain/disk.ext4")" = $((64 << 20)) ] || fail "--size not honoured"
 # The disk is sparse: far less allocated than its size.
 [ "$(stat -c %b "$images/plain/disk.ext4")" -lt $((32 << 11)) ] || fail "the disk is not sparse"
+# The same tarball again is not even unpacked; at another size it is a disk of its own.
+expect_status 0 space image import plain2 "$work/rootfs.tar" --size 64M
+assert_contains "$ERR" "same content as image plain" "import of the same tarball"
+case "$ERR" in *unpacking*) fail "the same tarball was unpacked again: $ERR" ;; esac
+assert_shares plain2 plain
+[ "$(f plain2 /etc/hostname)" = plain ] || fail "plain2 content"
+expect_status 0 space image import plain3 "$work/rootfs.tar" --size 128M
+case "$ERR" in *"same content"*) fail "a disk of another size was shared: $ERR" ;; esac
+[ "$(exclusive plain3)" != 0 ] || fail "plain3's disk is shared"
 
 # Refusals: exit 125, a message naming the problem, nothing registered or left behind.
 refused() {  # NAME SOURCE NEEDLE [FLAGS...]
@@ -166,11 +192,13 @@ refused bad9 "$work/rootfs.tar" "invalid size" --size lots
 expect_status 125 space image import oci1 "$work/oci"
 assert_contains "$ERR" "already exists" "import over an existing image"
 expect_status 0 space image import --force oci1 "$work/oci"
+assert_contains "$ERR" "same content as image oci1" "replacing an image with the same content"
+check_layers_applied oci1
 
 # list, rm; destroying leaves nothing.
-[ "$(space image list --format json | python3 -c 'import json,sys; print(" ".join(i["name"] for i in json.load(sys.stdin)))')" = "dock oci1 oci2 plain" ] \
+[ "$(space image list --format json | python3 -c 'import json,sys; print(" ".join(i["name"] for i in json.load(sys.stdin)))')" = "dock oci1 oci2 plain plain2 plain3" ] \
   || fail "image list: $(space image list)"
-expect_status 0 space image rm oci1 oci2 dock plain
+expect_status 0 space image rm oci1 oci2 dock plain plain2 plain3
 [ -z "$(ls -A "$images")" ] || fail "image rm left: $(ls -A "$images")"
 expect_status 125 space image rm oci1
 assert_contains "$ERR" "does not exist" "rm of a missing image"

@@ -167,3 +167,14 @@ assert_gone() {
   [ ! -e "$SPACE_RUN_DIR/$id" ] || fail "socket directory of $id left behind"
   [ ! -e "$SPACE_ROOT/store/sandboxes/$id" ] || fail "sandbox directory of $id left behind"
 }
+
+# image_cat IMAGE PATH, image_stat IMAGE PATH: the contents, or debugfs's stat, of PATH in the
+# disk of IMAGE (in this test's root); no VM needed.
+image_cat() { debugfs -R "cat $2" "$SPACE_ROOT/store/images/$1/disk.ext4" 2>/dev/null; }
+image_stat() { debugfs -R "stat $2" "$SPACE_ROOT/store/images/$1/disk.ext4" 2>/dev/null; }
+# json_field KEY[.KEY|.INDEX...]: that field of the JSON on standard input.
+json_field() {
+  python3 -c 'import json,sys; v=json.load(sys.stdin)
+for k in sys.argv[1].split("."): v=v[int(k)] if isinstance(v, list) else v[k]
+print(v)' "$1"
+}
