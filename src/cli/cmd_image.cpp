@@ -1,14 +1,21 @@
-// `space image import|list|inspect|rm`: the users' own root filesystems (core/image.h). import
-// prints its progress on stderr ("image: applying layer 2/5 ...") and the name on stdout.
+// `space image import|build|list|inspect|rm`: the users' own root filesystems (core/image.h).
+// import and build print their progress on stderr ("image: applying layer 2/5 ...", a line per
+// step; on a terminal build also keeps one status line of what mmdebstrap is doing) and the
+// name on stdout.
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
 
 #include "cli/app.h"
 #include "cli/errors.h"
 #include "cli/table.h"
+#include "core/debian.h"
 #include "core/image.h"
 #include "store/store.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "util/terminal.h"
 
 namespace space::cli {
 namespace {
@@ -17,6 +24,58 @@ std::string join(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : " ") + x;
   return s;
+}
+
+// Progress on stderr: a line per step; on a terminal, a status line under them that rewrites
+// itself (at most ten times a second) and is cleared before the next step or the end.
+class ProgressOut {
+ public:
+  ProgressOut() : tty_(::isatty(2) == 1) {}
+  ~ProgressOut() { clear(); }
+  ProgressOut(const ProgressOut&) = delete;
+  ProgressOut& operator=(const ProgressOut&) = delete;
+  void step(const std::string& line) {
+    clear();
+    std::fprintf(stderr, "image: %s\n", line.c_str());
+    std::fflush(stderr);
+  }
+  void status(const std::string& line) {
+    if (!tty_) return;
+    auto now = std::chrono::steady_clock::now();
+    if (shown_ && now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    std::string text = "image: " + line;
+    auto size = term::window_size(2);
+    if (size && size->cols > 1 && text.size() >= size->cols) text.resize(size->cols - 1);
+    std::fprintf(stderr, "\r\033[K%s", text.c_str());
+    std::fflush(stderr);
+    shown_ = true;
+  }
+
+ private:
+  void clear() {
+    if (!shown_) return;
+    std::fprintf(stderr, "\r\033[K");
+    shown_ = false;
+  }
+  bool tty_;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point last_;
+};
+
+// What import and build print: the image's name, or its image.json with --format json.
+void print_image(const GlobalOptions& g, const core::ImageMeta& m) {
+  if (g.format == "json")
+    std::printf("%s\n", json::serialize(core::image_meta_json(m)).c_str());
+  else
+    std::printf("%s\n", m.name.c_str());
+}
+
+// --size and --force, which import and build share.
+void add_disk_flags(CLI::App* cmd, std::string& size, bool& force) {
+  cmd->add_option("--size", size, "Capacity of the image's disk (sparse), e.g. 8G")
+      ->default_val("4G");
+  cmd->add_flag("--force,-f", force, "Replace an existing image of that name");
 }
 
 void add_import(CLI::App& parent, GlobalOptions& g) {
@@ -33,20 +92,42 @@ void add_import(CLI::App& parent, GlobalOptions& g) {
   cmd->add_option("--platform", a->opts.platform,
                   "os/arch[/variant] to take from a multi-platform image")
       ->default_val("linux/amd64");
-  cmd->add_option("--size", a->size, "Capacity of the image's disk (sparse), e.g. 8G")
-      ->default_val("4G");
-  cmd->add_flag("--force,-f", a->opts.force, "Replace an existing image of that name");
+  add_disk_flags(cmd, a->size, a->opts.force);
   cmd->callback([&g, a] {
     a->opts.disk_bytes = core::parse_disk_size(a->size);
-    a->opts.progress = [](const std::string& line) {
-      std::fprintf(stderr, "image: %s\n", line.c_str());
-      std::fflush(stderr);
-    };
-    auto m = core::import_image({g.root, g.log_level, g.log_format}, a->opts);
-    if (g.format == "json")
-      std::printf("%s\n", json::serialize(core::image_meta_json(m)).c_str());
-    else
-      std::printf("%s\n", m.name.c_str());
+    ProgressOut out;
+    a->opts.progress = [&out](const std::string& line) { out.step(line); };
+    print_image(g, core::import_image({g.root, g.log_level, g.log_format}, a->opts));
+  });
+}
+
+void add_build(CLI::App& parent, GlobalOptions& g) {
+  auto* cmd = parent.add_subcommand(
+      "build", "Build an image from Debian packages with mmdebstrap (needs root and the network)");
+  cmd->fallthrough();
+  struct Args {
+    core::DebianBuildOptions opts;
+    std::string packages, size;
+  };
+  auto* a = new Args;  // lives as long as the process, like the CLI11 tree
+  cmd->add_option("name", a->opts.name, "Image name")->required();
+  cmd->add_option("--debian", a->opts.suite,
+                  "Debian suite to build from: bookworm, trixie, sid, stable, testing ...")
+      ->required();
+  cmd->add_option("--packages", a->packages,
+                  "Packages to install on top of the essential set and apt, comma-separated "
+                  "(NAME, NAME=VERSION or NAME/RELEASE)");
+  cmd->add_option("--mirror", a->opts.mirror,
+                  "Debian archive URL (default: the host's apt sources when SUITE is the host's "
+                  "own release, else http://deb.debian.org/debian)");
+  add_disk_flags(cmd, a->size, a->opts.force);
+  cmd->callback([&g, a] {
+    a->opts.disk_bytes = core::parse_disk_size(a->size);
+    a->opts.packages = core::debian::split_packages(a->packages);
+    ProgressOut out;
+    a->opts.progress = [&out](const std::string& line) { out.step(line); };
+    a->opts.status = [&out](const std::string& line) { out.status(line); };
+    print_image(g, core::build_debian_image({g.root, g.log_level, g.log_format}, a->opts));
   });
 }
 
@@ -125,10 +206,11 @@ void add_rm(CLI::App& parent, GlobalOptions& g) {
 }  // namespace
 
 void register_image(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand("image", "Import, list, inspect and remove images");
+  auto* cmd = app.add_subcommand("image", "Import, build, list, inspect and remove images");
   cmd->fallthrough();
   cmd->require_subcommand(1);
   add_import(*cmd, g);
+  add_build(*cmd, g);
   add_list(*cmd, g);
   add_inspect(*cmd, g);
   add_rm(*cmd, g);
