@@ -84,6 +84,7 @@ void child_error(const char* what) {
 
 std::vector<char*> c_strings(const std::vector<std::string>& v) {
   std::vector<char*> out;
+  out.reserve(v.size() + 1);
   for (const auto& s : v) out.push_back(const_cast<char*>(s.c_str()));
   out.push_back(nullptr);
   return out;
@@ -137,7 +138,7 @@ int run_contained(const std::vector<std::string>& argv, const std::vector<std::s
     if (n == 0) break;
     write_all(log_fd, buf, size_t(n));
     partial.append(buf, size_t(n));
-    size_t start = 0, nl;
+    size_t start = 0, nl = 0;
     while ((nl = partial.find('\n', start)) != std::string::npos) {
       std::string_view line(partial.data() + start, nl - start);
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);

@@ -138,7 +138,8 @@ std::vector<std::string> host_apt_sources(const std::string& etc_apt) {
   for (const auto& name : fs::list_dir(dir)) {
     bool list = name.size() > 5 && name.compare(name.size() - 5, 5, ".list") == 0;
     bool deb822 = name.size() > 8 && name.compare(name.size() - 8, 8, ".sources") == 0;
-    if ((list || deb822) && has_entry(dir + "/" + name)) more.push_back(dir + "/" + name);
+    std::string path = dir + "/" + name;
+    if ((list || deb822) && has_entry(path)) more.push_back(std::move(path));
   }
   std::sort(more.begin(), more.end());
   out.insert(out.end(), more.begin(), more.end());
