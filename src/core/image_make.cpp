@@ -94,7 +94,11 @@ ImageMeta make_image(const store::Context& ctx, const ImageTarget& t,
   store::validate_id(t.name, "image name");
   store::StorePaths sp = store::ensure_store(ctx, store::StoreUse::Create);
   fs::mkdir_p(sp.images, 0700);
-  sweep_dead_builds(sp.images, "image");
+  // A build that died (space was SIGKILLed) may hold a nested rootfs subvolume, which must go
+  // before its parent can.
+  sweep_dead_builds(sp.images, "image", [](const std::string& dir) {
+    if (store::btrfs::is_subvolume(dir + "/rootfs")) store::remove_store_tree(dir + "/rootfs");
+  });
   const std::string dest = sp.images + "/" + t.name;
   if (!t.force && fs::exists(dest))
     fail("image " + t.name + " already exists",

@@ -178,3 +178,55 @@ json_field() {
 for k in sys.argv[1].split("."): v=v[int(k)] if isinstance(v, list) else v[k]
 print(v)' "$1"
 }
+
+# The packages of the Debian test image: an interpreter, a compiler and git, like a user's.
+DEBIAN_TEST_PACKAGES=python3,python3-venv,git,gcc,libc6-dev,make
+
+# debian_image NAME [SUITE [PACKAGES]]: gives this test's root an image NAME of Debian SUITE
+# (default bookworm) with PACKAGES (default $DEBIAN_TEST_PACKAGES). mmdebstrap takes minutes, so
+# the first test to need a key (suite, packages, mirror: $SPACE_TEST_DEBIAN_MIRROR or the host's
+# apt sources) runs `space image build` under a lock and keeps its files, as a tarball made from
+# the disk, in $SPACE_CACHE/test-images/<key>.tar (outside the clone; the two newest keys are
+# kept), with the image.json of that build beside it; later ones import the tarball (~10 s).
+# Sets DEBIAN_IMAGE_BUILT to 1 when this call built it, 0 when it came from the cache, and
+# DEBIAN_IMAGE_CACHED to the tarball's path.
+debian_image() {
+  local name=$1 suite=${2:-bookworm} packages=${3:-$DEBIAN_TEST_PACKAGES}
+  local mirror=${SPACE_TEST_DEBIAN_MIRROR:-} cache=${SPACE_CACHE:-/var/cache/space}/test-images key
+  local flags=(--debian "$suite" --packages "$packages")
+  [ -z "$mirror" ] || flags+=(--mirror "$mirror")
+  key=$({ echo "$suite $packages $mirror"; [ -n "$mirror" ] || cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null || true; } | sha256sum | cut -c1-16)
+  DEBIAN_IMAGE_CACHED=$cache/$key.tar
+  mkdir -p "$cache"
+  (
+    flock 9
+    [ -f "$DEBIAN_IMAGE_CACHED" ] && exit 0
+    echo "debian_image: building $suite with $packages (once per key; minutes)" >&2
+    local start=$SECONDS
+    expect_status 0 space image build "$name" "${flags[@]}"
+    echo "debian_image: built in $((SECONDS - start)) s" >&2
+    export_image_tar "$name" "$DEBIAN_IMAGE_CACHED"
+    cp "$SPACE_ROOT/store/images/$name/image.json" "${DEBIAN_IMAGE_CACHED%.tar}.json"
+    ls -1t "$cache"/*.tar | tail -n +3 | while read -r old; do rm -f "$old" "${old%.tar}.json"; done
+  ) 9>"$cache/.lock" || fail "could not build the Debian test image"
+  touch "$DEBIAN_IMAGE_CACHED"
+  if space image inspect "$name" >/dev/null 2>&1; then
+    DEBIAN_IMAGE_BUILT=1
+  else
+    DEBIAN_IMAGE_BUILT=0
+    expect_status 0 space image import --size 4G "$name" "$DEBIAN_IMAGE_CACHED"
+  fi
+}
+
+# export_image_tar IMAGE TAR: the files of IMAGE's disk as a tarball (owners, modes, xattrs,
+# devices), through a read-only loop mount that is gone when this returns.
+export_image_tar() {
+  local image=$1 tar=$2 mnt=$TEST_ROOT/export.$$ rc=0
+  mkdir -p "$mnt"
+  mount -o ro,noload,loop "$SPACE_ROOT/store/images/$image/disk.ext4" "$mnt" || fail "mount $image's disk"
+  tar --numeric-owner --xattrs --xattrs-include='*' --one-file-system --exclude=./lost+found -C "$mnt" -cf "$tar.tmp" . || rc=$?
+  umount "$mnt" || rc=1
+  rmdir "$mnt"
+  [ $rc -eq 0 ] || { rm -f "$tar.tmp"; fail "could not export $image to $tar"; }
+  mv "$tar.tmp" "$tar"
+}
