@@ -120,13 +120,13 @@ void rewrite(const char* path, const std::string& text) {
 
 void ImageRoot::write_identity(const std::string& hostname) {
   if (hostname == hostname_) return;
+  if (::mkdir("/run/space", 0755) != 0 && errno != EEXIST) fail_errno("mkdir /run/space");
   rewrite(kHostnameFile, hostname + "\n");
   rewrite(kHostsFile, "127.0.0.1\tlocalhost\n127.0.1.1\t" + hostname + "\n");
   hostname_ = hostname;
 }
 
 void ImageRoot::mount_image(const Console& con) {
-  if (::mkdir("/run/space", 0755) != 0 && errno != EEXIST) fail_errno("mkdir /run/space");
   if (::mkdir(kMountPoint, 0755) != 0 && errno != EEXIST)
     fail_errno(std::string("mkdir ") + kMountPoint);
   int waited = 0;

@@ -37,5 +37,6 @@ void register_secret(CLI::App& app, GlobalOptions& g);
 void register_grant(CLI::App& app, GlobalOptions& g);
 void register_revoke(CLI::App& app, GlobalOptions& g);
 void register_credd(CLI::App& app, GlobalOptions& g);
+void register_completion(CLI::App& app, GlobalOptions& g);
 
 }  // namespace space::cli

@@ -56,10 +56,6 @@ open(d + "/index.json", "w").write(json.dumps({"schemaVersion": 2, "manifests": 
 PY
 expect_status 0 space image import bb "$work/oci" --size 256M
 
-json_field() {  # FIELD: from the JSON object on stdin
-  python3 -c 'import json,sys; v=json.load(sys.stdin)[sys.argv[1]]; print("" if v is None else v)' "$1"
-}
-
 # Two sandboxes from the same image, the second with a larger disk.
 expect_status 0 space create --image bb s1
 expect_status 0 space create --image bb --disk-size 1G s2
@@ -102,19 +98,18 @@ expect_status 126 space exec -u ghost s1 -- true
 assert_contains "$ERR" "user ghost is not in /etc/passwd" "unknown user"
 
 # The image itself is untouched.
-disk=$SPACE_ROOT/store/images/bb/disk.ext4
-if debugfs -R "stat /work/data/file" "$disk" 2>&1 | grep -q "Inode:"; then
+if image_stat bb /work/data/file | grep -q "Inode:"; then
   fail "a sandbox's write reached the image's disk"
 fi
 
 # Branch and checkpoint/resume keep the files of an image sandbox.
-expect_status 0 space branch s1 --count 1 --name b
-[ "$(space exec b-1 -- cat /work/data/file)" = written-in-s1 ] || fail "branch lost the image's files"
-[ "$(space exec b-1 -- hostname)" = b-1 ] || fail "branch hostname"
+expect_status 0 space branch s1 --name b1
+[ "$(space exec b1 -- cat /work/data/file)" = written-in-s1 ] || fail "branch lost the image's files"
+[ "$(space exec b1 -- hostname)" = b1 ] || fail "branch hostname"
 expect_status 0 space checkpoint s1
 expect_status 0 space resume s1
 [ "$(space exec s1 -- cat /work/data/file)" = written-in-s1 ] || fail "checkpoint/resume lost a file"
-expect_status 0 space destroy s1 s2 b-1
+expect_status 0 space destroy s1 s2 b1
 
 # run --image without a command runs Entrypoint + Cmd, as the image's User.
 [ "$(space run --image bb)" = "from-cmd hello 1234" ] || fail "run --image without a command"
