@@ -19,6 +19,7 @@
 # template) is kept for the next run, only its store is unmounted.
 #
 # Usage: scripts/bench-create.sh [--root DIR] [--count N] [--qemu-count N] [--alive N] [--keep]
+#   (--qemu-count 0 skips QEMU, which then need not be installed)
 # Environment: SPACE_BIN (default build/space), SPACE_GUEST_INIT (default build/guest-init),
 # SPACE_BENCH_MEMORY_MIB (default 256) and SPACE_BENCH_CPUS (default 1) for the template.
 set -euo pipefail
@@ -48,7 +49,10 @@ while [ $# -gt 0 ]; do
 done
 [ -e /dev/kvm ] || { echo "bench-create: /dev/kvm is absent" >&2; exit 1; }
 [ -x "$SPACE_BIN" ] || { echo "bench-create: no space binary at $SPACE_BIN" >&2; exit 1; }
-command -v qemu-system-x86_64 >/dev/null || { echo "bench-create: qemu-system-x86_64 is not installed" >&2; exit 1; }
+if [ "$QEMU_COUNT" -gt 0 ] && ! command -v qemu-system-x86_64 >/dev/null; then
+  echo "bench-create: qemu-system-x86_64 is not installed (apt-get install qemu-system-x86, or --qemu-count 0)" >&2
+  exit 1
+fi
 
 KERNEL=$("$SRC/scripts/build-kernel.sh")
 SPACE_SECRET_BIN=${SPACE_SECRET_BIN:-$(dirname "$SPACE_GUEST_INIT")/space-secret}
@@ -100,7 +104,7 @@ kvm_kind=hardware
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores online," \
   "$(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo) RAM, kernel $(uname -r), KVM: $kvm_kind," \
   "load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "software: space $SPACE_BIN (git $(git -C "$SRC" describe --always --dirty 2>/dev/null || echo '?')), $(qemu-system-x86_64 --version | head -1)"
+echo "software: space $SPACE_BIN (git $(git -C "$SRC" describe --always --dirty 2>/dev/null || echo '?')), $( [ "$QEMU_COUNT" -gt 0 ] && qemu-system-x86_64 --version | head -1 || echo 'no QEMU run')"
 echo "guest: kernel $KERNEL, rootfs $ROOTFS"
 echo "settings: $COUNT creates (each + exec true + destroy), $ALIVE alive for memory, $QEMU_COUNT QEMU restores; root $ROOT"
 
@@ -208,6 +212,8 @@ for i in ids:
     run("destroy", i)
 
 # 3. QEMU microvm: the same kernel, rootfs, memory and command line; boot once, save, restore.
+if qcount == 0:
+    sys.exit(0)
 mem = os.environ["BENCH_MEMORY_MIB"]; cpus = os.environ["BENCH_CPUS"]
 cmdline = os.environ["BENCH_CMDLINE"]
 q = os.path.join(work, "qemu"); os.makedirs(q, exist_ok=True)
