@@ -23,7 +23,9 @@
 namespace space::vmm::snapshot {
 
 inline constexpr char kMagic[8] = {'S', 'P', 'A', 'C', 'E', 'S', 'N', 'P'};
-inline constexpr uint32_t kFormatVersion = 1;
+// 2: every machine has the image slot (virtio-blk1) and its guest speaks agent protocol 3, so
+// templates saved by format 1 are reported as needing a rebuild instead of failing to restore.
+inline constexpr uint32_t kFormatVersion = 2;
 inline constexpr size_t kHeaderSize = 28;
 inline constexpr const char* kVmstateFile = "vmstate";
 inline constexpr const char* kMemoryFile = "memory";

@@ -157,8 +157,13 @@ TEST_CASE("vmstate: header checks") {
     CHECK(decode_error(img).find("bad magic") != std::string::npos);
   }
   SUBCASE("future version") {
-    img[8] = 2;
-    CHECK(decode_error(img).find("format version 2") != std::string::npos);
+    img[8] = static_cast<uint8_t>(kFormatVersion + 1);
+    CHECK(decode_error(img).find("format version " + std::to_string(kFormatVersion + 1)) !=
+          std::string::npos);
+  }
+  SUBCASE("an older version (format 1: no image slot) is refused too") {
+    img[8] = 1;
+    CHECK(decode_error(img).find("format version 1") != std::string::npos);
   }
   SUBCASE("unknown flags") {
     img[12] = 1;
