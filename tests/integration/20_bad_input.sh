@@ -6,7 +6,7 @@ source "$(dirname "$0")/lib.sh"
 
 expect_status 0 space --version
 ver=$(sed -nE 's/^project\(space VERSION ([0-9.]+).*/\1/p' "$SRC/CMakeLists.txt")
-[ "$OUT" = "space $ver (agent protocol 2)" ] || fail "space --version printed '$OUT', want 'space $ver (agent protocol 2)'"
+[ "$OUT" = "space $ver (agent protocol 3)" ] || fail "space --version printed '$OUT', want 'space $ver (agent protocol 3)'"
 expect_status 0 space --help
 help=$OUT
 for c in create destroy list state check exec run template pause resume checkpoint branch \

@@ -49,10 +49,10 @@ def main():
     if not line.startswith(b"OK "):
         raise SystemExit("bad handshake reply: %r" % line)
     client = b"agent.py"
-    # Hello: version, client, 32 bytes of entropy for the guest's RNG, host time in ns, and the
-    # sandbox id ("": keep the hostname).
-    hello = (struct.pack("<II", 2, len(client)) + client + os.urandom(32) +
-             struct.pack("<QI", time.time_ns(), 0))
+    # Hello (protocol 3): version, client, 32 bytes of entropy for the guest's RNG, host time in
+    # ns, the sandbox id ("": keep the hostname) and flags (0: no image to mount).
+    hello = (struct.pack("<II", 3, len(client)) + client + os.urandom(32) +
+             struct.pack("<QII", time.time_ns(), 0, 0))
     s.sendall(frame(HELLO, hello))
     kind, payload = read_frame(s)
     if kind != HELLO_REPLY:
