@@ -144,29 +144,6 @@ PipePair make_pipe() {
   return pp;
 }
 
-// The first MiB of /`path` in the root `root_fd` (-1: guest-init's own), resolved inside it;
-// "" if it cannot be read.
-std::string read_small_file(int root_fd, const char* path) {
-  std::string out;
-  Fd fd;
-  if (root_fd < 0) {
-    fd = Fd(::open((std::string("/") + path).c_str(), O_RDONLY | O_CLOEXEC));
-  } else {
-    open_how how{};
-    how.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK;
-    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
-    fd = Fd(static_cast<int>(::syscall(SYS_openat2, root_fd, path, &how, sizeof how)));
-    struct stat st {};
-    if (fd && (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))) fd.reset();
-  }
-  if (!fd) return out;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(fd.get(), buf, sizeof buf)) > 0 && out.size() < (1u << 20))
-    out.append(buf, static_cast<size_t>(n));
-  return out;
-}
-
 // Wipes every string it watches when it goes out of scope, on every path out of spawn_exec.
 struct WipeOnExit {
   std::vector<std::string>* a = nullptr;
@@ -241,6 +218,27 @@ std::string describe(const ChildArgs& a, const proto::ExecRequest& req) {
 }
 
 }  // namespace
+
+std::string read_small_file(int root_fd, const char* path) {
+  std::string out;
+  Fd fd;
+  if (root_fd < 0) {
+    fd = Fd(::open((std::string("/") + path).c_str(), O_RDONLY | O_CLOEXEC));
+  } else {
+    open_how how{};
+    how.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK;
+    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+    fd = Fd(static_cast<int>(::syscall(SYS_openat2, root_fd, path, &how, sizeof how)));
+    struct stat st {};
+    if (fd && (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))) fd.reset();
+  }
+  if (!fd) return out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fd.get(), buf, sizeof buf)) > 0 && out.size() < (1u << 20))
+    out.append(buf, static_cast<size_t>(n));
+  return out;
+}
 
 Spawned spawn_exec(const proto::ExecRequest& req, Reaper& reaper, Reaper::ExitFn on_exit,
                    std::vector<std::string>* secret_env, int root_fd) {

@@ -41,6 +41,10 @@ struct SpawnFailed {
   std::string message;  // e.g. "exec nosuch: No such file or directory"
 };
 
+// The first MiB of /`path` in the root `root_fd` (-1: guest-init's own), resolved inside it;
+// "" if it cannot be read.
+std::string read_small_file(int root_fd, const char* path);
+
 // Starts req's command, registering `on_exit` with `reaper` for its status. Throws SpawnFailed
 // if it cannot be started (the failed child is reaped through the same callback). Entries of
 // `secret_env` ("VAR=value", may be nullptr) go last into the environment; they and every copy

@@ -3,16 +3,19 @@
 // for why guest-init uses a thread per connection.
 #include "session.h"
 
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <exception>
 #include <memory>
 
 #include "channel.h"
 #include "cred_fetch.h"
 #include "exec_session.h"
+#include "file_session.h"
 #include "proto/agent.h"
 #include "proto/exec.h"
 #include "util/wipe.h"
@@ -101,6 +104,24 @@ class Session {
         run_exec(ctx_, ch_.fd(), dec_, req, start, &secret_env);  // wipes them once spawned
         for (auto& e : secret_env) wipe(e);
         return false;
+      }
+      case proto::Type::FilePut:
+      case proto::Type::FileGet: {
+        // ProtoError: refused by run().
+        if (image_wanted_ && ctx_.image.root_fd() < 0)
+          return refuse(ctx_.pid1 ? ctx_.image.error() : "this guest-init serves no image");
+        Fd own_root;
+        int root = image_wanted_ ? ctx_.image.root_fd() : -1;
+        if (root < 0) {
+          own_root = Fd(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+          if (!own_root) return refuse(std::string("open /: ") + std::strerror(errno));
+          root = own_root.get();
+        }
+        if (f.type == proto::Type::FilePut)
+          run_put(ctx_, ch_, dec_, proto::PutRequest::decode(f.payload), root);
+        else
+          run_get(ctx_, ch_, proto::GetRequest::decode(f.payload), root);
+        return false;  // a copy ends its connection
       }
       default:
         return refuse("unsupported frame type " + std::to_string(static_cast<int>(f.type)));

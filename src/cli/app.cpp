@@ -39,6 +39,7 @@ void build_app(CLI::App& app, GlobalOptions& g) {
   register_revoke(app, g);
   register_vmm(app, g);
   register_credd(app, g);
+  register_cp(app, g);
   register_completion(app, g);
 }
 

@@ -1,12 +1,13 @@
 // `space create [--template NAME | --cold] [--image NAME [--disk-size SIZE]] [--cpus N]
-// [--memory MiB] [--kernel PATH] [--rootfs PATH] [--secret NAME[:ttl=D][:uses=N]]... [ID]`: makes
-// a sandbox, from a template
-// (restored) or by a cold boot, grants it the --secret names (destroying it again if a grant
+// [--memory MiB] [--kernel PATH] [--rootfs PATH] [--secret NAME[:ttl=D][:uses=N]]...
+// [--copy HOST:GUEST]... [ID]`: makes a sandbox, from a template (restored) or by a cold boot,
+// grants it the --secret names and copies the --copy files in (destroying it again if either
 // fails), and prints its id once it runs.
 #include <cstdio>
 
 #include "cli/app.h"
 #include "cli/boot_flags.h"
+#include "core/copy.h"
 #include "core/image.h"
 #include "core/sandbox.h"
 #include "cred/hooks.h"
@@ -21,7 +22,7 @@ struct CreateFlags {
   core::CreateOptions opts;
   BootFlags boot;
   std::string disk_size;
-  std::vector<std::string> secrets;
+  std::vector<std::string> secrets, copies;
 };
 }  // namespace
 
@@ -44,23 +45,30 @@ void register_create(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--secret", f->secrets,
                   "Grant this secret to the sandbox: NAME[:ttl=DURATION][:uses=N] (repeatable)")
       ->allow_extra_args(false);
+  cmd->add_option("--copy", f->copies,
+                  "Copy HOST_PATH into the sandbox at GUEST_PATH before it is handed over, as "
+                  "space cp does: HOST_PATH:GUEST_PATH (repeatable)")
+      ->allow_extra_args(false);
   cmd->add_option("id", f->opts.id, "Sandbox id (default: 12 random hex digits)");
   cmd->callback([&g, f] {
     f->boot.apply(f->opts.vcpus, f->opts.memory_mib);
     if (!f->disk_size.empty()) f->opts.disk_bytes = core::parse_disk_size(f->disk_size);
     std::vector<cred::GrantSpec> specs;
     for (const auto& s : f->secrets) specs.push_back(cred::parse_grant_spec(s));  // before creating
+    std::vector<core::CopySpec> copies;
+    for (const auto& c : f->copies) copies.push_back(core::parse_copy_spec(c));
     store::Context ctx{g.root, g.log_level, g.log_format};
     auto st = core::create_sandbox(ctx, f->opts);
     try {
       cred::grant_secrets(ctx, st.id, specs);
+      core::copy_specs_into(ctx, st.id, copies);
     } catch (Error& e) {
       try {
         core::destroy_sandbox(ctx, st.id, /*force=*/true);
       } catch (const Error& cleanup) {
         log::error("create " + st.id + ": could not remove it: " + cleanup.what());
       }
-      e.add_context("create sandbox " + st.id + ": grant secrets");
+      e.add_context("create sandbox " + st.id);
       throw;
     }
     if (g.format == "json") {

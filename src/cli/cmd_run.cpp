@@ -1,11 +1,13 @@
 // `space run [--template NAME | --cold] [--image NAME [--disk-size SIZE]] [--cpus N] [--memory MiB]
-// [--kernel P] [--rootfs P] [--name ID] [--rm|--keep] [--secret SPEC]... [exec flags]
+// [--kernel P] [--rootfs P] [--name ID] [--rm|--keep] [--secret SPEC]... [--copy H:G]... [exec
+// flags]
 // [-- CMD [ARG...]]`: create a sandbox (as `create` does), run one command in it (with --image and
 // no command, the image's Entrypoint and Cmd), destroy it (even on failure or SIGINT/SIGTERM,
 // which are forwarded to the command first); returns the command's exit code.
 #include "cli/app.h"
 #include "cli/boot_flags.h"
 #include "cli/exec_flags.h"
+#include "core/copy.h"
 #include "core/exec.h"
 #include "core/image.h"
 #include "cred/hooks.h"
@@ -20,7 +22,7 @@ struct RunFlags {
   BootFlags boot;
   bool rm = false;
   std::string disk_size;
-  std::vector<std::string> secrets;
+  std::vector<std::string> secrets, copies;
 };
 }  // namespace
 
@@ -44,6 +46,10 @@ void register_run(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--secret", f->secrets,
                   "Grant this secret to the sandbox: NAME[:ttl=DURATION][:uses=N] (repeatable)")
       ->allow_extra_args(false);
+  cmd->add_option("--copy", f->copies,
+                  "Copy HOST_PATH into the sandbox at GUEST_PATH before the command runs: "
+                  "HOST_PATH:GUEST_PATH (repeatable)")
+      ->allow_extra_args(false);
   add_exec_flags(cmd, &f->exec);
   cmd->add_option("command", f->exec.command,
                   "The command and its arguments, after -- (optional with --image)");
@@ -55,9 +61,12 @@ void register_run(CLI::App& app, GlobalOptions& g) {
     std::vector<cred::GrantSpec> specs;
     for (const auto& s : f->secrets) specs.push_back(cred::parse_grant_spec(s));
     store::Context ctx{g.root, g.log_level, g.log_format};
-    if (!specs.empty())
-      f->run.after_create = [ctx, specs](const std::string& id) {
+    std::vector<core::CopySpec> copies;
+    for (const auto& c : f->copies) copies.push_back(core::parse_copy_spec(c));
+    if (!specs.empty() || !copies.empty())
+      f->run.after_create = [ctx, specs, copies](const std::string& id) {
         cred::grant_secrets(ctx, id, specs);
+        core::copy_specs_into(ctx, id, copies);
       };
     auto r = core::run_sandbox(ctx, f->run);
     g.exit_code = report_exec(r, f->exec);

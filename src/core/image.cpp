@@ -10,6 +10,7 @@
 #include "store/store.h"
 #include "util/error.h"
 #include "util/fs.h"
+#include "util/size.h"
 
 namespace space::core {
 namespace {
@@ -157,31 +158,7 @@ void remove_image(const store::Context& ctx, const std::string& name) {
 }
 
 uint64_t parse_disk_size(const std::string& s) {
-  auto bad = [&] {
-    fail("invalid size '" + s + "'", "give bytes or a number with K, M, G or T (for example 8G)");
-  };
-  if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0]))) bad();
-  size_t pos = 0;
-  unsigned long long n = 0;
-  try {
-    n = std::stoull(s, &pos);
-  } catch (...) {
-    bad();
-  }
-  std::string unit = s.substr(pos);
-  int shift = 0;
-  if (unit == "K" || unit == "k")
-    shift = 10;
-  else if (unit == "M" || unit == "m")
-    shift = 20;
-  else if (unit == "G" || unit == "g")
-    shift = 30;
-  else if (unit == "T" || unit == "t")
-    shift = 40;
-  else if (!unit.empty())
-    bad();
-  if (n > (UINT64_MAX >> shift)) bad();
-  uint64_t bytes = uint64_t(n) << shift;
+  uint64_t bytes = parse_size(s);
   if (bytes < (64ULL << 20)) fail("size " + s + " is below 64 MiB", "give at least 64M");
   return bytes;
 }

@@ -42,6 +42,14 @@ enum class Type : uint16_t {
   Resize = 11,    // host -> guest: WindowSize, for the pty
   Exit = 12,      // guest -> host: ExitStatus
   StdinAck = 13,  // guest -> host: StdinAck, stdin bytes consumed (flow-control credit)
+  // File conversation (proto/files.h): FilePut or FileGet is the first request after HelloReply
+  // and takes the connection over. Guest-inits older than these answer "unsupported frame type".
+  FilePut = 14,    // host -> guest: PutRequest (copy in)
+  FileGet = 15,    // host -> guest: GetRequest (copy out)
+  FileEntry = 16,  // sender -> receiver: an entry (encode_entry)
+  FileData = 17,   // sender -> receiver: raw bytes of the current file entry
+  FileEnd = 18,    // sender -> receiver: empty; the tree is complete
+  FileDone = 19,   // guest -> host: CopyDone, the copy in is on disk
   // Credential conversation (proto/cred.h), guest -> host port kCredentialPort, no Hello.
   CredGet = 20,     // guest -> helper: CredGet
   CredValue = 21,   // helper -> guest: CredValue

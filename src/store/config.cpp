@@ -31,8 +31,9 @@ HostConfig parse_host_config(std::string_view text, const std::string& source) {
   for (auto&& [tkey, tnode] : doc) {
     std::string table(tkey.str());
     const toml::table* t = tnode.as_table();
-    if (!t) f.bad(table, "expected a table ([defaults] or [store])");
-    if (table != "defaults" && table != "store") f.bad("[" + table + "]", "unknown table");
+    if (!t) f.bad(table, "expected a table ([defaults], [store] or [cp])");
+    if (table != "defaults" && table != "store" && table != "cp")
+      f.bad("[" + table + "]", "unknown table");
     for (auto&& [k, n] : *t) {
       std::string key(k.str());
       std::string full = table + "." + key;
@@ -55,6 +56,8 @@ HostConfig parse_host_config(std::string_view text, const std::string& source) {
         c.default_template = *v;
       } else if (table == "store" && key == "size_gib") {
         c.store_size_gib = f.uint(n, full, 1, 1u << 16);
+      } else if (table == "cp" && key == "max_size_mib") {
+        c.cp_max_size_mib = f.uint(n, full, 0, 1u << 30);
       } else {
         f.bad(full, "unknown key");
       }

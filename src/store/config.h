@@ -3,6 +3,7 @@
 //   [defaults] cpus = 1, memory_mib = 256, kernel = "/abs/vmlinux", rootfs = "/abs/rootfs.ext4",
 //              template = "default"
 //   [store]    size_gib = 20
+//   [cp]       max_size_mib = 1024   (the most a copy out of a sandbox writes; 0 = no limit)
 // Strict: an unknown table or key, a wrong type, an out-of-range number or a relative path is an
 // Error naming the key and the file. Command-line flags override these values.
 #pragma once
@@ -20,6 +21,7 @@ struct HostConfig {
   std::string rootfs;                        // [defaults] rootfs, "" when unset
   std::string default_template = "default";  // [defaults] template: what create restores from
   uint32_t store_size_gib = 20;              // [store] size_gib
+  uint32_t cp_max_size_mib = 1024;           // [cp] max_size_mib: space cp's --max-size
 };
 
 // Limits shared with the create flags.

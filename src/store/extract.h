@@ -1,15 +1,9 @@
 // Extracting a tar stream (plain or compressed, read by libarchive) under a directory, safe
-// against hostile archives: an entry can create, replace or delete files only beneath that
-// directory. Names are checked as names (no absolute path, no `..`), and every directory on the
-// way to an entry is opened with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-// RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV) from the root's descriptor, so no entry is ever
-// written through a symbolic link, whoever planted it; the entry itself is created with
-// O_NOFOLLOW / AT_SYMLINK_NOFOLLOW semantics, replacing what was there. Hard links must name an
-// earlier entry's path beneath the root. Learned from docker cp's CVE-2018-15664 and
-// CVE-2019-14271: no path string is trusted, only descriptors.
-// With `whiteouts` (OCI image layers), `.wh.NAME` deletes NAME from the layers below and
-// `.wh..wh..opq` empties its directory of them; entries of the same layer are kept.
-// Used by image import (a layer onto a root filesystem), and meant for `space cp`.
+// against hostile archives: each archive entry becomes a tree entry (util/tree.h) written by a
+// TreeWriter (util/tree_writer.h), which creates, replaces or deletes files only beneath that
+// directory and never through a symbolic link. With `whiteouts` (OCI image layers), `.wh.NAME`
+// deletes NAME from the layers below and `.wh..wh..opq` empties its directory of them.
+// Used by image import (a layer onto a root filesystem).
 #pragma once
 #include <sys/types.h>
 
@@ -19,6 +13,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "util/tree.h"
 
 namespace space::store {
 
@@ -35,11 +31,6 @@ struct ExtractStats {
   uint64_t entries = 0;
   uint64_t bytes = 0;  // file data written
 };
-
-// The components of archive entry name `name`, with "." and empty ones dropped ("./a//b/" ->
-// {a, b}; "." -> {}). Throws space::Error for an absolute name, a `..` component, a NUL byte or
-// a component longer than NAME_MAX.
-std::vector<std::string> entry_components(std::string_view name);
 
 // Extracts the archive read from `archive_fd` under the directory `root_fd`. `origin` names the
 // archive in errors. Throws space::Error on the first refused or failed entry, leaving what it

@@ -52,6 +52,26 @@ Libarchive load() {
   bind(lib, a.entry_size_is_set, "archive_entry_size_is_set");
   bind(lib, a.entry_xattr_reset, "archive_entry_xattr_reset");
   bind(lib, a.entry_xattr_next, "archive_entry_xattr_next");
+  bind(lib, a.write_new, "archive_write_new");
+  bind(lib, a.write_set_format_pax_restricted, "archive_write_set_format_pax_restricted");
+  bind(lib, a.write_open_fd, "archive_write_open_fd");
+  bind(lib, a.write_header, "archive_write_header");
+  bind(lib, a.write_data, "archive_write_data");
+  bind(lib, a.write_close, "archive_write_close");
+  bind(lib, a.write_free, "archive_write_free");
+  bind(lib, a.entry_new, "archive_entry_new");
+  bind(lib, a.entry_free, "archive_entry_free");
+  bind(lib, a.entry_set_pathname, "archive_entry_set_pathname");
+  bind(lib, a.entry_set_filetype, "archive_entry_set_filetype");
+  bind(lib, a.entry_set_perm, "archive_entry_set_perm");
+  bind(lib, a.entry_set_uid, "archive_entry_set_uid");
+  bind(lib, a.entry_set_gid, "archive_entry_set_gid");
+  bind(lib, a.entry_set_mtime, "archive_entry_set_mtime");
+  bind(lib, a.entry_set_size, "archive_entry_set_size");
+  bind(lib, a.entry_set_symlink, "archive_entry_set_symlink");
+  bind(lib, a.entry_set_hardlink, "archive_entry_set_hardlink");
+  bind(lib, a.entry_set_rdev, "archive_entry_set_rdev");
+  bind(lib, a.entry_xattr_add_entry, "archive_entry_xattr_add_entry");
   return a;  // the library stays loaded for the life of the process
 }
 }  // namespace

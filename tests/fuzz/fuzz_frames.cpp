@@ -11,6 +11,7 @@
 #include "proto/agent.h"
 #include "proto/cred.h"
 #include "proto/exec.h"
+#include "proto/files.h"
 
 using namespace space::proto;
 
@@ -31,10 +32,14 @@ void decode_as(Type type, std::span<const uint8_t> p) {
         (void)exit_code_of(s);
         break;
       }
+      case Type::FilePut: PutRequest::decode(p); break;
+      case Type::FileGet: GetRequest::decode(p); break;
+      case Type::FileEntry: decode_entry(p); break;
+      case Type::FileDone: CopyDone::decode(p); break;
       case Type::CredGet: CredGet::decode(p); break;
       case Type::CredValue: CredValue::decode(p); break;
       case Type::CredDenied: CredDenied::decode(p); break;
-      default: break;  // raw data (Stdin/Stdout/Stderr) or an unknown type
+      default: break;  // raw data (Stdin/Stdout/Stderr/FileData) or an unknown type
     }
   } catch (const ProtoError&) {
   }

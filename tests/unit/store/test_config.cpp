@@ -51,13 +51,17 @@ TEST_CASE("config.toml: empty means defaults") {
   CHECK_FALSE(c.memory_mib.has_value());
   CHECK(c.kernel.empty());
   CHECK(c.store_size_gib == 20u);
+  CHECK(c.cp_max_size_mib == 1024u);
+  CHECK(store::parse_host_config("[cp]\nmax_size_mib = 0\n", "c").cp_max_size_mib == 0u);
 }
 
 TEST_CASE("config.toml: errors name the key") {
   CHECK(error_of("[defaults]\ncpu = 1\n") == "config.toml: defaults.cpu: unknown key");
   CHECK(error_of("[store]\nsize = 1\n") == "config.toml: store.size: unknown key");
   CHECK(error_of("[extra]\na = 1\n") == "config.toml: [extra]: unknown table");
-  CHECK(error_of("top = 1\n") == "config.toml: top: expected a table ([defaults] or [store])");
+  CHECK(error_of("top = 1\n") ==
+        "config.toml: top: expected a table ([defaults], [store] or [cp])");
+  CHECK(error_of("[cp]\nmax_size_mib = -1\n").find("out of range") != std::string::npos);
   CHECK(error_of("[defaults]\ncpus = \"2\"\n") ==
         "config.toml: defaults.cpus: expected an integer");
   CHECK(error_of("[defaults]\ncpus = 1.5\n") == "config.toml: defaults.cpus: expected an integer");

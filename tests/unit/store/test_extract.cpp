@@ -66,19 +66,6 @@ std::string error_of(const std::function<void()>& f) {
 }
 }  // namespace
 
-TEST_CASE("extract: entry names are split, and absolute or '..' names refused") {
-  using V = std::vector<std::string>;
-  CHECK(store::entry_components("./a//b/") == V{"a", "b"});
-  CHECK(store::entry_components(".").empty());
-  CHECK(store::entry_components("a/./b") == V{"a", "b"});
-  CHECK(store::entry_components("..a/b..") == V{"..a", "b.."});
-  CHECK_THROWS_AS(store::entry_components("/etc/passwd"), Error);
-  CHECK_THROWS_AS(store::entry_components("a/../../b"), Error);
-  CHECK_THROWS_AS(store::entry_components(".."), Error);
-  CHECK_THROWS_AS(store::entry_components(std::string(300, 'x')), Error);
-  CHECK_THROWS_AS(store::entry_components(std::string("a\0b", 3)), Error);
-}
-
 TEST_CASE("extract: files, directories, links and nodes with their owners, modes, times, xattrs") {
   Rig r;
   // A v2 file capability blob: cap_net_bind_service in the permitted set.

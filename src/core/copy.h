@@ -1,0 +1,62 @@
+// `space cp`: files into and out of a sandbox, through guest-init's file conversation
+// (proto/files.h). Copying in, the host reads the source (a tree by descriptor, or a tar stream
+// on stdin through libarchive) and sends entries; guest-init decides where they land by docker
+// cp's rules (util/copy_target.h) and writes them beneath the destination. Copying out, guest-init
+// sends the tree and the host writes it beneath DST with the same writer (util/tree_writer.h)
+// (or as a tar stream on stdout): no `..`, no absolute names, no writing through links, no device
+// nodes, no setuid bits unless `archive`, at most `max_bytes` of data, and what a failed copy
+// created is removed. A paused sandbox is resumed for the copy and paused again.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "store/context.h"
+
+namespace space::core {
+
+// One side of a copy, as the user wrote it: "-" (a tar stream), "ID:PATH" (in a sandbox: the
+// part before the first ':' has no '/'), or a host path (write ./a:b for a file named a:b).
+struct CopyPath {
+  bool stream = false;
+  std::string sandbox;  // "" = a host path
+  std::string path;
+};
+CopyPath parse_copy_path(const std::string& arg);
+
+struct CopyOptions {
+  std::vector<std::string> sources;  // several only when copying in
+  std::string dest;
+  bool archive = false;             // -a: keep owners (and setuid bits, extended attributes)
+  bool follow_link = false;         // -L: a source that is a symbolic link is copied as its target
+  uint64_t max_bytes = 0;           // copy out: most file data written on the host; 0 = no limit
+  int stdin_fd = 0, stdout_fd = 1;  // where "-" reads and writes its tar stream
+  // Called as data moves (total bytes so far), at most a few times a second is the caller's job.
+  std::function<void(uint64_t bytes)> progress;
+};
+
+struct CopyStats {
+  uint64_t entries = 0;
+  uint64_t bytes = 0;    // file data
+  uint64_t skipped = 0;  // device nodes, fifos and sockets left out
+  double seconds = 0;
+};
+
+// Runs the copy. Throws space::Error (exit 125) for an unknown or stopped sandbox, a missing
+// source, a destination that does not fit (docker's wording), a hostile entry, the size limit.
+CopyStats copy_files(const store::Context& ctx, const CopyOptions& opts);
+
+// create/run --copy HOST_PATH:GUEST_PATH, split at the last ":/" (the guest path is absolute).
+struct CopySpec {
+  std::string host, guest;
+};
+// Throws Error (naming the form) on a spec without an absolute guest path or an empty host path,
+// and on a host path that does not exist (checked before anything is created).
+CopySpec parse_copy_spec(const std::string& spec);
+
+// Copies every spec's host path into running sandbox `id` (create --copy), in order.
+void copy_specs_into(const store::Context& ctx, const std::string& id,
+                     const std::vector<CopySpec>& specs);
+
+}  // namespace space::core

@@ -1,0 +1,193 @@
+// Tar archives as tree entries; see archive_entries.h. Every libarchive call goes through the
+// dlopen()ed table (store/libarchive.h).
+#include "store/archive_entries.h"
+
+#include <sys/stat.h>
+
+#include <vector>
+
+#include "store/libarchive.h"
+#include "util/error.h"
+
+namespace space::store {
+namespace {
+
+[[noreturn]] void archive_fail(const Libarchive& la, archive* a, const std::string& origin,
+                               const std::string& what) {
+  const char* s = la.error_string(a);
+  fail(origin + ": " + what + ": " + (s ? s : "unreadable archive"),
+       "check that it is a complete tar archive (plain, gzip, xz, zstd or bzip2)");
+}
+
+// The tree entry for archive entry `e`; false for kinds a tree cannot hold (sockets).
+bool to_entry(const Libarchive& la, archive_entry* e, TreeEntry& out) {
+  const char* name = la.entry_pathname(e);
+  out = TreeEntry{};
+  out.name = name ? name : "";
+  if (const char* target = la.entry_hardlink(e)) {
+    out.kind = EntryKind::Hardlink;
+    out.target = target;
+  } else {
+    switch (la.entry_filetype(e)) {
+      case AE_IFDIR:
+        out.kind = EntryKind::Dir;
+        break;
+      case AE_IFREG:
+        out.kind = EntryKind::File;
+        break;
+      case AE_IFLNK: {
+        out.kind = EntryKind::Symlink;
+        const char* target = la.entry_symlink(e);
+        out.target = target ? target : "";
+        break;
+      }
+      case AE_IFCHR:
+        out.kind = EntryKind::CharDev;
+        break;
+      case AE_IFBLK:
+        out.kind = EntryKind::BlockDev;
+        break;
+      case AE_IFIFO:
+        out.kind = EntryKind::Fifo;
+        break;
+      default:
+        return false;
+    }
+  }
+  out.mode = static_cast<uint32_t>(la.entry_perm(e) & 07777);
+  out.uid = static_cast<uint32_t>(la.entry_uid(e));
+  out.gid = static_cast<uint32_t>(la.entry_gid(e));
+  out.mtime_sec = la.entry_mtime(e);
+  out.mtime_nsec = static_cast<uint32_t>(la.entry_mtime_nsec(e));
+  out.rdev = la.entry_rdev(e);
+  if (out.kind == EntryKind::File && la.entry_size_is_set(e))
+    out.size = static_cast<uint64_t>(la.entry_size(e));
+  la.entry_xattr_reset(e);
+  const char* xname;
+  const void* value;
+  size_t size;
+  while (la.entry_xattr_next(e, &xname, &value, &size) == ARCHIVE_OK)
+    out.xattrs.emplace_back(xname, std::string(static_cast<const char*>(value), size));
+  return true;
+}
+
+}  // namespace
+
+void read_archive_entries(int fd, const std::string& origin,
+                          const std::function<void(const TreeEntry&, const ArchiveData&)>& each) {
+  const Libarchive& la = libarchive();
+  std::unique_ptr<archive, int (*)(archive*)> a(la.read_new(), la.read_free);
+  if (!a) fail("archive_read_new: out of memory");
+  la.read_support_filter_all(a.get());
+  la.read_support_format_tar(a.get());
+  if (la.read_open_fd(a.get(), fd, 1 << 16) != ARCHIVE_OK) {
+    const char* s = la.error_string(a.get());
+    fail(origin + ": " + (s ? s : "cannot read"),
+         "check that it is a tar archive (plain, gzip, xz, zstd or bzip2)");
+  }
+  archive_entry* e = nullptr;
+  TreeEntry entry;
+  for (;;) {
+    int r = la.read_next_header(a.get(), &e);
+    if (r == ARCHIVE_EOF) break;
+    if (r < ARCHIVE_WARN) archive_fail(la, a.get(), origin, "read");
+    if (!to_entry(la, e, entry)) continue;
+    each(entry, [&](const DataSink& sink) {
+      const void* buf;
+      size_t size;
+      la_int64_t offset;
+      for (;;) {
+        int rr = la.read_data_block(a.get(), &buf, &size, &offset);
+        if (rr == ARCHIVE_EOF) break;
+        if (rr < ARCHIVE_WARN) archive_fail(la, a.get(), origin, "read " + entry.name);
+        sink({static_cast<const uint8_t*>(buf), size}, static_cast<uint64_t>(offset));
+      }
+    });
+  }
+}
+
+ArchiveWriter::ArchiveWriter(int fd, std::string top, std::string origin)
+    : top_(std::move(top)), origin_(std::move(origin)) {
+  const Libarchive& la = libarchive();
+  a_ = la.write_new();
+  if (!a_) fail("archive_write_new: out of memory");
+  if (la.write_set_format_pax_restricted(a_) != ARCHIVE_OK ||
+      la.write_open_fd(a_, fd) != ARCHIVE_OK)
+    fail_write("open");
+}
+
+ArchiveWriter::~ArchiveWriter() {
+  if (a_) libarchive().write_free(a_);  // also closes, if close() was not reached
+}
+
+void ArchiveWriter::fail_write(const std::string& what) {
+  const char* s = libarchive().error_string(a_);
+  fail(origin_ + ": " + what + ": " + (s ? s : "cannot write the tar stream"));
+}
+
+void ArchiveWriter::begin(const TreeEntry& e) {
+  const Libarchive& la = libarchive();
+  std::unique_ptr<archive_entry, void (*)(archive_entry*)> h(la.entry_new(), la.entry_free);
+  if (!h) fail("archive_entry_new: out of memory");
+  auto full = [&](const std::string& n) {
+    if (top_.empty()) return n.empty() ? std::string(".") : n;
+    return n.empty() ? top_ : top_ + "/" + n;
+  };
+  const std::string name = full(e.name);
+  la.entry_set_pathname(h.get(), name.c_str());
+  switch (e.kind) {
+    case EntryKind::Dir:
+      la.entry_set_filetype(h.get(), AE_IFDIR);
+      break;
+    case EntryKind::File:
+      la.entry_set_filetype(h.get(), AE_IFREG);
+      la.entry_set_size(h.get(), static_cast<la_int64_t>(e.size));
+      break;
+    case EntryKind::Symlink:
+      la.entry_set_filetype(h.get(), AE_IFLNK);
+      la.entry_set_symlink(h.get(), e.target.c_str());
+      break;
+    case EntryKind::Hardlink: {
+      la.entry_set_filetype(h.get(), AE_IFREG);
+      const std::string target = full(e.target);
+      la.entry_set_hardlink(h.get(), target.c_str());
+      la.entry_set_size(h.get(), 0);
+      break;
+    }
+    case EntryKind::CharDev:
+      la.entry_set_filetype(h.get(), AE_IFCHR);
+      break;
+    case EntryKind::BlockDev:
+      la.entry_set_filetype(h.get(), AE_IFBLK);
+      break;
+    case EntryKind::Fifo:
+      la.entry_set_filetype(h.get(), AE_IFIFO);
+      break;
+  }
+  la.entry_set_perm(h.get(), static_cast<mode_t>(e.mode & 07777));
+  la.entry_set_uid(h.get(), e.uid);
+  la.entry_set_gid(h.get(), e.gid);
+  la.entry_set_mtime(h.get(), e.mtime_sec, e.mtime_nsec);
+  if (e.kind == EntryKind::CharDev || e.kind == EntryKind::BlockDev)
+    la.entry_set_rdev(h.get(), static_cast<dev_t>(e.rdev));
+  for (const auto& [xname, value] : e.xattrs)
+    la.entry_xattr_add_entry(h.get(), xname.c_str(), value.data(), value.size());
+  if (la.write_header(a_, h.get()) < ARCHIVE_WARN) fail_write("write " + name);
+}
+
+void ArchiveWriter::data(std::span<const uint8_t> bytes) {
+  const Libarchive& la = libarchive();
+  while (!bytes.empty()) {
+    la_ssize_t n = la.write_data(a_, bytes.data(), bytes.size());
+    if (n <= 0) fail_write("write data");
+    bytes = bytes.subspan(static_cast<size_t>(n));
+  }
+}
+
+void ArchiveWriter::close() {
+  if (closed_) return;
+  closed_ = true;
+  if (libarchive().write_close(a_) != ARCHIVE_OK) fail_write("finish");
+}
+
+}  // namespace space::store
