@@ -34,13 +34,19 @@ count() {
   done
   echo "$v"
 }
-# advancing ID: the counter of ID moves forward; prints its value.
+# advancing ID: the counter of ID moves forward within a minute; prints its value. Each step of
+# the counter forks and execs sleep: about half a second on a quiet PVM host, several seconds on
+# a loaded one, so one sample half a second apart is not enough. A counter stopped for good (a
+# lost timer after a restore, say) still fails.
 advancing() {
-  local a b
+  local a b deadline=$((SECONDS + 60))
   a=$(count "$1")
-  sleep 0.5
-  b=$(count "$1")
-  [ "$b" -gt "$a" ] || fail "counter of $1 is not advancing ($a, then $b)"
+  while :; do
+    sleep 0.5
+    b=$(count "$1")
+    [ "$b" -le "$a" ] || break
+    [ $SECONDS -lt $deadline ] || fail "counter of $1 is not advancing ($a, then $b a minute later)"
+  done
   echo "$b"
 }
 c0=$(advancing s1)
