@@ -1,7 +1,7 @@
 // `space image import|build|list|inspect|rm`: the users' own root filesystems (core/image.h).
 // import and build print their progress on stderr ("image: applying layer 2/5 ...", a line per
-// step; on a terminal build also keeps one status line of what mmdebstrap is doing) and the
-// name on stdout.
+// step; on a terminal also one status line: entries and bytes unpacked, or what mmdebstrap is
+// doing) and the name on stdout.
 #include <unistd.h>
 
 #include <chrono>
@@ -97,6 +97,7 @@ void add_import(CLI::App& parent, GlobalOptions& g) {
     a->opts.disk_bytes = core::parse_disk_size(a->size);
     ProgressOut out;
     a->opts.progress = [&out](const std::string& line) { out.step(line); };
+    a->opts.status = [&out](const std::string& line) { out.status(line); };
     print_image(g, core::import_image({g.root, g.log_level, g.log_format}, a->opts));
   });
 }

@@ -49,6 +49,8 @@ struct ImageImportOptions {
   uint64_t disk_bytes = kDefaultImageBytes;
   bool force = false;
   std::function<void(const std::string&)> progress;  // one line per step, may be empty
+  std::function<void(const std::string&)> status;    // entries and bytes unpacked so far, for a
+                                                     // terminal's status line; may be empty
 };
 // Imports `o.source` as image `o.name`. Throws space::Error (exit 125) naming what was wrong.
 ImageMeta import_image(const store::Context& ctx, const ImageImportOptions& o);

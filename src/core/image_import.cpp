@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
+
 #include "core/image.h"
 #include "core/image_make.h"
 #include "store/extract.h"
@@ -27,21 +29,31 @@ Fd open_dir(const std::string& path) {
   return d;
 }
 
+// Extraction progress as a status line: "<what>: 1234 entries, 56.7 MiB".
+std::function<void(uint64_t, uint64_t)> unpack_status(const ImageStage& st, std::string what) {
+  return [&st, what = std::move(what)](uint64_t entries, uint64_t bytes) {
+    char mib[32];
+    std::snprintf(mib, sizeof mib, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+    st.status(what + ": " + std::to_string(entries) + " entries, " + mib);
+  };
+}
+
 // Applies `plan`'s layers, bottom first, to the new directory `rootfs`.
-void apply_layers(const store::ImagePlan& plan, const std::string& rootfs, proc::SignalGuard& sig,
-                  const std::function<void(const std::string&)>& say) {
+void apply_layers(const store::ImagePlan& plan, const std::string& rootfs, ImageStage& st) {
   if (::mkdir(rootfs.c_str(), 0755) != 0) throw_errno("create " + rootfs);
   Fd root = open_dir(rootfs);
   store::ExtractOptions opts;
   opts.whiteouts = true;
   for (size_t i = 0; i < plan.layers.size(); i++) {
     const auto& l = plan.layers[i];
-    say("applying layer " + std::to_string(i + 1) + "/" + std::to_string(plan.layers.size()) +
-        " (" + l.digest.substr(0, 19) + ")");
+    const std::string step =
+        "layer " + std::to_string(i + 1) + "/" + std::to_string(plan.layers.size());
+    st.say("applying " + step + " (" + l.digest.substr(0, 19) + ")");
+    opts.progress = unpack_status(st, step);
     Fd in(::open(l.path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
     if (!in) throw_errno("open layer " + l.path);
     store::extract_archive(in.get(), root.get(), opts, "layer " + l.digest);
-    sig.check();
+    st.signals().check();
   }
 }
 
@@ -58,7 +70,7 @@ void stage_plan(ImageStage& st, const store::ImagePlan& plan) {
   take_plan(st.meta(), plan);
   if (st.reuse_twin()) return;
   st.set_rootfs(st.dir() + "/rootfs");
-  apply_layers(plan, st.rootfs(), st.signals(), [&](const std::string& s) { st.say(s); });
+  apply_layers(plan, st.rootfs(), st);
 }
 
 bool is_image(const std::string& dir) {
@@ -84,7 +96,9 @@ void stage_file(ImageStage& st, const std::string& src, const std::string& platf
   const std::string unpacked = st.dir() + "/unpacked";
   if (::mkdir(unpacked.c_str(), 0755) != 0) throw_errno("create " + unpacked);
   st.set_rootfs(unpacked);
-  store::extract_archive(in.get(), open_dir(unpacked).get(), {}, src);
+  store::ExtractOptions opts;
+  opts.progress = unpack_status(st, "unpacking");
+  store::extract_archive(in.get(), open_dir(unpacked).get(), opts, src);
   st.signals().check();
   if (!is_image(unpacked)) return;
   auto plan = read_plan(unpacked, platform);
@@ -103,7 +117,7 @@ ImageMeta import_image(const store::Context& ctx, const ImageImportOptions& o) {
     if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
       fail(src + " is neither a directory nor a file",
            "import an OCI layout, an OCI or docker archive, a tarball or a directory");
-    ImageTarget t{o.name, o.disk_bytes, o.force, o.progress};
+    ImageTarget t{o.name, o.disk_bytes, o.force, o.progress, o.status};
     return make_image(ctx, t, [&](ImageStage& stage) {
       stage.meta().source = src;
       if (!S_ISDIR(st.st_mode)) {

@@ -75,6 +75,10 @@ void ImageStage::say(const std::string& line) const {
   if (target_.progress) target_.progress(line);
 }
 
+void ImageStage::status(const std::string& line) const {
+  if (target_.status) target_.status(line);
+}
+
 bool ImageStage::reuse_twin() {
   auto twin = find_twin(images_in(images_), meta_);
   if (!twin) return false;

@@ -20,6 +20,7 @@ struct ImageTarget {
   uint64_t disk_bytes = kDefaultImageBytes;
   bool force = false;
   std::function<void(const std::string&)> progress;  // one line per step, may be empty
+  std::function<void(const std::string&)> status;    // within a step, what is happening now
 };
 
 // The staging of one image, handed to its maker.
@@ -33,6 +34,8 @@ class ImageStage {
   proc::SignalGuard& signals() { return sig_; }
   // Reports one step.
   void say(const std::string& line) const;
+  // Reports what the current step is doing (a terminal's status line).
+  void status(const std::string& line) const;
   // The directory whose files become the disk. One inside dir() is deleted once the disk is
   // made (a nested subvolume too).
   void set_rootfs(std::string path) { rootfs_ = std::move(path); }
