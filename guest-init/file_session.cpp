@@ -55,6 +55,7 @@ void refuse(Context& ctx, Channel& ch, const std::string& why) {
 
 void run_put(Context& ctx, Channel& ch, proto::FrameDecoder& dec, const proto::PutRequest& req,
              int root_fd) noexcept {
+  CopyTarget t;  // outlives the writer, which borrows its directory (also in the catch below)
   std::unique_ptr<TreeWriter> w;
   try {
     CopySource src;
@@ -62,7 +63,7 @@ void run_put(Context& ctx, Channel& ch, proto::FrameDecoder& dec, const proto::P
     src.contents = req.flags & proto::PutRequest::kContents;
     src.stream = req.flags & proto::PutRequest::kStream;
     src.name = req.name;
-    CopyTarget t = copy_target(root_fd, RESOLVE_IN_ROOT, req.dest, src);
+    t = copy_target(root_fd, RESOLVE_IN_ROOT, req.dest, src);
     TreeWriteOptions o;
     o.top = t.top;
     if (!(req.flags & proto::PutRequest::kArchive)) {

@@ -289,9 +289,9 @@ void get(const store::Context& ctx, const CopyPath& from, const std::string& des
   if (!top.name.empty()) fail(origin + ": the guest's tree does not start at its top");
   if (sn.contents && top.kind != EntryKind::Dir) fail(from.path + ": not a directory");
 
+  CopyTarget target;  // outlives the writer, which borrows its directory
   std::unique_ptr<store::ArchiveWriter> tar;
   std::unique_ptr<TreeWriter> tree;
-  CopyTarget target;
   if (dest == "-") {
     if (::isatty(o.stdout_fd) == 1)
       fail("refusing to write a tar stream to a terminal", "redirect stdout or pipe it to tar -x");

@@ -20,6 +20,7 @@
 #include "proto/files.h"
 #include "support/fake_sandbox.h"
 #include "support/fake_server.h"
+#include "support/tar_writer.h"
 #include "support/temp_dir.h"
 #include "support/tree_files.h"
 #include "util/error.h"
@@ -237,6 +238,30 @@ TEST_CASE("copy: a hostile guest's tree writes nothing outside DST") {
       fs::remove_tree(t.path + "/dst/got");
     }
   }
+}
+
+TEST_CASE("copy: a hostile tar copied in writes nothing outside DST and leaves nothing in it") {
+  CopyRig rig;
+  TempDir t("cpevil");
+  fs::mkdir_p(t.path + "/guest/in");
+  put_file(t.path + "/guest/canary", "untouched");
+  using space::test::TarEntry;
+  TarEntry link{"up", AE_IFLNK};
+  link.link = "..";
+  TarEntry through{"up/canary"};
+  through.data = "evil";
+  TarEntry ok{"fine"};
+  ok.data = "made before the refusal";
+  space::test::write_tar(t.path + "/evil.tar", {ok, link, through});
+  Fd in(::open((t.path + "/evil.tar").c_str(), O_RDONLY | O_CLOEXEC));
+  core::CopyOptions o;
+  o.sources = {"-"};
+  o.dest = "cp1:" + t.path + "/guest/in";
+  o.stdin_fd = in.get();
+  CHECK(error_of([&] { core::copy_files(rig.sb.ctx, o); }).find("symbolic link") !=
+        std::string::npos);
+  CHECK(slurp(t.path + "/guest/canary") == "untouched");
+  CHECK(fs::list_dir(t.path + "/guest/in").empty());  // "fine" and "up" were removed again
 }
 
 TEST_CASE("copy: errors a user sees") {
