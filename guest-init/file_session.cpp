@@ -22,17 +22,17 @@
 namespace space::guest {
 namespace {
 
-// The next frame from `fd` (blocking); nullopt when the host closed the connection.
-std::optional<proto::Frame> next_frame(int fd, proto::FrameDecoder& dec) {
-  constexpr size_t kBuf = 256 * 1024;
-  std::unique_ptr<uint8_t[]> buf;
+constexpr size_t kReadBuf = 256 * 1024;
+
+// The next frame from `fd` (blocking), read through `buf` (kReadBuf bytes, allocated once per
+// copy by the caller); nullopt when the host closed the connection.
+std::optional<proto::Frame> next_frame(int fd, proto::FrameDecoder& dec, uint8_t* buf) {
   for (;;) {
     if (auto f = dec.next()) return f;
-    if (!buf) buf = std::make_unique_for_overwrite<uint8_t[]>(kBuf);
-    ssize_t n = ::read(fd, buf.get(), kBuf);
+    ssize_t n = ::read(fd, buf, kReadBuf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return std::nullopt;
-    dec.feed({buf.get(), static_cast<size_t>(n)});
+    dec.feed({buf, static_cast<size_t>(n)});
   }
 }
 
@@ -74,8 +74,9 @@ void run_put(Context& ctx, Channel& ch, proto::FrameDecoder& dec, const proto::P
     w = std::make_unique<TreeWriter>(t.dir.get(), o, req.dest);
     if (!ch.send(proto::Type::Ack)) return;
     proto::TreeReceiver rx(*w);
+    auto buf = std::make_unique_for_overwrite<uint8_t[]>(kReadBuf);
     for (;;) {
-      auto f = next_frame(ch.fd(), dec);
+      auto f = next_frame(ch.fd(), dec, buf.get());
       if (!f || f->type == proto::Type::Error) {  // the host gave up: undo
         w->remove_created();
         return;
