@@ -145,8 +145,8 @@ manifest "$data/paused" setid | diff "$data/tree.manifest" - || fail "copy out o
 [ "$(stat -c %u "$data/paused/d05/f0005")" = 1234 ] || fail "cp -a out: owner not kept"
 expect_status 0 space resume s1
 
-# Tar streams both ways (a stream's destination directory must exist).
-space exec s1 -- mkdir /work/streamed || fail "mkdir /work/streamed"
+# Tar streams both ways (a stream's destination directory must exist; /work belongs to root).
+space exec -u root s1 -- mkdir /work/streamed || fail "mkdir /work/streamed"
 tar -C "$data/tree" -cf - d07 | space cp - s1:/work/streamed || fail "tar stream in"
 space cp s1:/work/streamed/d07 - | tar -C "$data" -xf - || fail "tar stream out"
 diff -r "$data/tree/d07" "$data/d07" || fail "tar stream round trip"
