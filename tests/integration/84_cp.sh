@@ -197,8 +197,12 @@ expect_status 125 space cp "$data/tree" s1:/work/hello.txt
 assert_contains "$ERR" "cannot copy a directory" "DST is a file"
 expect_status 125 space cp "$data/hello.txt" s1:/work/missing/
 assert_contains "$ERR" "does not exist" "DST directory missing"
-expect_status 125 space cp --max-size 1M s1:/work/tree "$data/limited"
-assert_contains "$ERR" "size limit" "size limit"
+# The size limit: one file over it, and a tree (about 8 KB here) that crosses it part way.
+expect_status 125 space cp --max-size 1M s1:/work/big.bin "$data/limited"
+assert_contains "$ERR" "size limit" "size limit (file)"
+[ ! -e "$data/limited" ] || fail "a file copy stopped by the size limit left $data/limited"
+expect_status 125 space cp --max-size 2K s1:/work/tree "$data/limited"
+assert_contains "$ERR" "size limit" "size limit (tree)"
 [ ! -e "$data/limited" ] || fail "a copy stopped by the size limit left $(ls "$data/limited" | wc -l) entries"
 
 # The base root (no image) works the same; a stopped sandbox is refused.
