@@ -1,66 +1,32 @@
 // The audit log; see audit.h.
 #include "cred/audit.h"
 
-#include <fcntl.h>
-#include <time.h>
-#include <unistd.h>
-
-#include <cstdio>
-
-#include "util/error.h"
-#include "util/fd.h"
-#include "util/fs.h"
+#include "util/json_lines.h"
 
 namespace space::cred {
 
-std::string rfc3339_ms(uint64_t ms) {
-  time_t s = static_cast<time_t>(ms / 1000);
-  struct tm tm {};
-  ::gmtime_r(&s, &tm);
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<unsigned>(ms % 1000));
-  return buf;
-}
-
-std::string audit_line(const AuditEntry& e) {
+namespace {
+json::Value audit_value(const AuditEntry& e) {
   json::Value v = json::Value::object();
   v.set("time", rfc3339_ms(e.time_ms));
   v.set("sandbox", e.sandbox.empty() ? json::Value() : json::Value(e.sandbox));
   v.set("name", e.name);
   v.set("outcome", e.outcome);
   if (!e.detail.empty()) v.set("detail", e.detail);
-  return json::serialize(v);
+  return v;
+}
+}  // namespace
+
+std::string audit_line(const AuditEntry& e) {
+  return json::serialize(audit_value(e));
 }
 
 void audit_append(const std::string& path, const AuditEntry& e) {
-  std::string line = audit_line(e) + "\n";
-  Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
-  if (!fd) throw_errno("open " + path);
-  write_all(fd.get(), line.data(), line.size());
+  jsonl::append(path, audit_value(e));
 }
 
 std::vector<json::Value> audit_read(const std::string& path) {
-  std::vector<json::Value> out;
-  if (!fs::exists(path)) return out;
-  std::string text = fs::read_file(path, 256u << 20);
-  size_t pos = 0, lineno = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) nl = text.size();
-    lineno++;
-    std::string line = text.substr(pos, nl - pos);
-    pos = nl + 1;
-    if (line.empty()) continue;
-    try {
-      out.push_back(json::parse(line));
-    } catch (Error& e) {
-      e.add_context(path + " line " + std::to_string(lineno));
-      throw;
-    }
-  }
-  return out;
+  return jsonl::read(path);
 }
 
 }  // namespace space::cred

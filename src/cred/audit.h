@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "util/json.h"
+#include "util/json_lines.h"
 
 namespace space::cred {
 
@@ -22,8 +23,7 @@ struct AuditEntry {
 
 // The JSON line for `e`, without the newline. Time as RFC 3339 UTC with milliseconds.
 std::string audit_line(const AuditEntry& e);
-// "2026-11-29T20:00:00.123Z" for `ms` since the epoch.
-std::string rfc3339_ms(uint64_t ms);
+using jsonl::rfc3339_ms;  // "2026-11-29T20:00:00.123Z" for ms since the epoch
 // Appends one line to `path` (created 0600). Throws on failure.
 void audit_append(const std::string& path, const AuditEntry& e);
 // Every line of `path` parsed (missing file: none). Throws naming the line on bad content.

@@ -4,6 +4,7 @@
 #include <cerrno>
 
 #include "cred/paths.h"
+#include "util/daemon.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -24,27 +25,11 @@ proc::Child start_helper(const store::Context& ctx, const std::string& cred_dir,
   CredPaths p = cred_paths_in(cred_dir);
   check_socket_paths(p.dir);
   make_cred_dir(p);
-  Pipe pipe = Pipe::make();
   std::vector<std::string> argv = {
       "/proc/self/exe", "--root",       fs::absolute(ctx.root), "--log-level",
       ctx.log_level,    "--log-format", ctx.log_format,         "__credd",
       "--cred-dir",     p.dir,          "--ready-fd",           "3"};
-  proc::Child child = proc::spawn_detached(argv, p.log, pipe.write.get());
-  pipe.write.reset();
-  set_nonblocking(pipe.read.get());
-  std::optional<std::string> line;
-  try {
-    line = net::read_line(pipe.read.get(), net::Deadline::after_ms(timeout_ms), 4096);
-  } catch (Error& e) {
-    e.add_context("start the credential helper");
-    e.set_hint("see " + p.log);
-    throw;
-  }
-  if (!line) throw Error("the credential helper exited before it was ready", 0, "see " + p.log);
-  if (line->rfind("error: ", 0) == 0)
-    throw Error("the credential helper failed: " + line->substr(7), 0, "see " + p.log);
-  if (*line != "ok") fail("the credential helper sent an unexpected ready line: \"" + *line + "\"");
-  return child;
+  return daemon::start(argv, p.log, "the credential helper", timeout_ms);
 }
 
 std::string cred_exchange(const store::Context& ctx, const proto::credd::Request& req) {

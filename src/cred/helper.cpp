@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/epoll.h>
-#include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -13,11 +12,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <thread>
 #include <vector>
 
 #include "cred/paths.h"
@@ -25,8 +22,8 @@
 #include "proto/agent.h"
 #include "proto/cred.h"
 #include "store/context.h"
-#include "store/state.h"
 #include "store/store.h"
+#include "util/daemon.h"
 #include "util/env.h"
 #include "util/error.h"
 #include "util/event_loop.h"
@@ -372,25 +369,10 @@ class Helper {
   int64_t last_activity_ = 0;
 };
 
-// Takes credd.lock, waiting a little for a helper that is on its way out.
-bool take_lock(const std::string& path, std::optional<store::SandboxLock>& lock) {
-  int64_t end = mono_ms() + kLockWaitMs;
-  for (;;) {
-    lock.emplace(path, /*nonblocking=*/true);
-    if (lock->held()) return true;
-    lock.reset();
-    if (mono_ms() >= end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-}
-
 }  // namespace
 
 bool helper_running(const CredPaths& p) {
-  Fd fd(::open(p.lock.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  if (!fd) return false;                                        // never started in this directory
-  if (::flock(fd.get(), LOCK_SH | LOCK_NB) == 0) return false;  // the lock goes with the fd
-  return errno == EWOULDBLOCK;
+  return daemon::running(p.lock);
 }
 
 int idle_seconds() {
@@ -405,8 +387,8 @@ int credd_main(const HelperOptions& opts) {
     check_socket_paths(p.dir);
     make_cred_dir(p);
     ::umask(077);
-    std::optional<store::SandboxLock> lock;
-    if (!take_lock(p.lock, lock)) {
+    Fd lock = daemon::take_lock(p.lock, kLockWaitMs);
+    if (!lock) {
       log::info("a credential helper is already running for " + p.dir);
       report(ready, "ok");
       return 0;

@@ -83,19 +83,7 @@ std::string CredService::created_of(const std::string& sandbox) const {
 }
 
 std::string CredService::check_peer(const std::string& sandbox, int pid) const {
-  store::SandboxState st;
-  try {
-    st = store::read_state(store::sandbox_paths(root_, sandbox).state);
-  } catch (const Error& e) {
-    return std::string("the sandbox's state cannot be read: ") + e.what();
-  }
-  if (st.pid <= 0) return "sandbox " + sandbox + " has no running VMM";
-  if (pid != st.pid)
-    return "the connection comes from pid " + std::to_string(pid) + ", not from the VMM of " +
-           sandbox + " (pid " + std::to_string(st.pid) + ")";
-  if (!proc::is_alive(st.pid, st.pid_start_time))
-    return "pid " + std::to_string(pid) + " is not the process recorded as the VMM of " + sandbox;
-  return "";
+  return store::vmm_peer_problem(root_, sandbox, pid);
 }
 
 std::string CredService::handle_line(std::string_view line) {

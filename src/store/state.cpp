@@ -120,4 +120,20 @@ SandboxLock::SandboxLock(const std::string& lock_path, bool nonblocking) {
   fd_ = std::move(fd);
 }
 
+std::string vmm_peer_problem(const std::string& root, const std::string& id, int pid) {
+  SandboxState st;
+  try {
+    st = read_state(sandbox_paths(root, id).state);
+  } catch (const Error& e) {
+    return std::string("the sandbox's state cannot be read: ") + e.what();
+  }
+  if (st.pid <= 0) return "sandbox " + id + " has no running VMM";
+  if (pid != st.pid)
+    return "the connection comes from pid " + std::to_string(pid) + ", not from the VMM of " + id +
+           " (pid " + std::to_string(st.pid) + ")";
+  if (!proc::is_alive(st.pid, st.pid_start_time))
+    return "pid " + std::to_string(pid) + " is not the process recorded as the VMM of " + id;
+  return "";
+}
+
 }  // namespace space::store

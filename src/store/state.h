@@ -42,6 +42,10 @@ struct SandboxState {
 
 // Reads and checks state.json; throws Error naming the file and the field.
 SandboxState read_state(const std::string& path);
+// Why process `pid` (a socket peer, by SO_PEERCRED) is not the running VMM of sandbox `id` under
+// `root`, by the pid and start time in its state.json; "" when it is. The helpers that serve
+// guests (credentials, network) trust a connection only from there.
+std::string vmm_peer_problem(const std::string& root, const std::string& id, int pid);
 // Replaces state.json atomically, and durably unless `sync` is Volatile.
 void write_state(const std::string& path, const SandboxState& s, fs::Sync sync = fs::Sync::Durable);
 // The JSON form (keys in a fixed order; empty template/parent as null), and back.

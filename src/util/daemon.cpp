@@ -1,0 +1,66 @@
+// On-demand daemons: their lock and their start; see daemon.h.
+#include "util/daemon.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <time.h>
+
+#include <cerrno>
+#include <chrono>
+#include <optional>
+#include <thread>
+
+#include "util/error.h"
+#include "util/socket.h"
+
+namespace space::daemon {
+
+namespace {
+int64_t mono_ms() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+}
+}  // namespace
+
+Fd take_lock(const std::string& path, int wait_ms) {
+  Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!fd) throw_errno("open " + path);
+  int64_t end = mono_ms() + wait_ms;
+  for (;;) {
+    if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) return fd;
+    if (errno != EWOULDBLOCK && errno != EINTR) throw_errno("lock " + path);
+    if (mono_ms() >= end) return Fd();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+bool running(const std::string& lock_path) {
+  Fd fd(::open(lock_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd) return false;                                        // never started here
+  if (::flock(fd.get(), LOCK_SH | LOCK_NB) == 0) return false;  // the lock goes with the fd
+  return errno == EWOULDBLOCK;
+}
+
+proc::Child start(const std::vector<std::string>& argv, const std::string& log_path,
+                  const std::string& what, int timeout_ms) {
+  Pipe pipe = Pipe::make();
+  proc::Child child = proc::spawn_detached(argv, log_path, pipe.write.get());
+  pipe.write.reset();
+  set_nonblocking(pipe.read.get());
+  std::optional<std::string> line;
+  try {
+    line = net::read_line(pipe.read.get(), net::Deadline::after_ms(timeout_ms), 4096);
+  } catch (Error& e) {
+    e.add_context("start " + what);
+    e.set_hint("see " + log_path);
+    throw;
+  }
+  if (!line) throw Error(what + " exited before it was ready", 0, "see " + log_path);
+  if (line->rfind("error: ", 0) == 0)
+    throw Error(what + " failed: " + line->substr(7), 0, "see " + log_path);
+  if (*line != "ok") fail(what + " sent an unexpected ready line: \"" + *line + "\"");
+  return child;
+}
+
+}  // namespace space::daemon
