@@ -23,7 +23,7 @@ tar -C "$work/root" -cf "$work/rootfs.tar" .
 # podman's own storage, for this test only and removed with it.
 pod() { podman --storage-driver vfs --root "$work/store" --runroot "$work/run" "$@"; }
 cleanup_podman() { pod rmi -f "$tag" >/dev/null 2>&1 || true; rm -rf "$work/store" "$work/run" 2>/dev/null || true; }
-trap 'cleanup_podman; cleanup' EXIT
+at_exit cleanup_podman
 pod import -q --change 'ENV GREETING=from-podman' --change 'WORKDIR /srv/app' \
   --change 'CMD ["sh", "-c", "echo hi"]' "$work/rootfs.tar" "$tag" >/dev/null || fail "podman import"
 pod save -q --format docker-archive -o "$work/docker.tar" "$tag" || fail "podman save (docker)"

@@ -52,13 +52,23 @@ store_leftovers() {
   [ ! -e "$SPACE_ROOT/store.img" ] || losetup -j "$SPACE_ROOT/store.img" -O NAME -n || true
 }
 
+# at_exit CMD: a test's own clean-up (a server it started), run first by cleanup; the test's
+# exit status is kept (a trap of the test's own would lose it).
+AT_EXIT=()
+at_exit() { AT_EXIT+=("$1"); }
+
 cleanup() {
   local rc=$?
   set +e
+  local c
+  for c in "${AT_EXIT[@]}"; do eval "$c"; done
   for id in $(ls "$SPACE_ROOT/store/sandboxes" 2>/dev/null); do "$SPACE_BIN" destroy --force "$id" >/dev/null 2>&1; done
   local left
   # The credential helper of this root (destroy may have started it): stopped by its pid.
   for pid in $(pgrep -f -- "__credd --cred-dir $TEST_ROOT/" || true); do kill "$pid" 2>/dev/null; done
+  # The network broker of this root (a sandbox with a network started it): SIGTERM ends it and
+  # it removes its sockets.
+  for pid in $(pgrep -f -- "--root $SPACE_ROOT( .* | )__egress" || true); do kill "$pid" 2>/dev/null; done
   left=$(vmm_pids)
   if [ -n "$left" ]; then
     echo "FAIL: VMM processes left behind: $left" >&2
