@@ -12,6 +12,7 @@
 #include "console.h"
 #include "host_sync.h"
 #include "image_root.h"
+#include "net_proxy.h"
 #include "reaper.h"
 
 namespace space::guest {
@@ -31,6 +32,8 @@ struct Context {
   std::atomic<int> sessions{0};  // connections being served
   int max_sessions = 64;         // more are refused with an Error frame
   std::string cred_unix;         // test mode: the credential helper's Unix socket ("" = vsock)
+  NetProxy proxy;                // the HTTP proxy, started by the first Hello that asks for it
+  ProxyOptions proxy_options;    // test mode: its port and the broker's Unix socket
 };
 
 // Milliseconds since the guest kernel booted (CLOCK_BOOTTIME).

@@ -45,6 +45,11 @@ bool wait_fd(int fd, short events, int64_t deadline_ms, std::string& why) {
 }  // namespace
 
 Fd connect_helper(const std::string& unix_path, int timeout_ms, std::string& why) noexcept {
+  return connect_host(proto::kCredentialPort, unix_path, timeout_ms, why);
+}
+
+Fd connect_host(uint32_t port, const std::string& unix_path, int timeout_ms,
+                std::string& why) noexcept {
   int64_t deadline = mono_ms() + timeout_ms;
   Fd fd;
   int rc;
@@ -57,9 +62,9 @@ Fd connect_helper(const std::string& unix_path, int timeout_ms, std::string& why
     sockaddr_vm a{};
     a.svm_family = AF_VSOCK;
     a.svm_cid = VMADDR_CID_HOST;
-    a.svm_port = proto::kCredentialPort;
+    a.svm_port = port;
     // The guest kernel gives up on a vsock connect after 2 s by default, and the VMM may need
-    // longer than that to start the helper: wait as long as the caller does.
+    // longer than that to start the helper or the broker: wait as long as the caller does.
     timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
     ::setsockopt(fd.get(), AF_VSOCK, SO_VM_SOCKETS_CONNECT_TIMEOUT, &tv, sizeof tv);
     rc = ::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a);
@@ -68,7 +73,7 @@ Fd connect_helper(const std::string& unix_path, int timeout_ms, std::string& why
     sockaddr_un a{};
     a.sun_family = AF_UNIX;
     if (!fd || unix_path.size() >= sizeof a.sun_path) {
-      why = "bad helper socket " + unix_path;
+      why = "bad host socket " + unix_path;
       return Fd();
     }
     std::memcpy(a.sun_path, unix_path.data(), unix_path.size());

@@ -5,6 +5,7 @@
 // CredDenied back (proto/cred.h). Every wait is bounded by one deadline. Values are read straight
 // into buffers that are wiped (explicit_bzero) once consumed; no value is ever written to a file.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,11 @@ struct CredFetch {
 CredFetch fetch_secrets(const std::vector<std::string>& names, const std::string& unix_path,
                         int timeout_ms = kCredTimeoutMs) noexcept;
 
-// A connected stream to the helper, or an invalid Fd with `why` set.
+// A connected stream to host vsock port `port` (CID 2; `unix_path` instead when not ""), or an
+// invalid Fd with `why` set. The connect waits up to `timeout_ms`: the VMM may start the peer.
+Fd connect_host(uint32_t port, const std::string& unix_path, int timeout_ms,
+                std::string& why) noexcept;
+// connect_host() to the credential helper's port.
 Fd connect_helper(const std::string& unix_path, int timeout_ms, std::string& why) noexcept;
 // Sends all of `data`; false with `why` set on error or timeout.
 bool send_all_by(int fd, const void* data, size_t len, int64_t deadline_ms,

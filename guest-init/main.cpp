@@ -17,14 +17,16 @@
 // PID 1 must never exit (the kernel would panic): every error is logged to the console and
 // guest-init carries on, and an unexpected exception or std::terminate ends in reap_forever().
 // As PID 1 argv is ignored (the kernel passes unknown boot parameters there). When not PID 1,
-// `guest-init --serve-unix PATH [--id ID] [--cred-unix PATH]` serves the same protocol on a Unix
-// socket with no mounts and no reboot (Poweroff makes it exit 0), and fetches secrets from the
-// Unix socket --cred-unix instead of vsock, so the host side can be tested without a VM.
+// `guest-init --serve-unix PATH [--id ID] [--cred-unix PATH] [--egress-unix PATH --proxy-port N]`
+// serves the same protocol on a Unix socket with no mounts and no reboot (Poweroff makes it exit
+// 0), fetches secrets from the Unix socket --cred-unix instead of vsock, and runs its network
+// proxy on 127.0.0.1:N towards --egress-unix, so the host side can be tested without a VM.
 #include <malloc.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -77,13 +79,14 @@ namespace {
 
 int usage() {
   Console(2).log(
-      "usage: guest-init --serve-unix PATH [--id ID] [--cred-unix PATH]  (PID 1 takes no "
-      "arguments)");
+      "usage: guest-init --serve-unix PATH [--id ID] [--cred-unix PATH] [--egress-unix PATH "
+      "--proxy-port N]  (PID 1 takes no arguments)");
   return 2;
 }
 
 int test_main(int argc, char** argv) {
-  std::string path, id(kDefaultHostname), cred_unix;
+  std::string path, id(kDefaultHostname), cred_unix, egress_unix;
+  int proxy_port = 0;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
     if (a == "--serve-unix" && i + 1 < argc)
@@ -92,6 +95,10 @@ int test_main(int argc, char** argv) {
       id = argv[++i];
     else if (a == "--cred-unix" && i + 1 < argc)
       cred_unix = argv[++i];
+    else if (a == "--egress-unix" && i + 1 < argc)
+      egress_unix = argv[++i];
+    else if (a == "--proxy-port" && i + 1 < argc)
+      proxy_port = std::atoi(argv[++i]);
     else if (a == "--version") {
       Console(1).log(kAgentVersion);
       return 0;
@@ -106,6 +113,8 @@ int test_main(int argc, char** argv) {
   Context ctx;
   ctx.hostname = id;
   ctx.cred_unix = cred_unix;
+  ctx.proxy_options.egress_unix = egress_unix;
+  ctx.proxy_options.port = static_cast<uint16_t>(proxy_port);
   try {
     space::Fd sigfd = block_signals();
     space::Fd listener = listen_unix(path);

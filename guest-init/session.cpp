@@ -16,8 +16,10 @@
 #include "cred_fetch.h"
 #include "exec_session.h"
 #include "file_session.h"
+#include "forward_session.h"
 #include "proto/agent.h"
 #include "proto/exec.h"
+#include "proto/net.h"
 #include "util/wipe.h"
 
 namespace space::guest {
@@ -74,6 +76,11 @@ class Session {
         ctx_.image.ensure(ctx_.console, ctx_.host_sync.hostname(ctx_.hostname));
     }
     image_wanted_ = hello.flags & proto::Hello::kImage;
+    if ((hello.flags & proto::Hello::kNetwork) &&
+        (ctx_.pid1 || !ctx_.proxy_options.egress_unix.empty())) {
+      std::string why = ctx_.proxy.ensure(ctx_.proxy_options);
+      if (!why.empty()) ctx_.console.log("no network proxy: " + why);
+    }
     proto::HelloReply reply;
     reply.agent = ctx_.agent;
     reply.hostname = ctx_.pid1 ? ctx_.host_sync.hostname(ctx_.hostname) : ctx_.hostname;
@@ -123,6 +130,11 @@ class Session {
           run_get(ctx_, ch_, proto::GetRequest::decode(f.payload), root);
         return false;  // a copy ends its connection
       }
+      case proto::Type::Forward:
+        // ProtoError: refused by run(). The host sends nothing before the answer, so the
+        // decoder holds no bytes that belong to the forwarded stream.
+        run_forward(ctx_, ch_, proto::ForwardRequest::decode(f.payload));
+        return false;  // the forwarded connection ends its connection
       default:
         return refuse("unsupported frame type " + std::to_string(static_cast<int>(f.type)));
     }

@@ -39,6 +39,9 @@ void build_app(CLI::App& app, GlobalOptions& g) {
   register_revoke(app, g);
   register_vmm(app, g);
   register_credd(app, g);
+  register_egress(app, g);
+  register_net(app, g);
+  register_forward(app, g);
   register_cp(app, g);
   register_completion(app, g);
 }

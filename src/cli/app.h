@@ -37,6 +37,9 @@ void register_secret(CLI::App& app, GlobalOptions& g);
 void register_grant(CLI::App& app, GlobalOptions& g);
 void register_revoke(CLI::App& app, GlobalOptions& g);
 void register_credd(CLI::App& app, GlobalOptions& g);
+void register_egress(CLI::App& app, GlobalOptions& g);
+void register_net(CLI::App& app, GlobalOptions& g);
+void register_forward(CLI::App& app, GlobalOptions& g);
 void register_cp(CLI::App& app, GlobalOptions& g);
 void register_completion(CLI::App& app, GlobalOptions& g);
 

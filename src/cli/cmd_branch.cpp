@@ -1,7 +1,8 @@
-// `space branch ID [--count N] [--name PREFIX]`: N new running sandboxes with the source's exact
-// memory, CPU, device and disk state; the source keeps running. Prints the new ids, one a line
-// (a JSON array of {"id","parent"} objects with --format json). Branches get no grants of
-// secrets unless --keep-secrets copies the source's live grants to each of them.
+// `space branch ID [--count N] [--name PREFIX] [--net none|allow=RULE,...]`: N new running
+// sandboxes with the source's exact memory, CPU, device and disk state; the source keeps running.
+// Prints the new ids, one a line (a JSON array of {"id","parent"} objects with --format json).
+// Branches get no grants of secrets unless --keep-secrets copies the source's live grants to each
+// of them; they keep the source's network policy unless --net gives them another.
 #include <cstdio>
 
 #include "cli/app.h"
@@ -26,6 +27,8 @@ void register_branch(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--count,-n", f->opts.count, "How many branches (default 1)");
   cmd->add_option("--name", f->opts.name,
                   "Id of the branch, or prefix PREFIX-1..PREFIX-N with --count (default: random)");
+  cmd->add_option("--net", f->opts.net,
+                  "Network of the branches: none or allow=RULE[,RULE...] (default: the source's)");
   cmd->add_flag("--keep-secrets", f->keep_secrets,
                 "Give each branch the source's grants of secrets (default: none)");
   cmd->add_option("id", f->id, "Sandbox id")->required();

@@ -1,8 +1,8 @@
 // `space create [--template NAME | --cold] [--image NAME [--disk-size SIZE]] [--cpus N]
 // [--memory MiB] [--kernel PATH] [--rootfs PATH] [--secret NAME[:ttl=D][:uses=N]]...
-// [--copy HOST:GUEST]... [ID]`: makes a sandbox, from a template (restored) or by a cold boot,
-// grants it the --secret names and copies the --copy files in (destroying it again if either
-// fails), and prints its id once it runs.
+// [--copy HOST:GUEST]... [--net none|allow=RULE,...] [ID]`: makes a sandbox, from a template
+// (restored) or by a cold boot, grants it the --secret names and copies the --copy files in
+// (destroying it again if either fails), and prints its id once it runs.
 #include <cstdio>
 
 #include "cli/app.h"
@@ -49,6 +49,10 @@ void register_create(CLI::App& app, GlobalOptions& g) {
                   "Copy HOST_PATH into the sandbox at GUEST_PATH before it is handed over, as "
                   "space cp does: HOST_PATH:GUEST_PATH (repeatable)")
       ->allow_extra_args(false);
+  cmd->add_option(
+      "--net", f->opts.net,
+      "Network: none (the default, or config.toml [net] allow), or allow=RULE[,RULE...]: names "
+      "(pypi.org:443), wildcards (*.example.com), addresses or CIDRs (127.0.0.2:8080, 10.0.0.0/8)");
   cmd->add_option("id", f->opts.id, "Sandbox id (default: 12 random hex digits)");
   cmd->callback([&g, f] {
     f->boot.apply(f->opts.vcpus, f->opts.memory_mib);

@@ -1,6 +1,6 @@
 // `space run [--template NAME | --cold] [--image NAME [--disk-size SIZE]] [--cpus N] [--memory MiB]
-// [--kernel P] [--rootfs P] [--name ID] [--rm|--keep] [--secret SPEC]... [--copy H:G]... [exec
-// flags]
+// [--kernel P] [--rootfs P] [--name ID] [--rm|--keep] [--secret SPEC]... [--copy H:G]...
+// [--net none|allow=RULE,...] [exec flags]
 // [-- CMD [ARG...]]`: create a sandbox (as `create` does), run one command in it (with --image and
 // no command, the image's Entrypoint and Cmd), destroy it (even on failure or SIGINT/SIGTERM,
 // which are forwarded to the command first); returns the command's exit code.
@@ -39,6 +39,10 @@ void register_run(CLI::App& app, GlobalOptions& g) {
                   "Entrypoint and Cmd");
   cmd->add_option("--disk-size", f->disk_size,
                   "Grow the sandbox's copy of the image's disk to this size, e.g. 20G");
+  cmd->add_option(
+      "--net", f->run.create.net,
+      "Network: none (the default, or config.toml [net] allow), or allow=RULE[,RULE...]: names "
+      "(pypi.org:443), wildcards (*.example.com), addresses or CIDRs (127.0.0.2:8080, 10.0.0.0/8)");
   cmd->add_option("--name", f->run.create.id, "Sandbox id (default: 12 random hex digits)");
   auto* rm = cmd->add_flag("--rm", f->rm, "Destroy the sandbox afterwards (the default)");
   cmd->add_flag("--keep", f->run.keep, "Keep the sandbox afterwards; its id goes to stderr")

@@ -46,6 +46,9 @@ void add_exec_flags(CLI::App* cmd, ExecFlags* f) {
                   "Set VAR to the secret NAME, fetched in the guest as the process starts "
                   "(VAR=NAME; the sandbox needs a grant of NAME)")
       ->allow_extra_args(false);
+  cmd->add_flag("--no-proxy-env", f->opts.no_proxy_env,
+                "Do not set HTTP_PROXY, HTTPS_PROXY, NO_PROXY (and lower-case forms) for a sandbox "
+                "with a network");
   cmd->add_option("-w,--workdir", f->opts.cwd, "Working directory (default /)");
   cmd->add_option("-u,--user", f->user,
                   "Run as UID[:GID], or USER[:GROUP] looked up in the guest's (or image's) "

@@ -19,6 +19,7 @@
 #include <optional>
 
 #include "core/launcher.h"
+#include "core/net.h"
 #include "core/sandbox.h"
 #include "core/session.h"
 #include "core/session_util.h"
@@ -108,9 +109,13 @@ std::vector<store::SandboxState> branch_sandbox(const store::Context& ctx, const
                                                 const BranchOptions& opts) {
   std::vector<store::SandboxPaths> made;  // subvolumes created so far, removed on failure
   std::vector<proc::ProcessRef> vmms;  // branch VMMs (children of the source's), killed on failure
+  std::vector<std::string> ids;        // made[i] is ids[i]'s
   try {
     proc::SignalGuard sig;
-    std::vector<std::string> ids = branch_ids(ctx, opts);
+    ids = branch_ids(ctx, opts);
+    // The branches' network: --net if given, else the source's policy (read before the pause).
+    std::optional<egress::Policy> policy =
+        opts.net.empty() ? sandbox_policy(ctx, id) : parse_net_flag(opts.net);
     std::vector<store::SandboxState> out;
     LockedSandbox s = lock_sandbox(ctx, id);
     if (s.observed != store::Status::Running && s.observed != store::Status::Paused)
@@ -141,6 +146,7 @@ std::vector<store::SandboxState> branch_sandbox(const store::Context& ctx, const
         store::SandboxState b;
         b.id = bid;
         prepare_branch(bp, s.st, b);
+        set_policy(ctx, bid, policy);  // before its VMM runs: its Hello starts the guest's proxy
         out.push_back(b);
         req.targets.push_back({bid, bp.dir, bp.run_dir});
       }
@@ -189,8 +195,10 @@ std::vector<store::SandboxState> branch_sandbox(const store::Context& ctx, const
         log::error("branch " + id + ": " + cleanup.what());
       }
     }
-    for (const auto& bp : made) {
+    for (size_t i = 0; i < made.size(); i++) {
+      const auto& bp = made[i];
       try {
+        set_policy(ctx, ids[i], std::nullopt);
         fs::remove_tree(bp.run_dir);
         store::remove_store_tree(bp.dir);
       } catch (const Error& cleanup) {

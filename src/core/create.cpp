@@ -9,6 +9,7 @@
 
 #include "core/image_use.h"
 #include "core/launcher.h"
+#include "core/net.h"
 #include "core/sandbox.h"
 #include "core/template.h"
 #include "cred/paths.h"
@@ -157,6 +158,7 @@ store::SandboxState create_sandbox(const store::Context& ctx, const CreateOption
     if (!opts.image.empty()) store::validate_id(opts.image, "image name");
     store::HostConfig hc = store::load_host_config(ctx.root);
     Source src = choose_source(hc, opts);
+    std::optional<egress::Policy> policy = initial_policy(hc, opts.net);  // checked up front
     if (src.template_name.empty())
       src.boot = resolve_boot_spec(hc, opts.vcpus, opts.memory_mib, opts.kernel, opts.rootfs);
     store::StorePaths sp = store::ensure_store(ctx, store::StoreUse::Create);
@@ -190,6 +192,7 @@ store::SandboxState create_sandbox(const store::Context& ctx, const CreateOption
     auto undo = [&] {
       vmm.reset();  // SIGKILL + reap
       try {
+        set_policy(ctx, id, std::nullopt);
         fs::remove_tree(p.run_dir);
         store::remove_store_tree(p.dir);
       } catch (const Error& cleanup) {
@@ -198,6 +201,7 @@ store::SandboxState create_sandbox(const store::Context& ctx, const CreateOption
     };
     try {
       store::SandboxLock lock(p.lock);
+      set_policy(ctx, id, policy);  // before the VMM: its first Hello starts the guest's proxy
       start(ctx, p, st, src, opts, sp.templates + "/" + src.template_name, sig, vmm, ph);
       vmm->release();  // the sandbox is running: the VMM outlives us
       log::debug("create " + id + ": " + ph.summary());

@@ -11,6 +11,7 @@
 #include "core/agent_client.h"
 #include "core/exec_bridge.h"
 #include "core/image_use.h"
+#include "core/net.h"
 #include "core/sandbox.h"
 #include "util/error.h"
 #include "util/process.h"
@@ -86,6 +87,14 @@ ExecResult exec_in_sandbox(const store::Context& ctx, const std::string& id,
   require_running(p, id);
   ExecOptions o = opts;
   o.sandbox = id;
+  if (sandbox_policy(ctx, id)) {
+    o.hello_flags |= proto::Hello::kNetwork;
+    if (!o.no_proxy_env) {  // image Env, then these, then exec -e: later entries win
+      std::vector<std::string> env = proxy_env();
+      env.insert(env.end(), o.env.begin(), o.env.end());
+      o.env = std::move(env);
+    }
+  }
   if (auto image = attached_image(p)) {
     apply_image_config(image->config, o);
     o.image = true;
@@ -123,7 +132,8 @@ ExecResult exec_on_connection(int sock, const ExecOptions& opts, const StdioFds&
     // Hello and Exec leave in one write: no round trip between them.
     auto bytes = proto::encode_frame(
         proto::Type::Hello,
-        make_hello(opts.sandbox, opts.image ? proto::Hello::kImage : 0).encode());
+        make_hello(opts.sandbox, (opts.image ? proto::Hello::kImage : 0) | opts.hello_flags)
+            .encode());
     auto exec = proto::encode_frame(proto::Type::Exec, make_exec_request(opts, io).encode());
     bytes.insert(bytes.end(), exec.begin(), exec.end());
     net::send_all(sock, {reinterpret_cast<const char*>(bytes.data()), bytes.size()}, dl);

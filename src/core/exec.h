@@ -23,11 +23,13 @@ struct ExecOptions {
   std::vector<std::string> env;   // "K=V" entries over the guest's defaults
   std::string cwd;                // "" = /
   std::optional<uint32_t> uid, gid;
-  std::string user;          // "USER[:GROUP]" by name or number, resolved in the guest; "" = none
-  bool image = false;        // the sandbox has an image: Hello asks guest-init to mount it
-  bool interactive = false;  // -i: forward stdin; otherwise the process's stdin is at EOF
-  bool tty = false;          // -t: a pty in the guest
-  uint32_t timeout_ms = 0;   // 0 = none
+  std::string user;           // "USER[:GROUP]" by name or number, resolved in the guest; "" = none
+  bool image = false;         // the sandbox has an image: Hello asks guest-init to mount it
+  uint32_t hello_flags = 0;   // more proto::Hello flags (kNetwork: the sandbox has a network)
+  bool no_proxy_env = false;  // --no-proxy-env: no HTTP_PROXY and friends for this exec
+  bool interactive = false;   // -i: forward stdin; otherwise the process's stdin is at EOF
+  bool tty = false;           // -t: a pty in the guest
+  uint32_t timeout_ms = 0;    // 0 = none
   std::vector<std::string> secret_env;  // "VAR=NAME": guest-init fetches secret NAME into VAR
   // After forwarding a signal, stop waiting for the process after this long (0 = wait for it).
   // `run` sets it, so that a sandbox whose command ignores SIGINT is still destroyed.

@@ -27,6 +27,8 @@ struct CreateOptions {
   // every exec inside it. "" = none (or the template's own, for a template built with one).
   std::string image;
   uint64_t disk_bytes = 0;  // grow the image's disk copy to this many bytes (0 = as imported)
+  // --net: "none" or "allow=RULE[,RULE...]" (core/net.h); "" = config.toml [net] allow.
+  std::string net;
 };
 
 // Creates a sandbox and returns its state (status running). From a template: snapshots it and

@@ -49,6 +49,7 @@ store::SandboxState checkpoint_sandbox(const store::Context& ctx, const std::str
 struct BranchOptions {
   uint32_t count = 1;  // how many branches
   std::string name;    // "" = generated ids; else the id (count 1) or <name>-1 .. <name>-N
+  std::string net;     // --net for every branch (core/net.h); "" = the source's policy
 };
 
 // Makes `count` new running sandboxes with the source's exact memory, CPU, device and disk

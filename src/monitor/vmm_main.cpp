@@ -19,9 +19,11 @@
 #include <optional>
 #include <vector>
 
+#include "egress/paths.h"
 #include "monitor/control_ops.h"
 #include "monitor/control_server.h"
 #include "monitor/cred_route.h"
+#include "monitor/egress_route.h"
 #include "monitor/guest_sync.h"
 #include "proto/agent.h"
 #include "store/paths.h"
@@ -139,6 +141,8 @@ int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
     spec.cmdline_extra = cfg.cmdline_extra;
     spec.vsock_uds = paths.vsock_sock;
     spec.vsock_routes = cred_routes(run.root, cfg.cred_dir, cfg.id);  // port 1025 -> helper
+    if (!cfg.cred_dir.empty())  // a sandbox, not a template build: port 1026 -> broker
+      spec.vsock_routes.merge(egress_routes(run.root, cfg.id));
     spec.console_fd = console.get();
     spec.host = vmm::detect_host();
     spec.phases = &phases;
@@ -164,8 +168,11 @@ int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
 
     bool stop_requested = false;
     std::vector<pid_t> branches;
-    GuestSync sync(loop, paths.vsock_sock, cfg.id,
-                   cfg.image_disk.empty() ? 0 : proto::Hello::kImage);
+    uint32_t hello_flags = cfg.image_disk.empty() ? 0 : proto::Hello::kImage;
+    if (!cfg.cred_dir.empty() &&
+        fs::exists(egress::policy_file(egress::egress_paths(run.root), cfg.id)))
+      hello_flags |= proto::Hello::kNetwork;  // guest-init starts its proxy
+    GuestSync sync(loop, paths.vsock_sock, cfg.id, hello_flags);
     ControlContext ctl{machine, loop, stop_requested, run.root, run.memory_base, branches, sync};
     ControlServer control(loop, paths.control_sock,
                           [&](const std::string& line) { return handle_control_line(ctl, line); });

@@ -70,7 +70,7 @@ Hello Hello::decode(std::span<const uint8_t> p) {
   h.time_ns = r.u64();
   h.sandbox = r.str();
   h.flags = r.u32();
-  if (h.flags & ~kImage) throw ProtoError("unknown Hello flags");
+  if (h.flags & ~(kImage | kNetwork)) throw ProtoError("unknown Hello flags");
   r.finish();
   return h;
 }

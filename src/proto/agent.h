@@ -21,6 +21,7 @@ namespace space::proto {
 
 constexpr uint32_t kAgentPort = 1024;       // guest-init listens here
 constexpr uint32_t kCredentialPort = 1025;  // guest dials the host here for secrets
+constexpr uint32_t kEgressPort = 1026;      // guest dials the host here for network connections
 // Bumped on any incompatible change (2: Hello.sandbox; 3: Hello.flags, ExecRequest.user).
 constexpr uint32_t kVersion = 3;
 constexpr uint32_t kMaxPayload = 1u << 20;  // 1 MiB
@@ -54,6 +55,14 @@ enum class Type : uint16_t {
   CredGet = 20,     // guest -> helper: CredGet
   CredValue = 21,   // helper -> guest: CredValue
   CredDenied = 22,  // helper -> guest: CredDenied
+  // Egress conversation (proto/net.h), guest -> host port kEgressPort, no Hello.
+  NetConnect = 23,  // guest -> broker: NetConnect; a NetResult follows, then raw bytes if ok
+  NetResult = 24,   // broker -> guest: NetResult
+  // Port forwarding in (space forward): the first request after HelloReply, taking the connection
+  // over. guest-init connects to 127.0.0.1:port in the guest and answers NetResult; when that is
+  // ok the connection carries raw bytes both ways. The host sends nothing more until it has the
+  // answer.
+  Forward = 25,  // host -> guest: ForwardRequest
 };
 
 struct Frame {
@@ -95,6 +104,9 @@ struct Hello {
   // before answering (once; later Hellos find it mounted) and runs every exec inside it. A
   // mount failure does not fail the handshake: each exec is then refused with its reason.
   static constexpr uint32_t kImage = 1;
+  // kNetwork: the sandbox has a network policy. guest-init starts its HTTP proxy on
+  // 127.0.0.1:3128 (once); the host adds the proxy variables to each exec's env.
+  static constexpr uint32_t kNetwork = 2;
   uint32_t flags = 0;
   std::vector<uint8_t> encode() const;
   // Throws ProtoError on malformed input. A Hello of another version is returned with only its

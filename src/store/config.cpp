@@ -31,8 +31,8 @@ HostConfig parse_host_config(std::string_view text, const std::string& source) {
   for (auto&& [tkey, tnode] : doc) {
     std::string table(tkey.str());
     const toml::table* t = tnode.as_table();
-    if (!t) f.bad(table, "expected a table ([defaults], [store] or [cp])");
-    if (table != "defaults" && table != "store" && table != "cp")
+    if (!t) f.bad(table, "expected a table ([defaults], [store], [cp] or [net])");
+    if (table != "defaults" && table != "store" && table != "cp" && table != "net")
       f.bad("[" + table + "]", "unknown table");
     for (auto&& [k, n] : *t) {
       std::string key(k.str());
@@ -58,6 +58,16 @@ HostConfig parse_host_config(std::string_view text, const std::string& source) {
         c.store_size_gib = f.uint(n, full, 1, 1u << 16);
       } else if (table == "cp" && key == "max_size_mib") {
         c.cp_max_size_mib = f.uint(n, full, 0, 1u << 30);
+      } else if (table == "net" && key == "allow") {
+        const toml::array* a = n.as_array();
+        if (!a) f.bad(full, "expected an array of rule strings");
+        for (auto&& item : *a) {
+          auto v = item.value_exact<std::string>();
+          if (!v) f.bad(full, "expected an array of rule strings");
+          c.net_allow.push_back(*v);
+        }
+      } else if (table == "net" && key == "max_connections") {
+        c.net_max_connections = f.uint(n, full, 1, 4096);
       } else {
         f.bad(full, "unknown key");
       }

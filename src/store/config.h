@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace space::store {
 
@@ -22,6 +23,10 @@ struct HostConfig {
   std::string default_template = "default";  // [defaults] template: what create restores from
   uint32_t store_size_gib = 20;              // [store] size_gib
   uint32_t cp_max_size_mib = 1024;           // [cp] max_size_mib: space cp's --max-size
+  // [net] allow: the rules a sandbox gets when create/run has no --net (empty: no network).
+  // Checked by core (the rule grammar is egress/policy.h's).
+  std::vector<std::string> net_allow;
+  uint32_t net_max_connections = 64;  // [net] max_connections: at once, per sandbox
 };
 
 // Limits shared with the create flags.

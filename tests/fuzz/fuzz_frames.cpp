@@ -12,6 +12,7 @@
 #include "proto/cred.h"
 #include "proto/exec.h"
 #include "proto/files.h"
+#include "proto/net.h"
 
 using namespace space::proto;
 
@@ -39,6 +40,9 @@ void decode_as(Type type, std::span<const uint8_t> p) {
       case Type::CredGet: CredGet::decode(p); break;
       case Type::CredValue: CredValue::decode(p); break;
       case Type::CredDenied: CredDenied::decode(p); break;
+      case Type::NetConnect: NetConnect::decode(p); break;
+      case Type::NetResult: NetResult::decode(p); break;
+      case Type::Forward: ForwardRequest::decode(p); break;
       default: break;  // raw data (Stdin/Stdout/Stderr/FileData) or an unknown type
     }
   } catch (const ProtoError&) {
@@ -49,7 +53,7 @@ void decode_as(Type type, std::span<const uint8_t> p) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::span<const uint8_t> in(data, size);
-  for (uint16_t t = 1; t <= 22; t++) decode_as(static_cast<Type>(t), in);
+  for (uint16_t t = 1; t <= 25; t++) decode_as(static_cast<Type>(t), in);
   try {
     FrameDecoder dec;
     size_t cut = size ? data[0] % (size + 1) : 0;

@@ -1,6 +1,7 @@
 // VsockHostRoute: a guest->host vsock port served by another Unix socket than Firecracker's
 // "<uds_path>_<port>". The VMM routes the credential port (proto::kCredentialPort) to the
-// credential helper's socket for this sandbox this way. The device only forwards bytes; it never
+// credential helper's socket for this sandbox, and the egress port (proto::kEgressPort) to the
+// network broker's, this way. The device only forwards bytes; it never
 // reads them.
 #pragma once
 #include <functional>

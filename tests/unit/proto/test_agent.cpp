@@ -195,6 +195,8 @@ TEST_CASE("Hello round-trips") {
   CHECK(back.sandbox == "b-1");
   CHECK(back.flags == Hello::kImage);
   CHECK(Hello::decode(Hello{}.encode()).flags == 0);
+  h.flags = Hello::kImage | Hello::kNetwork;
+  CHECK(Hello::decode(h.encode()).flags == (Hello::kImage | Hello::kNetwork));
 }
 
 TEST_CASE("Hello of another version: only the version is read, so the mismatch can be named") {
@@ -211,8 +213,10 @@ TEST_CASE("Hello of another version: only the version is read, so the mismatch c
 
 TEST_CASE("Hello rejects unknown flags") {
   Hello h;
-  h.flags = 2;
-  CHECK_THROWS_AS(Hello::decode(h.encode()), ProtoError);
+  for (uint32_t f : {4u, 8u, 0x80000000u, 7u}) {
+    h.flags = f;
+    CHECK_THROWS_AS(Hello::decode(h.encode()), ProtoError);
+  }
 }
 
 TEST_CASE("HelloReply round-trips") {

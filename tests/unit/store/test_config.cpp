@@ -60,7 +60,7 @@ TEST_CASE("config.toml: errors name the key") {
   CHECK(error_of("[store]\nsize = 1\n") == "config.toml: store.size: unknown key");
   CHECK(error_of("[extra]\na = 1\n") == "config.toml: [extra]: unknown table");
   CHECK(error_of("top = 1\n") ==
-        "config.toml: top: expected a table ([defaults], [store] or [cp])");
+        "config.toml: top: expected a table ([defaults], [store], [cp] or [net])");
   CHECK(error_of("[cp]\nmax_size_mib = -1\n").find("out of range") != std::string::npos);
   CHECK(error_of("[defaults]\ncpus = \"2\"\n") ==
         "config.toml: defaults.cpus: expected an integer");
@@ -95,4 +95,24 @@ TEST_CASE("config.toml: loading from a root") {
   fs::write_file_atomic(root + "/config.toml", "[defaults]\nbogus = 1\n");
   CHECK_THROWS_WITH_AS(store::load_host_config(root),
                        doctest::Contains("defaults.bogus: unknown key"), Error);
+}
+
+TEST_CASE("config.toml: [net] allow and max_connections") {
+  auto c = store::parse_host_config(R"([net]
+allow = ["pypi.org:443", "127.0.0.2:8080"]
+max_connections = 16
+)",
+                                    "config.toml");
+  REQUIRE(c.net_allow.size() == 2);
+  CHECK(c.net_allow[0] == "pypi.org:443");
+  CHECK(c.net_allow[1] == "127.0.0.2:8080");
+  CHECK(c.net_max_connections == 16u);
+  auto d = store::parse_host_config("", "config.toml");
+  CHECK(d.net_allow.empty());
+  CHECK(d.net_max_connections == 64u);
+  CHECK(error_of("[net]\nallow = \"x:1\"\n") ==
+        "config.toml: net.allow: expected an array of rule strings");
+  CHECK(error_of("[net]\nallow = [1]\n") ==
+        "config.toml: net.allow: expected an array of rule strings");
+  CHECK(error_of("[net]\nmax_connections = 0\n").find("net.max_connections") != std::string::npos);
 }

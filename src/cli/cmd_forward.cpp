@@ -1,0 +1,63 @@
+// `space forward ID [ADDR:]HOST_PORT:GUEST_PORT...`: forwards host ports into a sandbox in the
+// foreground (core/forward.h). Prints one "ADDR:PORT -> GUEST_PORT" line per forward on stdout
+// once it listens (JSON objects with --format json), so that a script can read the port it got
+// for HOST_PORT 0; a connection it could not carry is one line on stderr. Exits 0 on Ctrl-C or
+// when the sandbox stops.
+#include <cstdio>
+#include <mutex>
+
+#include "cli/app.h"
+#include "core/forward.h"
+#include "util/json.h"
+
+namespace space::cli {
+
+namespace {
+struct ForwardFlags {
+  std::string id;
+  std::vector<std::string> specs;
+  int max_connections = 256;
+};
+}  // namespace
+
+void register_forward(CLI::App& app, GlobalOptions& g) {
+  auto* cmd = app.add_subcommand(
+      "forward", "Forward host ports to ports in a sandbox (foreground; Ctrl-C ends it)");
+  cmd->fallthrough();
+  auto* f = new ForwardFlags;  // lives as long as the process, like the CLI11 tree
+  cmd->add_option("id", f->id, "Sandbox id")->required();
+  cmd->add_option("ports", f->specs,
+                  "[ADDR:]HOST_PORT:GUEST_PORT: listen on ADDR (default 127.0.0.1; [IPV6] in "
+                  "brackets) port HOST_PORT (0: any free one) and carry each connection to "
+                  "127.0.0.1:GUEST_PORT in the guest")
+      ->required();
+  cmd->add_option("--max-connections", f->max_connections,
+                  "Connections carried at once, over all ports; more are closed (default 256)")
+      ->check(CLI::Range(1, 4096));
+  cmd->callback([&g, f] {
+    store::Context ctx{g.root, g.log_level, g.log_format};
+    core::ForwardOptions o;
+    for (const auto& s : f->specs) o.specs.push_back(core::parse_forward_spec(s));
+    o.max_connections = f->max_connections;
+    static std::mutex out;
+    o.on_listening = [&g](const std::string& line) {
+      std::lock_guard<std::mutex> l(out);
+      if (g.format == "json") {
+        json::Value v = json::Value::object();
+        v.set("forward", line);
+        std::printf("%s\n", json::serialize(v).c_str());
+      } else {
+        std::printf("%s\n", line.c_str());
+      }
+      std::fflush(stdout);
+    };
+    o.on_error = [](const std::string& line) {
+      std::lock_guard<std::mutex> l(out);
+      std::fprintf(stderr, "space: forward %s\n", line.c_str());
+    };
+    std::string why = core::forward_ports(ctx, f->id, o);
+    std::fprintf(stderr, "space: forward: %s\n", why.c_str());
+  });
+}
+
+}  // namespace space::cli

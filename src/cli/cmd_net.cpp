@@ -1,0 +1,140 @@
+// `space net allow ID RULE...`, `space net deny ID RULE... | --all`, `space net show ID` and
+// `space net log ID [--follow]`: a sandbox's network policy and its audit log (core/net.h).
+// Changes apply to the sandbox's next connection. allow and deny print the rules now in force,
+// one a line (the show JSON with --format json); show prints JSON; log prints the audit log's
+// JSON lines, and with --follow keeps printing new ones until Ctrl-C or the sandbox is gone.
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+#include "cli/app.h"
+#include "core/net.h"
+#include "core/sandbox.h"
+#include "store/paths.h"
+#include "util/error.h"
+#include "util/fd.h"
+#include "util/fs.h"
+#include "util/json.h"
+#include "util/process.h"
+
+namespace space::cli {
+
+namespace {
+
+struct NetFlags {
+  std::string id;
+  std::vector<std::string> rules;
+  bool all = false, follow = false;
+};
+
+void print_rules(const GlobalOptions& g, const store::Context& ctx, const std::string& id,
+                 const egress::Policy& p) {
+  if (g.format == "json") {
+    std::printf("%s\n", json::serialize(core::net_show(ctx, id)).c_str());
+    return;
+  }
+  for (const auto& t : egress::to_texts(p)) std::printf("%s\n", t.c_str());
+  if (p.empty()) std::fprintf(stderr, "space: sandbox %s now allows no connection\n", id.c_str());
+}
+
+// Prints the log from `path` as it grows, until a signal or the sandbox is gone.
+void follow_log(const store::Context& ctx, const std::string& id, const std::string& path) {
+  proc::SignalGuard sig;
+  off_t pos = 0;
+  std::string partial;
+  for (;;) {
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd && ::lseek(fd.get(), pos, SEEK_SET) == pos) {
+      char buf[65536];
+      ssize_t n;
+      while ((n = ::read(fd.get(), buf, sizeof buf)) > 0) {
+        pos += n;
+        partial.append(buf, size_t(n));
+        size_t nl = partial.rfind('\n');
+        if (nl != std::string::npos) {
+          std::fwrite(partial.data(), 1, nl + 1, stdout);
+          partial.erase(0, nl + 1);
+          std::fflush(stdout);
+        }
+      }
+    }
+    if (!fs::exists(store::sandbox_paths(ctx.root, id).state)) return;
+    pollfd p{sig.fd(), POLLIN, 0};
+    if (::poll(&p, 1, 250) > 0) return;  // Ctrl-C: done
+  }
+}
+
+}  // namespace
+
+void register_net(CLI::App& app, GlobalOptions& g) {
+  auto* cmd = app.add_subcommand("net", "Show or change a sandbox's network policy; its audit log");
+  cmd->fallthrough();
+  cmd->require_subcommand(1);
+  auto* f = new NetFlags;  // lives as long as the process, like the CLI11 tree
+
+  auto* allow = cmd->add_subcommand(
+      "allow", "Allow connections to more destinations (gives a sandbox without one a network)");
+  allow->fallthrough();
+  allow->add_option("id", f->id, "Sandbox id")->required();
+  allow
+      ->add_option("rules", f->rules,
+                   "Rules: pypi.org[:PORT], *.example.com[:PORT], *, ADDR[/LEN][:PORT], "
+                   "[V6ADDR[/LEN]]:PORT; commas also separate them")
+      ->required();
+  allow->callback([&g, f] {
+    store::Context ctx{g.root, g.log_level, g.log_format};
+    print_rules(g, ctx, f->id, core::net_allow(ctx, f->id, f->rules));
+  });
+
+  auto* deny = cmd->add_subcommand("deny", "Remove rules (or, with --all, the sandbox's network)");
+  deny->fallthrough();
+  deny->add_option("id", f->id, "Sandbox id")->required();
+  deny->add_option("rules", f->rules, "Rules to remove, as net show prints them");
+  deny->add_flag("--all", f->all, "Take the network away: no proxy variables, no connection");
+  deny->callback([&g, f] {
+    if (f->all == !f->rules.empty())
+      fail("give either rules or --all", "space net show " + f->id + " lists the rules");
+    store::Context ctx{g.root, g.log_level, g.log_format};
+    egress::Policy p = core::net_deny(ctx, f->id, f->rules, f->all);
+    if (f->all) {
+      if (g.format == "json")
+        std::printf("%s\n", json::serialize(core::net_show(ctx, f->id)).c_str());
+      return;
+    }
+    print_rules(g, ctx, f->id, p);
+  });
+
+  auto* show = cmd->add_subcommand("show", "Print a sandbox's policy as JSON");
+  show->fallthrough();
+  show->add_option("id", f->id, "Sandbox id")->required();
+  show->callback([&g, f] {
+    store::Context ctx{g.root, g.log_level, g.log_format};
+    std::printf("%s\n", json::serialize(core::net_show(ctx, f->id), 2).c_str());
+  });
+
+  auto* log = cmd->add_subcommand(
+      "log", "Print a sandbox's network audit log (JSON lines; kept after destroy)");
+  log->fallthrough();
+  log->add_option("id", f->id, "Sandbox id")->required();
+  log->add_flag("--follow,-f", f->follow, "Keep printing new lines until Ctrl-C or destroy");
+  log->callback([&g, f] {
+    store::Context ctx{g.root, g.log_level, g.log_format};
+    store::validate_id(f->id);
+    std::string path = core::net_log_path(ctx, f->id);
+    if (!f->follow) {
+      if (!fs::exists(path) && !fs::exists(store::sandbox_paths(ctx.root, f->id).state))
+        fail("sandbox " + f->id + " does not exist and has no network log",
+             "'space list' shows the sandboxes");
+      for (const auto& v : core::net_log(ctx, f->id))
+        std::printf("%s\n", json::serialize(v).c_str());
+      return;
+    }
+    core::require_sandbox(store::sandbox_paths(ctx.root, f->id), f->id);
+    follow_log(ctx, f->id, path);
+  });
+}
+
+}  // namespace space::cli

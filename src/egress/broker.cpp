@@ -1,0 +1,382 @@
+// The network broker's sockets, threads and limits; see broker.h. Decisions are
+// connection.cpp's and the policy's.
+#include "egress/broker.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "egress/audit.h"
+#include "egress/connection.h"
+#include "egress/paths.h"
+#include "egress/policy_store.h"
+#include "proto/agent.h"
+#include "proto/net.h"
+#include "store/paths.h"
+#include "store/state.h"
+#include "util/daemon.h"
+#include "util/env.h"
+#include "util/error.h"
+#include "util/event_loop.h"
+#include "util/fs.h"
+#include "util/log.h"
+#include "util/ready.h"
+#include "util/socket.h"
+
+namespace space::egress {
+
+namespace {
+
+constexpr size_t kMaxConnections = 2048;
+constexpr int kLockWaitMs = 3000;
+constexpr int kSyncEveryMs = 5000;
+constexpr size_t kMaxOperatorLine = 256;
+
+int64_t mono_ms() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+}
+
+void report(Fd& ready, const std::string& line) {
+  ready::report_line(ready, line);
+  ready.reset();
+}
+
+// Raises the soft descriptor limit to the hard one: each connection holds two descriptors.
+void raise_nofile() {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &rl);
+  }
+}
+
+class Broker {
+ public:
+  Broker(const BrokerOptions& o, EgressPaths p)
+      : root_(o.root),
+        paths_(std::move(p)),
+        max_per_sandbox_(size_t(std::max(o.max_per_sandbox, 1))),
+        idle_ms_(int64_t{broker_idle_seconds()} * 1000),
+        stop_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
+        done_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+    if (!stop_ || !done_) throw_errno("eventfd");
+  }
+
+  ~Broker() {
+    uint64_t one = 1;
+    (void)!::write(stop_.get(), &one, sizeof one);  // every worker ends its wait
+    for (auto& [n, t] : workers_) t.join();
+    for (auto& [id, l] : listeners_) {
+      loop_.remove(l.fd.get());
+      unlink_if_ours(id, l);
+    }
+    if (op_listener_) {
+      loop_.remove(op_listener_.get());
+      ::unlink(paths_.sock.c_str());
+    }
+  }
+
+  void start(Fd& ready) {
+    fs::mkdir_p(store::run_base(), 0755);
+    op_listener_ = net::unix_listen(paths_.sock, 64);
+    loop_.add(op_listener_.get(), EPOLLIN, [this](uint32_t) { on_operator(); });
+    loop_.add(done_.get(), EPOLLIN, [this](uint32_t) { reap_workers(); });
+    sigfd_ = watch_signals();
+    loop_.add(sigfd_.get(), EPOLLIN, [this](uint32_t) {
+      signalfd_siginfo si;
+      while (::read(sigfd_.get(), &si, sizeof si) == sizeof si) {
+        log::info("signal " + std::to_string(si.ssi_signo) + ": exiting");
+        loop_.stop();
+      }
+    });
+    sync();
+    last_activity_ = mono_ms();
+    report(ready, "ok");
+    log::info("network broker serving " + root_ + " (idle exit after " +
+              std::to_string(idle_ms_ / 1000) + " s)");
+  }
+
+  void run() {
+    int64_t last_sync = mono_ms();
+    while (!loop_.stopping()) {
+      int64_t now = mono_ms();
+      if (now - last_sync >= kSyncEveryMs) {
+        sync();
+        last_sync = now;
+      }
+      int64_t wait = kSyncEveryMs - (now - last_sync);
+      if (active() == 0) {
+        int64_t idle_left = idle_ms_ - (now - last_activity_);
+        if (idle_left <= 0) {
+          log::info("idle for " + std::to_string(idle_ms_ / 1000) + " s: exiting");
+          return;
+        }
+        wait = std::min(wait, idle_left);
+      }
+      loop_.run_once(int(std::max<int64_t>(wait, 1)));
+    }
+  }
+
+ private:
+  struct Listener {
+    Fd fd;
+    ino_t ino = 0;  // the socket file's inode, so that we only ever unlink our own
+  };
+
+  static Fd watch_signals() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    if (::sigprocmask(SIG_BLOCK, &set, nullptr) != 0) throw_errno("sigprocmask");
+    Fd fd(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
+    if (!fd) throw_errno("signalfd");
+    ::signal(SIGPIPE, SIG_IGN);
+    return fd;
+  }
+
+  static ino_t inode_of(const std::string& path) {
+    struct stat st {};
+    return ::lstat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+  }
+
+  static void unlink_if_ours(const std::string& id, const Listener& l) {
+    std::string path = sandbox_socket(id);
+    if (inode_of(path) == l.ino) ::unlink(path.c_str());
+  }
+
+  size_t active() {
+    std::lock_guard<std::mutex> g(mu_);
+    return workers_.size();
+  }
+
+  // Listens for every sandbox that has a policy and a run directory; stops listening for those
+  // that lost either (destroyed: the run directory and its socket are gone).
+  void sync() {
+    std::set<std::string> want;
+    for (const auto& name : fs::list_dir(paths_.policies)) {
+      if (name.size() <= 5 || name.substr(name.size() - 5) != ".json") continue;
+      std::string id = name.substr(0, name.size() - 5);
+      try {
+        store::validate_id(id);
+      } catch (const Error&) {
+        continue;
+      }
+      if (fs::is_dir(store::run_base() + "/" + id)) want.insert(id);
+    }
+    for (auto it = listeners_.begin(); it != listeners_.end();) {
+      bool keep = want.count(it->first) && inode_of(sandbox_socket(it->first)) == it->second.ino;
+      if (keep) {
+        ++it;
+        continue;
+      }
+      loop_.remove(it->second.fd.get());
+      unlink_if_ours(it->first, it->second);
+      it = listeners_.erase(it);
+    }
+    for (const auto& id : want) {
+      if (listeners_.count(id)) continue;
+      try {
+        std::string path = sandbox_socket(id);
+        Listener l;
+        l.fd = net::unix_listen(path, 64);
+        l.ino = inode_of(path);
+        int fd = l.fd.get();
+        loop_.add(fd, EPOLLIN, [this, fd, id](uint32_t) { on_accept(fd, id); });
+        listeners_.emplace(id, std::move(l));
+        log::debug("listening for sandbox " + id);
+      } catch (const Error& e) {
+        log::warn("sandbox " + id + ": " + e.what());
+      }
+    }
+  }
+
+  void on_operator() {
+    for (;;) {
+      Fd c(::accept4(op_listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+      if (!c) {
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        return;
+      }
+      last_activity_ = mono_ms();
+      ucred cr{};
+      socklen_t len = sizeof cr;
+      if (::getsockopt(c.get(), SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0 ||
+          (cr.uid != 0 && cr.uid != ::getuid()))
+        continue;
+      // A short blocking exchange: the operator socket is used by our own processes only.
+      std::string reply;
+      try {
+        auto line = net::read_line(c.get(), net::Deadline::after_ms(1000), kMaxOperatorLine);
+        if (line && *line == "sync") {
+          sync();
+          reply = "ok\n";
+        } else if (line && *line == "ping") {
+          reply = "ok\n";
+        } else {
+          reply = "error: unknown request\n";
+        }
+        net::send_all(c.get(), reply, net::Deadline::after_ms(1000));
+      } catch (const Error& e) {
+        log::debug(std::string("operator connection: ") + e.what());
+      }
+    }
+  }
+
+  void on_accept(int listener, const std::string& id) {
+    for (;;) {
+      Fd c(::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+      if (!c) {
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if (errno != EAGAIN) log::warn(std::string("accept: ") + std::strerror(errno));
+        return;
+      }
+      last_activity_ = mono_ms();
+      ucred cr{};
+      socklen_t len = sizeof cr;
+      int pid = ::getsockopt(c.get(), SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 ? cr.pid : -1;
+      std::string over;
+      {
+        std::lock_guard<std::mutex> g(mu_);
+        if (workers_.size() >= kMaxConnections)
+          over = "the broker has " + std::to_string(kMaxConnections) + " connections open";
+        else if (per_sandbox_[id] >= max_per_sandbox_)
+          over = "sandbox " + id + " has " + std::to_string(max_per_sandbox_) +
+                 " connections open, its limit ([net] max_connections)";
+      }
+      if (!over.empty()) {
+        refuse_busy(std::move(c), id, over);
+        continue;
+      }
+      start_worker(std::move(c), id, pid);
+    }
+  }
+
+  // Answers 503 without reading the request (the guest's proxy turns it into its reply).
+  void refuse_busy(Fd c, const std::string& id, const std::string& why) {
+    proto::NetResult r;
+    r.status = 503;
+    r.message = why;
+    auto frame = proto::encode_frame(proto::Type::NetResult, r.encode());
+    (void)!::send(c.get(), frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    AuditRecord rec;
+    rec.sandbox = id;
+    rec.decision = "deny";
+    rec.reason = why;
+    rec.time_ms = uint64_t(::time(nullptr)) * 1000;
+    write_audit(rec);
+  }
+
+  void write_audit(const AuditRecord& rec) {
+    try {
+      audit_append(audit_file(paths_, rec.sandbox), rec);
+    } catch (const Error& e) {
+      log::error("sandbox " + rec.sandbox + ": audit: " + e.what());
+    }
+  }
+
+  void start_worker(Fd c, const std::string& id, int pid) {
+    std::lock_guard<std::mutex> g(mu_);
+    uint64_t n = next_worker_++;
+    per_sandbox_[id]++;
+    int stop = stop_.get();
+    workers_.emplace(n, std::thread([this, n, id, pid, stop, fd = std::move(c)]() mutable {
+                       std::string problem = store::vmm_peer_problem(root_, id, pid);
+                       AuditRecord rec = serve_connection(
+                           std::move(fd), id, problem,
+                           [this, &id] { return load_policy(paths_, id); }, system_resolve,
+                           ConnLimits{}, stop);
+                       write_audit(rec);
+                       {
+                         std::lock_guard<std::mutex> g2(mu_);
+                         finished_.push_back(n);
+                         per_sandbox_[id]--;
+                       }
+                       uint64_t one = 1;
+                       (void)!::write(done_.get(), &one, sizeof one);
+                     }));
+  }
+
+  void reap_workers() {
+    uint64_t v;
+    (void)!::read(done_.get(), &v, sizeof v);
+    std::vector<std::thread> done;
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      for (uint64_t n : finished_) {
+        auto it = workers_.find(n);
+        if (it == workers_.end()) continue;
+        done.push_back(std::move(it->second));
+        workers_.erase(it);
+      }
+      finished_.clear();
+    }
+    for (auto& t : done) t.join();
+    last_activity_ = mono_ms();
+  }
+
+  std::string root_;
+  EgressPaths paths_;
+  size_t max_per_sandbox_;
+  int64_t idle_ms_;
+  EventLoop loop_;
+  Fd op_listener_, sigfd_, stop_, done_;
+  std::map<std::string, Listener> listeners_;
+  std::mutex mu_;  // guards the worker tables below
+  std::map<uint64_t, std::thread> workers_;
+  std::vector<uint64_t> finished_;
+  std::map<std::string, size_t> per_sandbox_;
+  uint64_t next_worker_ = 0;
+  int64_t last_activity_ = 0;
+};
+
+}  // namespace
+
+int broker_idle_seconds() {
+  return env::seconds("SPACE_EGRESS_IDLE_SECONDS", 60);
+}
+
+int egress_main(const BrokerOptions& opts) {
+  Fd ready(opts.ready_fd >= 0 && ::fcntl(opts.ready_fd, F_GETFD) >= 0 ? opts.ready_fd : -1);
+  try {
+    EgressPaths p = egress_paths(opts.root);
+    make_egress_dirs(p);
+    ::umask(077);
+    Fd lock = daemon::take_lock(p.lock, kLockWaitMs);
+    if (!lock) {
+      log::info("a network broker is already running for " + opts.root);
+      report(ready, "ok");
+      return 0;
+    }
+    raise_nofile();
+    Broker b(opts, p);
+    b.start(ready);
+    b.run();
+    return 0;
+  } catch (const std::exception& e) {
+    int code = ready::report_failure(ready, e);
+    ready.reset();
+    return code;
+  }
+}
+
+}  // namespace space::egress

@@ -1,0 +1,270 @@
+// One guest connection through the broker; see connection.h.
+#include "egress/connection.h"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "proto/agent.h"
+#include "proto/net.h"
+#include "util/relay.h"
+
+namespace space::egress {
+
+namespace {
+
+constexpr size_t kMaxRequestBytes = 4096;  // a NetConnect frame is far smaller
+
+int64_t mono_ms() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+}
+
+uint64_t wall_ms() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return uint64_t(ts.tv_sec) * 1000 + uint64_t(ts.tv_nsec) / 1'000'000;
+}
+
+enum class Wait { Ready, Timeout, Stopped };
+
+// Waits until `fd` polls ready for `events`, the deadline passes or stop_fd is readable.
+Wait wait_for(int fd, short events, int64_t deadline, int stop_fd) {
+  for (;;) {
+    int left = int(std::max<int64_t>(deadline - mono_ms(), 0));
+    pollfd p[2] = {{fd, events, 0}, {stop_fd, POLLIN, 0}};
+    int n = ::poll(p, stop_fd >= 0 ? 2 : 1, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Wait::Timeout;
+    if (stop_fd >= 0 && p[1].revents) return Wait::Stopped;
+    if (n == 0) return Wait::Timeout;
+    return Wait::Ready;
+  }
+}
+
+// Sends all of `data` within `ms`; false if the guest is gone or too slow.
+bool send_all(int fd, const std::vector<uint8_t>& data, int ms, int stop_fd) {
+  int64_t deadline = mono_ms() + ms;
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      off += size_t(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno != EAGAIN) return false;
+    if (wait_for(fd, POLLOUT, deadline, stop_fd) != Wait::Ready) return false;
+  }
+  return true;
+}
+
+// Reads the guest's NetConnect. Sets `why` (and returns nullopt) when it is malformed, late or
+// never comes.
+std::optional<proto::NetConnect> read_request(int fd, int ms, int stop_fd, std::string& why) {
+  int64_t deadline = mono_ms() + ms;
+  proto::FrameDecoder dec;
+  uint8_t buf[1024];
+  for (;;) {
+    try {
+      if (auto f = dec.next()) {
+        if (f->type != proto::Type::NetConnect) {
+          why = "unexpected frame type " + std::to_string(int(f->type));
+          return std::nullopt;
+        }
+        return proto::NetConnect::decode(f->payload);
+      }
+    } catch (const proto::ProtoError& e) {
+      why = std::string("malformed request: ") + e.what();
+      return std::nullopt;
+    }
+    if (dec.buffered() > kMaxRequestBytes) {
+      why = "request too large";
+      return std::nullopt;
+    }
+    Wait w = wait_for(fd, POLLIN, deadline, stop_fd);
+    if (w != Wait::Ready) {
+      why = w == Wait::Stopped ? "the broker is stopping" : "no request within the time limit";
+      return std::nullopt;
+    }
+    ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+    if (n <= 0) {
+      why = "the guest closed the connection before its request";
+      return std::nullopt;
+    }
+    try {
+      dec.feed({buf, size_t(n)});
+    } catch (const proto::ProtoError& e) {
+      why = std::string("malformed request: ") + e.what();
+      return std::nullopt;
+    }
+  }
+}
+
+std::string with_port(const IpAddress& a, uint16_t port) {
+  std::string s = a.to_string();
+  if (a.family() == AF_INET6) s = "[" + s + "]";
+  return s + ":" + std::to_string(port);
+}
+
+// Connects to addr:port within `ms`. Returns the socket, or an invalid Fd with `why` and
+// `status` (502 refused/unreachable, 504 timeout) set.
+Fd connect_to(const IpAddress& addr, uint16_t port, int ms, int stop_fd, std::string& why,
+              uint16_t& status) {
+  sockaddr_storage ss{};
+  socklen_t len = addr.to_sockaddr(port, ss);
+  Fd s(::socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!s) {
+    why = std::string("socket: ") + std::strerror(errno);
+    status = 502;
+    return Fd();
+  }
+  if (::connect(s.get(), reinterpret_cast<sockaddr*>(&ss), len) != 0 && errno != EINPROGRESS) {
+    why = "connect to " + with_port(addr, port) + ": " + std::strerror(errno);
+    status = 502;
+    return Fd();
+  }
+  Wait w = wait_for(s.get(), POLLOUT, mono_ms() + ms, stop_fd);
+  if (w != Wait::Ready) {
+    why = w == Wait::Stopped ? "the broker is stopping"
+                             : "connect to " + with_port(addr, port) + ": timed out";
+    status = 504;
+    return Fd();
+  }
+  int err = 0;
+  socklen_t elen = sizeof err;
+  ::getsockopt(s.get(), SOL_SOCKET, SO_ERROR, &err, &elen);
+  if (err != 0) {
+    why = "connect to " + with_port(addr, port) + ": " + std::strerror(err);
+    status = err == ETIMEDOUT ? 504 : 502;
+    return Fd();
+  }
+  return s;
+}
+
+}  // namespace
+
+std::vector<IpAddress> system_resolve(const std::string& host, std::string& error) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &res);
+  std::vector<IpAddress> out;
+  if (rc != 0) {
+    error = rc == EAI_SYSTEM ? std::strerror(errno) : ::gai_strerror(rc);
+    return out;
+  }
+  for (addrinfo* a = res; a; a = a->ai_next) {
+    auto ip = IpAddress::from_sockaddr(a->ai_addr);
+    if (ip && std::find(out.begin(), out.end(), *ip) == out.end()) out.push_back(*ip);
+  }
+  ::freeaddrinfo(res);
+  if (out.empty()) error = "no address";
+  return out;
+}
+
+AuditRecord serve_connection(Fd guest, const std::string& sandbox, const std::string& peer_problem,
+                             const PolicySource& policy, const Resolver& resolve,
+                             const ConnLimits& limits, int stop_fd) {
+  AuditRecord rec;
+  rec.time_ms = wall_ms();
+  rec.sandbox = sandbox;
+  int64_t start = mono_ms();
+  proto::NetResult result;
+  auto refuse = [&](uint16_t status, const std::string& decision, const std::string& why) {
+    rec.decision = decision;
+    rec.reason = why;
+    result.status = status;
+    result.message = why;
+  };
+  Fd remote;
+  std::string why;
+  std::optional<proto::NetConnect> req = read_request(guest.get(), limits.request_ms, stop_fd, why);
+  if (!req) {
+    refuse(400, "error", why);
+  } else {
+    rec.host = req->host;
+    rec.port = req->port;
+  }
+  std::optional<Policy> pol;
+  std::optional<std::string> host;
+  if (req && !peer_problem.empty()) refuse(403, "deny", peer_problem);
+  if (req && result.ok()) {
+    try {
+      pol = policy();
+    } catch (const std::exception& e) {
+      refuse(503, "error", std::string("the sandbox's policy cannot be read: ") + e.what());
+    }
+    if (result.ok() && !pol)
+      refuse(403, "deny",
+             "sandbox " + sandbox + " has no network (space net allow " + sandbox +
+                 " RULE gives it some)");
+  }
+  if (req && result.ok()) {
+    host = normalize_host(req->host);
+    if (!host) refuse(400, "error", "invalid host name \"" + req->host + "\"");
+  }
+  if (req && result.ok()) {
+    Decision d = pol->precheck(*host, req->port);
+    if (!d.allow) refuse(403, "deny", d.reason);
+  }
+  if (req && result.ok()) {
+    std::vector<IpAddress> addrs;
+    if (auto lit = IpAddress::parse(*host)) {
+      addrs.push_back(*lit);
+    } else {
+      std::string err;
+      addrs = resolve(*host, err);
+      if (addrs.empty()) refuse(502, "error", "cannot resolve " + *host + ": " + err);
+    }
+    std::string denial, failure;
+    uint16_t fail_status = 502;
+    for (const auto& a : addrs) {
+      Decision d = pol->check(*host, a, req->port);
+      if (!d.allow) {
+        if (denial.empty()) denial = d.reason;
+        continue;
+      }
+      rec.rule = d.rule;
+      remote = connect_to(a, req->port, limits.connect_ms, stop_fd, failure, fail_status);
+      if (remote) {
+        rec.address = with_port(a, req->port);
+        break;
+      }
+    }
+    if (!remote && result.ok()) {
+      if (!failure.empty())
+        refuse(fail_status, "error", failure);
+      else
+        refuse(403, "deny", denial);
+    }
+  }
+  if (result.ok()) {
+    rec.decision = "allow";
+    result.address = rec.address;
+  }
+  bool sent = send_all(guest.get(), proto::encode_frame(proto::Type::NetResult, result.encode()),
+                       limits.request_ms, stop_fd);
+  if (result.ok() && sent) {
+    RelayResult r = relay(guest.get(), remote.get(), limits.idle_ms, stop_fd);
+    rec.bytes_out = r.a_to_b;
+    rec.bytes_in = r.b_to_a;
+    rec.reason = r.ended;
+  } else if (result.ok()) {
+    rec.reason = "the guest went away before the result";
+  }
+  rec.duration_ms = uint64_t(mono_ms() - start);
+  return rec;
+}
+
+}  // namespace space::egress
