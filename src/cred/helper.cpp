@@ -7,7 +7,6 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,6 +30,7 @@
 #include "util/log.h"
 #include "util/ready.h"
 #include "util/socket.h"
+#include "util/timing.h"
 #include "util/wipe.h"
 
 namespace space::cred {
@@ -42,12 +42,6 @@ constexpr size_t kMaxConnsPerSandbox = 16;
 constexpr size_t kMaxOperatorLine = 1u << 20;  // a 64 KiB secret in base64 fits easily
 constexpr size_t kMaxQueued = 256 * 1024;      // replies waiting for a slow reader
 constexpr int kLockWaitMs = 3000;
-
-int64_t mono_ms() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
-}
 
 void report(Fd& ready, const std::string& line) {
   ready::report_line(ready, line);
@@ -88,7 +82,7 @@ class Helper {
         loop_.stop();
       }
     });
-    last_activity_ = mono_ms();
+    last_activity_ = timing::mono_ms();
     report(ready, "ok");
     log::info("credential helper serving " + paths_.dir + " (idle exit after " +
               std::to_string(idle_ms_ / 1000) + " s)");
@@ -97,7 +91,7 @@ class Helper {
   void run() {
     while (!loop_.stopping()) {
       auto next = svc_.sweep_expired();
-      int64_t now = mono_ms();
+      int64_t now = timing::mono_ms();
       if (conns_.empty() && now - last_activity_ >= idle_ms_) {
         log::info("idle for " + std::to_string(idle_ms_ / 1000) + " s: exiting");
         return;
@@ -170,7 +164,7 @@ class Helper {
         if (errno != EAGAIN) log::warn(std::string("accept: ") + std::strerror(errno));
         return;
       }
-      last_activity_ = mono_ms();
+      last_activity_ = timing::mono_ms();
       ucred cr{};
       socklen_t len = sizeof cr;
       if (::getsockopt(c.get(), SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0) {
@@ -207,7 +201,7 @@ class Helper {
   void close_conn(int fd) {
     loop_.remove(fd);
     conns_.erase(fd);
-    last_activity_ = mono_ms();
+    last_activity_ = timing::mono_ms();
   }
 
   // One handler per connection. Replies wait in c.out (wiped as they leave); while any are
@@ -225,7 +219,7 @@ class Helper {
       if (n < 0 && errno != EAGAIN && errno != EINTR) return close_conn(fd);
       if (n == 0) c.closing = true;  // the peer sent all it will; answer what came, then close
       if (n > 0) {
-        last_activity_ = mono_ms();
+        last_activity_ = timing::mono_ms();
         if (c.sandbox.empty()) {
           append_wiped(c.in.bytes, {reinterpret_cast<const char*>(buf), size_t(n)});
         } else {

@@ -38,6 +38,7 @@
 #include "util/log.h"
 #include "util/ready.h"
 #include "util/socket.h"
+#include "util/timing.h"
 
 namespace space::egress {
 
@@ -47,12 +48,6 @@ constexpr size_t kMaxConnections = 2048;
 constexpr int kLockWaitMs = 3000;
 constexpr int kSyncEveryMs = 5000;
 constexpr size_t kMaxOperatorLine = 256;
-
-int64_t mono_ms() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
-}
 
 void report(Fd& ready, const std::string& line) {
   ready::report_line(ready, line);
@@ -108,16 +103,16 @@ class Broker {
       }
     });
     sync();
-    last_activity_ = mono_ms();
+    last_activity_ = timing::mono_ms();
     report(ready, "ok");
     log::info("network broker serving " + root_ + " (idle exit after " +
               std::to_string(idle_ms_ / 1000) + " s)");
   }
 
   void run() {
-    int64_t last_sync = mono_ms();
+    int64_t last_sync = timing::mono_ms();
     while (!loop_.stopping()) {
-      int64_t now = mono_ms();
+      int64_t now = timing::mono_ms();
       if (now - last_sync >= kSyncEveryMs) {
         sync();
         last_sync = now;
@@ -217,7 +212,7 @@ class Broker {
         if (errno == EINTR || errno == ECONNABORTED) continue;
         return;
       }
-      last_activity_ = mono_ms();
+      last_activity_ = timing::mono_ms();
       ucred cr{};
       socklen_t len = sizeof cr;
       if (::getsockopt(c.get(), SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0 ||
@@ -250,7 +245,7 @@ class Broker {
         if (errno != EAGAIN) log::warn(std::string("accept: ") + std::strerror(errno));
         return;
       }
-      last_activity_ = mono_ms();
+      last_activity_ = timing::mono_ms();
       ucred cr{};
       socklen_t len = sizeof cr;
       int pid = ::getsockopt(c.get(), SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 ? cr.pid : -1;
@@ -331,7 +326,7 @@ class Broker {
       finished_.clear();
     }
     for (auto& t : done) t.join();
-    last_activity_ = mono_ms();
+    last_activity_ = timing::mono_ms();
   }
 
   std::string root_;

@@ -5,7 +5,6 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 #include "proto/agent.h"
 #include "proto/net.h"
 #include "util/relay.h"
+#include "util/timing.h"
 
 namespace space::egress {
 
@@ -22,24 +22,12 @@ namespace {
 
 constexpr size_t kMaxRequestBytes = 4096;  // a NetConnect frame is far smaller
 
-int64_t mono_ms() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
-}
-
-uint64_t wall_ms() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_REALTIME, &ts);
-  return uint64_t(ts.tv_sec) * 1000 + uint64_t(ts.tv_nsec) / 1'000'000;
-}
-
 enum class Wait { Ready, Timeout, Stopped };
 
 // Waits until `fd` polls ready for `events`, the deadline passes or stop_fd is readable.
 Wait wait_for(int fd, short events, int64_t deadline, int stop_fd) {
   for (;;) {
-    int left = int(std::max<int64_t>(deadline - mono_ms(), 0));
+    int left = int(std::max<int64_t>(deadline - timing::mono_ms(), 0));
     pollfd p[2] = {{fd, events, 0}, {stop_fd, POLLIN, 0}};
     int n = ::poll(p, stop_fd >= 0 ? 2 : 1, left);
     if (n < 0 && errno == EINTR) continue;
@@ -52,7 +40,7 @@ Wait wait_for(int fd, short events, int64_t deadline, int stop_fd) {
 
 // Sends all of `data` within `ms`; false if the guest is gone or too slow.
 bool send_all(int fd, const std::vector<uint8_t>& data, int ms, int stop_fd) {
-  int64_t deadline = mono_ms() + ms;
+  int64_t deadline = timing::mono_ms() + ms;
   size_t off = 0;
   while (off < data.size()) {
     ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -70,7 +58,7 @@ bool send_all(int fd, const std::vector<uint8_t>& data, int ms, int stop_fd) {
 // Reads the guest's NetConnect. Sets `why` (and returns nullopt) when it is malformed, late or
 // never comes.
 std::optional<proto::NetConnect> read_request(int fd, int ms, int stop_fd, std::string& why) {
-  int64_t deadline = mono_ms() + ms;
+  int64_t deadline = timing::mono_ms() + ms;
   proto::FrameDecoder dec;
   uint8_t buf[1024];
   for (;;) {
@@ -133,7 +121,7 @@ Fd connect_to(const IpAddress& addr, uint16_t port, int ms, int stop_fd, std::st
     status = 502;
     return Fd();
   }
-  Wait w = wait_for(s.get(), POLLOUT, mono_ms() + ms, stop_fd);
+  Wait w = wait_for(s.get(), POLLOUT, timing::mono_ms() + ms, stop_fd);
   if (w != Wait::Ready) {
     why = w == Wait::Stopped ? "the broker is stopping"
                              : "connect to " + with_port(addr, port) + ": timed out";
@@ -177,9 +165,9 @@ AuditRecord serve_connection(Fd guest, const std::string& sandbox, const std::st
                              const PolicySource& policy, const Resolver& resolve,
                              const ConnLimits& limits, int stop_fd) {
   AuditRecord rec;
-  rec.time_ms = wall_ms();
+  rec.time_ms = timing::wall_ms();
   rec.sandbox = sandbox;
-  int64_t start = mono_ms();
+  int64_t start = timing::mono_ms();
   proto::NetResult result;
   auto refuse = [&](uint16_t status, const std::string& decision, const std::string& why) {
     rec.decision = decision;
@@ -263,7 +251,7 @@ AuditRecord serve_connection(Fd guest, const std::string& sandbox, const std::st
   } else if (result.ok()) {
     rec.reason = "the guest went away before the result";
   }
-  rec.duration_ms = uint64_t(mono_ms() - start);
+  rec.duration_ms = uint64_t(timing::mono_ms() - start);
   return rec;
 }
 

@@ -1,8 +1,6 @@
 // The VMM's credential route; see vmm_route.h.
 #include "monitor/cred_route.h"
 
-#include <time.h>
-
 #include <memory>
 #include <optional>
 
@@ -13,6 +11,7 @@
 #include "util/error.h"
 #include "util/log.h"
 #include "util/process.h"
+#include "util/timing.h"
 
 namespace space::monitor {
 
@@ -20,12 +19,6 @@ namespace {
 
 constexpr int kStartWaitMs = 5000;  // the guest waits 10 s (cred_fetch.h)
 constexpr int64_t kRetryAfterFailureMs = 1000;
-
-int64_t mono_ms() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
-}
 
 // The helpers this VMM started: reaped once they exit (they stop when idle), let go at the end.
 struct Starter {
@@ -42,7 +35,7 @@ struct Starter {
     // A helper that is running listens for every sandbox it holds a grant for: this sandbox has
     // none, so refuse now rather than start a second helper that would wait for the lock.
     if (cred::helper_running(cred::cred_paths_in(cred_dir))) return false;
-    if (failed_at >= 0 && mono_ms() - failed_at < kRetryAfterFailureMs) return false;
+    if (failed_at >= 0 && timing::mono_ms() - failed_at < kRetryAfterFailureMs) return false;
     try {
       if (last) last->release();  // still running (it may be on its way out): not ours to kill
       last = cred::start_helper({root, "info", "text"}, cred_dir, kStartWaitMs);
@@ -50,7 +43,7 @@ struct Starter {
       return true;
     } catch (const std::exception& e) {
       log::warn(std::string("could not start the credential helper: ") + e.what());
-      failed_at = mono_ms();
+      failed_at = timing::mono_ms();
       last.reset();
       return false;
     }

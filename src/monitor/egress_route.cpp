@@ -1,8 +1,6 @@
 // The VMM's network route; see egress_route.h.
 #include "monitor/egress_route.h"
 
-#include <time.h>
-
 #include <memory>
 
 #include "egress/client.h"
@@ -11,6 +9,7 @@
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "util/timing.h"
 
 namespace space::monitor {
 
@@ -19,26 +18,20 @@ namespace {
 constexpr int kStartWaitMs = 5000;
 constexpr int64_t kRetryAfterFailureMs = 1000;
 
-int64_t mono_ms() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
-}
-
 struct Starter {
   std::string root, id;
   int64_t failed_at = -1;
 
   bool start() {
     if (!fs::exists(egress::policy_file(egress::egress_paths(root), id))) return false;
-    if (failed_at >= 0 && mono_ms() - failed_at < kRetryAfterFailureMs) return false;
+    if (failed_at >= 0 && timing::mono_ms() - failed_at < kRetryAfterFailureMs) return false;
     try {
       egress::ensure_broker({root, "info", "text"}, kStartWaitMs);
       failed_at = -1;
       return true;
     } catch (const std::exception& e) {
       log::warn(std::string("could not reach the network broker: ") + e.what());
-      failed_at = mono_ms();
+      failed_at = timing::mono_ms();
       return false;
     }
   }

@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
-#include <time.h>
 
 #include <cerrno>
 #include <chrono>
@@ -12,25 +11,18 @@
 
 #include "util/error.h"
 #include "util/socket.h"
+#include "util/timing.h"
 
 namespace space::daemon {
-
-namespace {
-int64_t mono_ms() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
-}
-}  // namespace
 
 Fd take_lock(const std::string& path, int wait_ms) {
   Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!fd) throw_errno("open " + path);
-  int64_t end = mono_ms() + wait_ms;
+  int64_t end = timing::mono_ms() + wait_ms;
   for (;;) {
     if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) return fd;
     if (errno != EWOULDBLOCK && errno != EINTR) throw_errno("lock " + path);
-    if (mono_ms() >= end) return Fd();
+    if (timing::mono_ms() >= end) return Fd();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 }

@@ -81,18 +81,29 @@ std::string operator_says(const EgressPaths& p, const std::string& line) {
   return net::read_line(c.get(), net::Deadline::after_ms(5000), 256).value_or("<eof>");
 }
 
+// A temporary root and run directory for one broker, with its idle time; restores the umask
+// (egress_main sets 077 for the whole process) and the environment afterwards.
+struct BrokerRoot {
+  test::TempDir d{"egress"};
+  std::string root = d.path + "/root";
+  mode_t saved_umask = ::umask(0);
+  explicit BrokerRoot(const char* idle_seconds) {
+    ::umask(saved_umask);
+    ::setenv("SPACE_RUN_DIR", (d.path + "/run").c_str(), 1);
+    ::setenv("SPACE_EGRESS_IDLE_SECONDS", idle_seconds, 1);
+  }
+  ~BrokerRoot() {
+    ::umask(saved_umask);
+    ::unsetenv("SPACE_EGRESS_IDLE_SECONDS");
+    ::unsetenv("SPACE_RUN_DIR");
+  }
+};
+
 }  // namespace
 
 TEST_CASE("the broker serves its sandboxes' sockets, within limits, and exits when idle") {
-  test::TempDir d("egress");
-  struct UmaskRestore {  // egress_main sets umask(077) for the whole process
-    mode_t saved = ::umask(0);
-    UmaskRestore() { ::umask(saved); }
-    ~UmaskRestore() { ::umask(saved); }
-  } umask_restore;
-  std::string root = d.path + "/root";
-  ::setenv("SPACE_RUN_DIR", (d.path + "/run").c_str(), 1);
-  ::setenv("SPACE_EGRESS_IDLE_SECONDS", "1", 1);
+  BrokerRoot br("1");
+  const std::string& root = br.root;
   test::TcpServer echo(test::echo_service);
   EgressPaths p = egress_paths(root);
   add_sandbox(root, "q1", ::getpid());
@@ -187,20 +198,11 @@ TEST_CASE("the broker serves its sandboxes' sockets, within limits, and exits wh
   struct stat st {};
   REQUIRE(::stat(audit_file(p, "q1").c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0600);
-  ::unsetenv("SPACE_EGRESS_IDLE_SECONDS");
-  ::unsetenv("SPACE_RUN_DIR");
 }
 
 TEST_CASE("a sandbox flooding the broker does not starve another, nor leak descriptors") {
-  test::TempDir d("egress-flood");
-  struct UmaskRestore {
-    mode_t saved = ::umask(0);
-    UmaskRestore() { ::umask(saved); }
-    ~UmaskRestore() { ::umask(saved); }
-  } umask_restore;
-  std::string root = d.path + "/root";
-  ::setenv("SPACE_RUN_DIR", (d.path + "/run").c_str(), 1);
-  ::setenv("SPACE_EGRESS_IDLE_SECONDS", "2", 1);
+  BrokerRoot br("2");
+  const std::string& root = br.root;
   auto open_fds = [] { return fs::list_dir("/proc/self/fd").size(); };
   test::TcpServer echo(test::echo_service);
   EgressPaths p = egress_paths(root);
@@ -250,6 +252,4 @@ TEST_CASE("a sandbox flooding the broker does not starve another, nor leak descr
   CHECK(rc == 0);
   CHECK(open_fds() <= fds_before + 2);  // the echo server's and the ready pipe's ends at most
   CHECK(jsonl::read(audit_file(p, "flood")).size() == 10'000 + 100);
-  ::unsetenv("SPACE_EGRESS_IDLE_SECONDS");
-  ::unsetenv("SPACE_RUN_DIR");
 }
