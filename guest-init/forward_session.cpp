@@ -15,7 +15,11 @@ namespace space::guest {
 
 namespace {
 
-constexpr int kConnectTimeoutMs = 5000;
+// A loopback connect fails at once when nothing listens; it waits only while the server's
+// accept queue is full (its SYN dropped and sent again after 1, 3, 7, 15, 31 s...). A server
+// that forks per connection is slow in a loaded guest, so wait long, but less than the host's
+// 120 s for guest-init's answer, so that the client is told why.
+constexpr int kConnectTimeoutMs = 90'000;
 
 // A connected socket to 127.0.0.1:port, or an invalid Fd with `why` set.
 Fd connect_local(uint16_t port, std::string& why) {
