@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -237,6 +238,45 @@ void mkdir_p(const std::string& path, mode_t mode) {
       if (!is_dir(cur)) throw_errno("mkdir " + cur, ENOTDIR);
     }
   }
+}
+
+void ensure_private_dir(const std::string& path, mode_t mode) {
+  if (path.empty()) fail("mkdir: empty path");
+  bool made = false;
+  if (::mkdir(path.c_str(), mode) == 0) {
+    made = true;
+  } else if (errno == ENOENT) {
+    mkdir_p(path, mode);
+    made = true;
+  } else if (errno != EEXIST) {
+    throw_errno("mkdir " + path);
+  }
+  struct stat link {};
+  if (::lstat(path.c_str(), &link) != 0) throw_errno("stat " + path);
+  uid_t me = ::geteuid();
+  if (S_ISLNK(link.st_mode) && link.st_uid != 0 && link.st_uid != me)
+    fail(path + " is a symbolic link owned by uid " + std::to_string(link.st_uid) +
+             ", who could point it anywhere",
+         "replace it with a directory, or a link owned by root");
+  Fd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd) throw_errno("open " + path);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) throw_errno("stat " + path);
+  if (made && ::fchmod(fd.get(), mode) != 0) throw_errno("chmod " + path);  // not the umask's
+  if (st.st_uid != me)
+    fail(path + " belongs to uid " + std::to_string(st.st_uid) + ", not to us (uid " +
+             std::to_string(me) + "): whoever owns it could tamper with what space keeps there",
+         "chown " + std::to_string(me) + " " + path + ", or use another directory");
+  if (!made && (st.st_mode & (S_IWGRP | S_IWOTH)))
+    fail(
+        path + " may be written by others (mode " +
+            [&] {
+              char m[8];
+              std::snprintf(m, sizeof m, "%04o", st.st_mode & 07777);
+              return std::string(m);
+            }() +
+            ")",
+        "chmod go-w " + path);
 }
 
 void remove_tree(const std::string& path) {

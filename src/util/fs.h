@@ -33,6 +33,11 @@ bool is_dir(const std::string& path);
 std::vector<std::string> list_dir(const std::string& path);
 // Creates `path` and missing parents with `mode`; an existing directory is fine.
 void mkdir_p(const std::string& path, mode_t mode = 0755);
+// A base directory we keep our state and sockets in (the root, the run directory, the
+// credential directory): made with `mode` if missing, and if it exists, trusted only when it is
+// ours (owned by our effective uid) and no one else may write it. A symbolic link there is
+// followed only if root or we own it. Throws space::Error naming the fix otherwise.
+void ensure_private_dir(const std::string& path, mode_t mode);
 // Removes `path` and everything under it; a missing path is fine. Never follows symlinks and
 // refuses (throws) to descend into a directory on another mount.
 void remove_tree(const std::string& path);

@@ -5,9 +5,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <memory>
 
+#include "util/capped_writer.h"
 #include "util/error.h"
+#include "util/timing.h"
 
 namespace space::log {
 namespace {
@@ -15,6 +19,7 @@ struct Sink {
   Level level = Level::Warn;
   Format format = Format::Text;
   int fd = 2;
+  std::unique_ptr<CappedWriter> capped;  // set by limit_size
 };
 Sink& sink() {
   static Sink s;
@@ -52,7 +57,11 @@ std::string json_escape(std::string_view s) {
 }  // namespace
 
 void configure(Level level, Format format, int fd) {
-  sink() = Sink{level, format, fd};
+  sink() = Sink{level, format, fd, nullptr};
+}
+
+void limit_size(uint64_t max_bytes) {
+  sink().capped = std::make_unique<CappedWriter>(sink().fd, max_bytes);
 }
 
 Level parse_level(std::string_view s) {
@@ -89,8 +98,47 @@ void write(Level level, std::string_view msg) {
   } else {
     line = std::string(stamp) + " " + name(level) + " " + std::string(msg) + "\n";
   }
+  if (sink().capped) {
+    sink().capped->write(line);
+    return;
+  }
   ssize_t n = ::write(sink().fd, line.data(), line.size());
   (void)n;
+}
+
+bool Throttle::admit(uint64_t now_ms, uint64_t& suppressed_before) {
+  std::lock_guard g(mu_);
+  if (!started_) {
+    started_ = true;
+    last_ms_ = now_ms;
+  }
+  if (period_ms_ > 0 && now_ms > last_ms_) {
+    uint64_t earned = (now_ms - last_ms_) / period_ms_;
+    if (earned > 0) {
+      tokens_ = std::min<uint64_t>(burst_, tokens_ + earned);
+      last_ms_ += earned * period_ms_;
+    }
+  }
+  if (tokens_ == 0) {
+    suppressed_++;
+    return false;
+  }
+  tokens_--;
+  suppressed_before = suppressed_;
+  suppressed_ = 0;
+  return true;
+}
+
+void Throttle::warn(std::string_view msg) {
+  if (!enabled(Level::Warn)) return;
+  uint64_t left_out = 0;
+  if (!admit(static_cast<uint64_t>(timing::mono_ms()), left_out)) return;
+  if (left_out == 0) {
+    write(Level::Warn, msg);
+  } else {
+    write(Level::Warn, std::string(msg) + " (" + std::to_string(left_out) +
+                           " similar lines left out: rate limit)");
+  }
 }
 
 }  // namespace space::log

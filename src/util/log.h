@@ -1,6 +1,8 @@
 // Logging: one process-wide sink configured once in main (level, text or JSON lines, fd).
 // Logging is the one sanctioned piece of process state: it is set before any thread starts.
 #pragma once
+#include <cstdint>
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -15,6 +17,9 @@ void configure(Level level, Format format, int fd = 2);
 Level parse_level(std::string_view s);
 // Parses "text|json"; throws space::Error on anything else.
 Format parse_format(std::string_view s);
+// Keeps the sink's file at most `max_bytes` (util/capped_writer.h): for long-lived processes
+// whose warnings a guest can provoke (the VMM). Call after configure, before threads start.
+void limit_size(uint64_t max_bytes);
 bool enabled(Level level);
 // Writes one line (timestamped) if `level` is enabled. Thread-safe (one write() per line).
 void write(Level level, std::string_view msg);
@@ -31,5 +36,26 @@ inline void warn(std::string_view m) {
 inline void error(std::string_view m) {
   write(Level::Error, m);
 }
+
+// A rate limit for lines that someone else can provoke (a guest, a client): `burst` lines at
+// once, then one per `period_ms`; the next line let through says how many were left out.
+// Thread-safe; a device keeps one as a member.
+class Throttle {
+ public:
+  explicit Throttle(unsigned burst = 10, uint64_t period_ms = 1000)
+      : burst_(burst), period_ms_(period_ms), tokens_(burst) {}
+  void warn(std::string_view msg);
+  // Whether a line may be written now (counts it as suppressed if not). `now_ms` is monotonic.
+  bool admit(uint64_t now_ms, uint64_t& suppressed_before);
+
+ private:
+  std::mutex mu_;
+  unsigned burst_;
+  uint64_t period_ms_;
+  uint64_t tokens_;
+  uint64_t last_ms_ = 0;
+  bool started_ = false;
+  uint64_t suppressed_ = 0;
+};
 
 }  // namespace space::log

@@ -209,4 +209,16 @@ Fd unix_listen(const std::string& path, int backlog) {
   return fd;
 }
 
+long peer_uid(int fd) {
+  ucred cr{};
+  socklen_t len = sizeof cr;
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0) return -1;
+  return static_cast<long>(cr.uid);
+}
+
+bool peer_trusted(int fd) {
+  long uid = peer_uid(fd);
+  return uid == 0 || (uid >= 0 && static_cast<uid_t>(uid) == ::geteuid());
+}
+
 }  // namespace space::net

@@ -59,6 +59,10 @@ Fd unix_connect(const std::string& path, const Deadline& dl);
 // Creates a listening, non-blocking Unix stream socket at `path` (replacing a stale socket file),
 // mode 0600. Throws with a hint when the path is too long for sun_path.
 Fd unix_listen(const std::string& path, int backlog = 16);
+// The uid of the peer of Unix socket `fd` (SO_PEERCRED), or -1 if it cannot be read.
+long peer_uid(int fd);
+// Whether that peer is root or runs as our effective uid: the only clients our sockets serve.
+bool peer_trusted(int fd);
 // Writes all of `data`. Throws on error or deadline.
 void send_all(int fd, std::string_view data, const Deadline& dl);
 // Reads exactly `len` bytes; false on EOF before the first byte; throws on EOF after it.

@@ -1,5 +1,6 @@
 // UTF-8 helpers shared by the JSON parser and serializer (util/json_parse.cpp, json_write.cpp):
-// the length of a well-formed sequence, and the encoding of a code point.
+// the length of a well-formed sequence, and the encoding of a code point; and printable(), which
+// makes text from a guest or a file safe to print on the operator's terminal.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -55,6 +56,34 @@ inline void append_utf8(std::string& out, uint32_t cp) {
     out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
     out += static_cast<char>(0x80 | (cp & 0x3F));
   }
+}
+
+// `s` with every byte a terminal could act on written as \xNN: C0 controls other than newline
+// and tab (ESC starts the sequences that move the cursor, retitle the window or write to the
+// clipboard), DEL, the C1 controls U+0080..U+009F, and bytes that are not well-formed UTF-8.
+// Text we print that a guest, an image or a network peer wrote goes through it.
+inline std::string printable(std::string_view s) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size());
+  auto escape = [&](unsigned char c) {
+    out += "\\x";
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  };
+  for (size_t i = 0; i < s.size();) {
+    auto c = static_cast<unsigned char>(s[i]);
+    size_t n = utf8_len(s, i);
+    if (n == 0 || (n == 1 && ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)) ||
+        (n == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0)) {
+      escape(c);
+      i++;
+      continue;
+    }
+    out.append(s.substr(i, n));
+    i += n;
+  }
+  return out;
 }
 
 }  // namespace space::utf8

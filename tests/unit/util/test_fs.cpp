@@ -1,5 +1,5 @@
-// Unit tests for util/fs: atomic writes, mkdir -p, rm -rf that neither follows symlinks nor
-// crosses mounts, sparse copies, tree copies, tails and listings.
+// Unit tests for util/fs: atomic writes, mkdir -p, base directories trusted only when ours, rm -rf
+// that neither follows symlinks nor crosses mounts, sparse copies, tree copies, tails, listings.
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <sys/mount.h>
@@ -49,6 +49,41 @@ TEST_CASE("mkdir_p") {
   fs::mkdir_p(d.path + "/a/b");  // existing is fine
   fs::write_file_atomic(d.path + "/file", "");
   CHECK_THROWS_AS(fs::mkdir_p(d.path + "/file/sub"), Error);
+}
+
+TEST_CASE("ensure_private_dir makes a directory with its mode, and trusts one only if ours") {
+  test::TempDir t("private");
+  mode_t old_umask = ::umask(077);  // the mode asked for wins over the umask
+  std::string made = t.path + "/a/b/root";
+  fs::ensure_private_dir(made, 0755);
+  ::umask(old_umask);
+  CHECK(mode_of(made) == 0755);
+  fs::ensure_private_dir(made, 0755);  // again: fine
+  std::string open = t.path + "/open";
+  REQUIRE(::mkdir(open.c_str(), 0700) == 0);
+  REQUIRE(::chmod(open.c_str(), 0777) == 0);
+  try {
+    fs::ensure_private_dir(open, 0700);
+    FAIL("a world-writable directory was trusted");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("may be written by others (mode 0777)") != std::string::npos);
+    CHECK(e.hint() == "chmod go-w " + open);
+  }
+  std::string link = t.path + "/link";
+  REQUIRE(::symlink(made.c_str(), link.c_str()) == 0);
+  fs::ensure_private_dir(link, 0700);  // a link we own, to a directory we own
+  if (::geteuid() != 0) return;        // the rest needs root to give things away
+  std::string theirs = t.path + "/theirs";
+  REQUIRE(::mkdir(theirs.c_str(), 0700) == 0);
+  REQUIRE(::chown(theirs.c_str(), 65534, 65534) == 0);
+  try {
+    fs::ensure_private_dir(theirs, 0700);
+    FAIL("a directory of uid 65534 was trusted");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("belongs to uid 65534") != std::string::npos);
+  }
+  REQUIRE(::lchown(link.c_str(), 65534, 65534) == 0);
+  CHECK_THROWS_AS(fs::ensure_private_dir(link, 0700), Error);
 }
 
 TEST_CASE("remove_tree removes everything but does not follow symlinks") {
