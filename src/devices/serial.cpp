@@ -11,7 +11,7 @@ namespace {
 constexpr uint8_t kIerRdi = 0x01, kIerThri = 0x02, kIerRlsi = 0x04;
 constexpr uint8_t kLcrDlab = 0x80;
 constexpr uint8_t kMcrLoop = 0x10;
-constexpr uint8_t kLsrDr = 0x01, kLsrThre = 0x20, kLsrTemt = 0x40;
+constexpr uint8_t kLsrDr = 0x01, kLsrOe = 0x02, kLsrThre = 0x20, kLsrTemt = 0x40;
 constexpr uint8_t kIirNone = 0x01, kIirThri = 0x02, kIirRdi = 0x04;
 constexpr uint8_t kFcrEnable = 0x01;
 constexpr uint32_t kSaveVersion = 1;
@@ -63,8 +63,11 @@ uint8_t Serial::read_reg(uint8_t reg) {
       return lcr_;
     case 4:
       return mcr_;
-    case 5:
-      return static_cast<uint8_t>(kLsrThre | kLsrTemt | (rx_.empty() ? 0 : kLsrDr));
+    case 5: {
+      uint8_t v = kLsrThre | kLsrTemt | (rx_.empty() ? 0 : kLsrDr) | (overrun_ ? kLsrOe : 0);
+      overrun_ = false;
+      return v;
+    }
     case 6:
       if (mcr_ & kMcrLoop) {
         // Loopback: DTR->DSR, RTS->CTS, OUT1->RI, OUT2->DCD.
@@ -91,10 +94,9 @@ void Serial::write_reg(uint8_t reg, uint8_t v) {
         return;
       }
       if (mcr_ & kMcrLoop) {
-        rx_.push_back(v);
-      } else if (out_fd_ >= 0) {
-        ssize_t n = ::write(out_fd_, &v, 1);  // console output is best effort
-        (void)n;
+        receive(v);
+      } else {
+        out_.write({reinterpret_cast<const char*>(&v), 1});  // console output is best effort
       }
       thre_pending_ = true;
       update_irq();
@@ -129,8 +131,16 @@ void Serial::write_reg(uint8_t reg, uint8_t v) {
   (void)kIerRlsi;
 }
 
+void Serial::receive(uint8_t b) {
+  if (rx_.size() >= kFifoSize) {
+    overrun_ = true;
+    return;
+  }
+  rx_.push_back(b);
+}
+
 void Serial::enqueue_input(std::span<const uint8_t> bytes) {
-  rx_.insert(rx_.end(), bytes.begin(), bytes.end());
+  for (uint8_t b : bytes) receive(b);
   update_irq();
 }
 
@@ -153,6 +163,7 @@ void Serial::restore(std::span<const uint8_t> state) {
     thre_pending_ = r.u8() != 0;
     irq_level_ = r.u8() != 0;
     auto rx = r.bytes();
+    if (rx.size() > kFifoSize) fail("serial: saved receive FIFO holds more than 16 bytes");
     rx_.assign(rx.begin(), rx.end());
     r.finish();
   } catch (const proto::ProtoError& e) {

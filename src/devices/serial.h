@@ -4,11 +4,15 @@
 // THRE interrupt, so the UART raises IRQ 4 whenever an enabled interrupt becomes pending and
 // reports it in IIR. Input bytes can be queued for the receiver (unused by the console today).
 // Loopback mode and the scratch register are modelled because the driver's probe checks them.
+// Everything the guest controls is bounded: the receive FIFO holds 16 bytes (more sets the
+// overrun bit, as on the chip), and the output file keeps at most max_output bytes, restarting
+// with a marker line when full (util/capped_writer.h).
 #pragma once
 #include <cstdint>
 #include <deque>
 
 #include "devices/device.h"
+#include "util/capped_writer.h"
 
 namespace space::devices {
 
@@ -16,15 +20,19 @@ class Serial : public Device {
  public:
   static constexpr uint16_t kCom1Base = 0x3f8;
   static constexpr uint32_t kCom1Irq = 4;
+  static constexpr size_t kFifoSize = 16;
+  static constexpr uint64_t kDefaultMaxOutput = 16ull << 20;
 
-  // `out_fd` receives transmitted bytes (not owned); `irq` is IRQ 4 (not owned).
-  Serial(IrqLine& irq, int out_fd) : irq_(irq), out_fd_(out_fd) {}
+  // `out_fd` receives transmitted bytes (not owned; O_APPEND); `irq` is IRQ 4 (not owned).
+  Serial(IrqLine& irq, int out_fd, uint64_t max_output = kDefaultMaxOutput)
+      : irq_(irq), out_(out_fd, max_output) {}
   std::string name() const override { return "serial"; }
   void read(uint64_t offset, std::span<uint8_t> data) override;
   void write(uint64_t offset, std::span<const uint8_t> data) override;
   std::vector<uint8_t> save() const override;
   void restore(std::span<const uint8_t> state) override;
-  // Queues bytes for the guest to read (raises a receive interrupt if enabled).
+  // Queues bytes for the guest to read (raises a receive interrupt if enabled); bytes beyond
+  // the FIFO's 16 are lost and set the overrun bit.
   void enqueue_input(std::span<const uint8_t> bytes);
 
  private:
@@ -32,13 +40,15 @@ class Serial : public Device {
   void write_reg(uint8_t reg, uint8_t v);
   uint8_t iir() const;
   void update_irq();
+  void receive(uint8_t b);
 
   IrqLine& irq_;
-  int out_fd_;
+  CappedWriter out_;
   uint8_t ier_ = 0, lcr_ = 0, mcr_ = 0x08, lsr_ = 0x60, msr_ = 0xb0, scr_ = 0, dll_ = 0x0c,
           dlm_ = 0, fcr_ = 0;
   bool thre_pending_ = false;  // THR-empty interrupt pending (cleared by reading IIR)
   bool irq_level_ = false;
+  bool overrun_ = false;  // LSR.OE: a byte arrived with the FIFO full (cleared by reading LSR)
   std::deque<uint8_t> rx_;
 };
 

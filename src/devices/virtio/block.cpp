@@ -100,7 +100,7 @@ void VirtioBlock::notify(size_t index) {
 uint32_t VirtioBlock::handle(const DescChain& chain) {
   const memory::GuestMemory& mem = transport_->memory();
   if (chain.writable_bytes == 0) {
-    log::warn("virtio-blk: request without a status byte; dropped");
+    warn_.warn("virtio-blk: request without a status byte; dropped");
     return 0;
   }
   uint64_t data_out = chain.writable_bytes - 1;  // writable bytes before the status byte
@@ -108,7 +108,7 @@ uint32_t VirtioBlock::handle(const DescChain& chain) {
   uint8_t status = kStatusOk;
   ReqHeader h{};
   if (chain_read(mem, chain, 0, {reinterpret_cast<uint8_t*>(&h), sizeof h}) != sizeof h) {
-    log::warn("virtio-blk: request header too short");
+    warn_.warn("virtio-blk: request header too short");
     status = kStatusIoErr;
   } else {
     auto in_range = [&](uint64_t len) {
@@ -120,7 +120,7 @@ uint32_t VirtioBlock::handle(const DescChain& chain) {
           status = kStatusIoErr;
         } else if (!transfer(file_.get(), chain_iovecs(mem, chain, true, 0, data_out),
                              h.sector * kSector, false)) {
-          log::warn("virtio-blk: read failed at sector " + std::to_string(h.sector));
+          warn_.warn("virtio-blk: read failed at sector " + std::to_string(h.sector));
           status = kStatusIoErr;
         } else {
           written = data_out;
@@ -132,7 +132,7 @@ uint32_t VirtioBlock::handle(const DescChain& chain) {
           status = kStatusIoErr;
         } else if (!transfer(file_.get(), chain_iovecs(mem, chain, false, sizeof h, len),
                              h.sector * kSector, true)) {
-          log::warn("virtio-blk: write failed at sector " + std::to_string(h.sector));
+          warn_.warn("virtio-blk: write failed at sector " + std::to_string(h.sector));
           status = kStatusIoErr;
         }
         break;

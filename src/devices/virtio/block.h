@@ -13,6 +13,7 @@
 
 #include "devices/virtio/backend.h"
 #include "util/fd.h"
+#include "util/log.h"
 
 namespace space::devices {
 
@@ -48,6 +49,7 @@ class VirtioBlock final : public VirtioBackend {
   void reset() override {}
 
  private:
+  mutable log::Throttle warn_;  // what the guest provokes is rate-limited
   // Executes one request; returns the bytes written into the chain (data + status byte).
   uint32_t handle(const DescChain& chain);
 

@@ -209,7 +209,7 @@ void VirtioMmio::write_status(uint32_t v) {
   uint32_t old = status_;
   v = (v & ~kStatusNeedsReset) | (old & kStatusNeedsReset);  // only the device sets that bit
   if ((v & old) != old) {
-    log::warn(name_ + ": driver tried to clear status bits; ignored");
+    warn_.warn(name_ + ": driver tried to clear status bits; ignored");
     return;
   }
   uint32_t added = v & ~old;
@@ -219,13 +219,13 @@ void VirtioMmio::write_status(uint32_t v) {
     if (!ok) {
       char hex[20];
       std::snprintf(hex, sizeof hex, "%#llx", static_cast<unsigned long long>(driver_features_));
-      log::warn(name_ + ": refusing FEATURES_OK for driver features " + hex);
+      warn_.warn(name_ + ": refusing FEATURES_OK for driver features " + hex);
       v &= ~kStatusFeaturesOk;
       added &= ~kStatusFeaturesOk;
     }
   }
   if ((added & kStatusDriverOk) && !(v & kStatusFeaturesOk)) {
-    log::warn(name_ + ": DRIVER_OK without FEATURES_OK; ignored");
+    warn_.warn(name_ + ": DRIVER_OK without FEATURES_OK; ignored");
     v &= ~kStatusDriverOk;
     added &= ~kStatusDriverOk;
   }
@@ -255,7 +255,7 @@ void VirtioMmio::signal_config() {
 }
 
 void VirtioMmio::fail(std::string_view why) {
-  log::warn(name_ + ": device needs reset: " + std::string(why));
+  warn_.warn(name_ + ": device needs reset: " + std::string(why));
   if (status_ & virtio::kStatusNeedsReset) return;
   status_ |= virtio::kStatusNeedsReset;
   if (status_ & virtio::kStatusDriverOk) signal_config();

@@ -16,6 +16,7 @@
 #include "devices/device.h"
 #include "devices/virtio/backend.h"
 #include "devices/virtio/queue.h"
+#include "util/log.h"
 
 namespace space::devices {
 
@@ -48,6 +49,7 @@ class VirtioMmio final : public Device, private VirtioTransport {
   }
 
  private:
+  mutable log::Throttle warn_;  // what the guest provokes is rate-limited
   // VirtioTransport
   std::mutex& device_mutex() override { return Device::mutex(); }
   const memory::GuestMemory& memory() const override { return mem_; }

@@ -120,7 +120,7 @@ void VirtioVsock::handle_tx(const DescChain& chain) {
   uint8_t raw[kHeaderSize];
   Header h;
   if (chain_read(mem, chain, 0, raw) != kHeaderSize || !decode_header(raw, h)) {
-    log::warn("virtio-vsock: tx packet shorter than a header; dropped");
+    warn_.warn("virtio-vsock: tx packet shorter than a header; dropped");
     return;
   }
   if (h.src_cid != guest_cid_) {
@@ -131,7 +131,7 @@ void VirtioVsock::handle_tx(const DescChain& chain) {
   bool bad_len =
       h.op == kOpRw && (h.len > kMaxPayload || h.len > chain.readable_bytes - kHeaderSize);
   if (h.dst_cid != kHostCid || h.type != kTypeStream || bad_len) {
-    if (bad_len) log::warn("virtio-vsock: tx packet length exceeds its buffer or the maximum");
+    if (bad_len) warn_.warn("virtio-vsock: tx packet length exceeds its buffer or the maximum");
     auto it = conns_.find({h.dst_port, h.src_port});
     if (it != conns_.end())
       abort_conn(it->second);
@@ -188,7 +188,7 @@ void VirtioVsock::handle_conn_packet(Conn& c, const Header& h, const DescChain& 
         break;
       }
       if (uint64_t{c.to_host.size()} + h.len > c.buf_alloc) {
-        log::warn("virtio-vsock: guest exceeded its credit; resetting the connection");
+        warn_.warn("virtio-vsock: guest exceeded its credit; resetting the connection");
         abort_conn(c);
         break;
       }
@@ -242,6 +242,11 @@ void VirtioVsock::process_rx() {
   DescChain chain;
   std::string why;
   bool any = false;
+  // Connections put back on rx_queue_ without anything sent since the last progress: once
+  // every queued connection has had a turn that way, the guest's buffers cannot carry what
+  // waits (a buffer with room for a header only, while data waits), and going round again
+  // would spin here for ever with the device mutex held.
+  size_t stalled = 0;
   while (!rsts_.empty() || !rx_queue_.empty()) {
     auto r = q.pop(chain, why);
     if (r == Virtqueue::Pop::Empty) break;  // resumed by the guest's RX notification
@@ -267,7 +272,17 @@ void VirtioVsock::process_rx() {
           erase_conn(key);
         } else {
           update_epoll(c);
-          if (c.has_rx_work()) schedule_rx(c);
+          if (c.has_rx_work()) {
+            schedule_rx(c);
+            if (used == 0 && ++stalled > rx_queue_.size()) {
+              q.undo_pop();
+              if (any) transport_->signal_used(kRxQueue);
+              transport_->fail("virtio-vsock rx: a receive buffer of " +
+                               std::to_string(chain.writable_bytes) +
+                               " bytes has no room for the data waiting");
+              return;
+            }
+          }
         }
       }
     }
@@ -275,6 +290,7 @@ void VirtioVsock::process_rx() {
       q.undo_pop();
       continue;
     }
+    stalled = 0;
     q.push_used(chain.head, used);
     any = true;
   }

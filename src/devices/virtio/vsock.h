@@ -29,8 +29,10 @@
 #include "devices/virtio/vsock_conn.h"
 #include "devices/virtio/vsock_packet.h"
 #include "devices/virtio/vsock_route.h"
+#include "util/acceptor.h"
 #include "util/event_loop.h"
 #include "util/fd.h"
+#include "util/log.h"
 
 namespace space::devices {
 
@@ -75,6 +77,7 @@ class VirtioVsock final : public VirtioBackend {
   void restore_state(std::span<const uint8_t> state) override;
 
  private:
+  mutable log::Throttle warn_;  // what the guest provokes is rate-limited
   struct Handshake {
     Fd sock;
     std::string line;
@@ -122,6 +125,7 @@ class VirtioVsock final : public VirtioBackend {
   std::string uds_path_;
   std::map<uint32_t, VsockHostRoute> routes_;
   Fd listener_;
+  Acceptor acceptor_;
   Fd kick_;  // eventfd: a vCPU noticed a queue notification
   bool attached_ = false;
   std::map<VsockKey, Conn> conns_;

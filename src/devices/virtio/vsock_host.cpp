@@ -17,6 +17,7 @@
 #include "devices/virtio/vsock.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/socket.h"
 
 namespace space::devices {
 
@@ -57,6 +58,9 @@ VirtioVsock::VirtioVsock(EventLoop& loop, uint64_t guest_cid, std::string uds_pa
   if (!listener_) throw_errno("virtio-vsock: socket");
   if (::bind(listener_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
     throw_errno("virtio-vsock: bind " + uds_path_);
+  // Only root and our uid may connect: that is a shell in the guest. Set before listen(), so no
+  // client can connect in between.
+  if (::chmod(uds_path_.c_str(), 0600) != 0) throw_errno("virtio-vsock: chmod " + uds_path_);
   if (::listen(listener_.get(), 128) != 0) throw_errno("virtio-vsock: listen " + uds_path_);
   kick_.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
   if (!kick_) throw_errno("virtio-vsock: eventfd");
@@ -85,14 +89,18 @@ void VirtioVsock::attach(VirtioTransport& transport) {
 void VirtioVsock::on_listener() {
   std::lock_guard lk(transport_->device_mutex());
   for (;;) {
-    Fd s(::accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    Fd s = acceptor_.accept(listener_.get(), SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (!s) {
-      if (errno == EINTR || errno == ECONNABORTED) continue;
-      if (!would_block(errno)) log::warn("virtio-vsock: accept: " + std::string(strerror(errno)));
+      if (!would_block(errno)) warn_.warn("virtio-vsock: accept: " + std::string(strerror(errno)));
       return;
     }
+    if (!net::peer_trusted(s.get())) {
+      warn_.warn("virtio-vsock: refusing a client of uid " +
+                 std::to_string(net::peer_uid(s.get())));
+      continue;
+    }
     if (handshakes_.size() >= kMaxHandshakes) {
-      log::warn("virtio-vsock: too many pending CONNECT handshakes; dropping a client");
+      warn_.warn("virtio-vsock: too many pending CONNECT handshakes; dropping a client");
       continue;  // `s` closes
     }
     uint64_t id = next_handshake_id_++;
@@ -122,13 +130,13 @@ void VirtioVsock::on_handshake(uint64_t id) {
   hs.line.append(buf, nl ? take - 1 : take);
   if (!nl) {
     if (hs.line.size() >= kMaxConnectLine) {
-      log::warn("virtio-vsock: CONNECT line too long; closing the client");
+      warn_.warn("virtio-vsock: CONNECT line too long; closing the client");
       drop();
     }
     return;
   }
   auto port = parse_connect_line(hs.line);
-  if (!port) log::warn("virtio-vsock: malformed CONNECT line; closing the client");
+  if (!port) warn_.warn("virtio-vsock: malformed CONNECT line; closing the client");
   Fd client = std::move(hs.sock);
   loop_.remove(client.get());
   handshakes_.erase(it);
@@ -139,7 +147,7 @@ void VirtioVsock::on_handshake(uint64_t id) {
 
 void VirtioVsock::start_host_initiated(Fd client, uint32_t guest_port) {
   if (conns_.size() >= kMaxConnections) {
-    log::warn("virtio-vsock: connection limit reached; closing the client");
+    warn_.warn("virtio-vsock: connection limit reached; closing the client");
     return;
   }
   // A fresh host port: no live connection may use it as its local port.
@@ -163,7 +171,7 @@ void VirtioVsock::start_host_initiated(Fd client, uint32_t guest_port) {
 
 void VirtioVsock::connect_to_host(const Header& h) {
   if (conns_.size() >= kMaxConnections) {
-    log::warn("virtio-vsock: connection limit reached; refusing a guest connection");
+    warn_.warn("virtio-vsock: connection limit reached; refusing a guest connection");
     return queue_rst(h);
   }
   auto route = routes_.find(h.dst_port);
@@ -207,7 +215,7 @@ VsockConnection* VirtioVsock::add_conn(VsockKey key, Fd sock, Conn::State state)
   try {
     loop_.add(fd, 0, [this, key, id = c.id](uint32_t ev) { on_conn_event(key, id, ev); });
   } catch (const Error& e) {
-    log::warn(std::string("virtio-vsock: ") + e.what());
+    warn_.warn(std::string("virtio-vsock: ") + e.what());
     conns_.erase(key);
     return nullptr;
   }

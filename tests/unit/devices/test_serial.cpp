@@ -1,6 +1,8 @@
 // Unit tests for devices/serial, the 16550 UART: what the 8250 driver's probe checks, output
-// written to its fd with THRE interrupts, the receive path, and save/restore.
+// written to its fd with THRE interrupts, the receive path, save/restore, and the bounds a
+// hostile guest meets (the 16-byte FIFO with overrun, the console file's size limit).
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <string>
@@ -8,8 +10,10 @@
 
 #include "devices/serial.h"
 #include "support/device_io.h"
+#include "support/temp_dir.h"
 #include "util/error.h"
 #include "util/fd.h"
+#include "util/fs.h"
 
 using namespace space;
 using space::test::FakeIrq;
@@ -72,4 +76,37 @@ TEST_CASE("serial receive path and save/restore") {
   CHECK((rd(t, 5) & 1) == 0);
   saved.pop_back();
   CHECK_THROWS_AS(t.restore(saved), Error);
+}
+
+TEST_CASE("a guest flooding loopback mode fills the 16-byte FIFO and sees overrun") {
+  FakeIrq irq;
+  devices::Serial s(irq, -1);
+  wr(s, 4, 0x10);  // loopback
+  for (int i = 0; i < 100000; i++) wr(s, 0, static_cast<uint8_t>(i));
+  uint8_t lsr = rd(s, 5);
+  CHECK((lsr & 0x02) == 0x02);    // OE
+  CHECK((rd(s, 5) & 0x02) == 0);  // cleared by the read
+  int got = 0;
+  while (rd(s, 5) & 1) {
+    CHECK(rd(s, 0) == static_cast<uint8_t>(got));  // the first 16 bytes are kept
+    got++;
+  }
+  CHECK(got == 16);
+  auto saved = s.save();  // the saved FIFO is bounded too
+  CHECK(saved.size() < 64);
+}
+
+TEST_CASE("the console file keeps the newest output within its limit") {
+  test::TempDir dir("serial");
+  std::string path = dir.path + "/console.log";
+  Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
+  REQUIRE(fd);
+  FakeIrq irq;
+  devices::Serial s(irq, fd.get(), 4096);
+  for (int i = 0; i < 20000; i++) wr(s, 0, static_cast<uint8_t>('a' + i % 26));
+  wr(s, 0, '!');
+  std::string text = fs::read_file(path);
+  CHECK(text.size() <= 4096);
+  CHECK(text.rfind("[space: this log reached its limit of 4096 bytes", 0) == 0);
+  CHECK(text.back() == '!');
 }

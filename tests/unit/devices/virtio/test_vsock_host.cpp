@@ -1,6 +1,6 @@
 // virtio-vsock, host-facing half (vsock_host.cpp): host-initiated connections end to end through
 // the device's Unix socket (the CONNECT handshake, data both ways, credit, half-closes, RST,
-// malformed handshakes, several connections at once).
+// malformed handshakes, several connections at once, RX buffers too small for data).
 #include <doctest/doctest.h>
 
 #include "devices/virtio/vsock.h"
@@ -144,4 +144,21 @@ TEST_CASE("several connections at once are kept apart") {
   CHECK(p.h.src_port == hb);
   CHECK(p.h.dst_port == 200);
   CHECK(p.payload == "from-b");
+}
+
+TEST_CASE("RX buffers with room for a header only, while data waits, fail the device") {
+  // Before: the RX loop put the connection back and popped the same buffer again for ever,
+  // with the device mutex held (pause, checkpoint and destroy froze).
+  Rig r;
+  r.init(1);
+  Fd client = r.connect_client();
+  establish(r, client.get(), 1234);
+  for (int i = 0; i < 4; i++) {
+    uint64_t h = r.drv->alloc(kHeaderSize);
+    r.rx_bufs[r.drv->post(0, {{h, kHeaderSize, true}})] = {h, 0};
+  }
+  r.drv->kick(0);
+  r.write_host(client.get(), "data the guest has no room for");
+  CHECK(r.pump([&] { return (r.dev->status() & devices::virtio::kStatusNeedsReset) != 0; }));
+  CHECK(r.take_data().empty());
 }
