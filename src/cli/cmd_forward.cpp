@@ -9,6 +9,7 @@
 #include "cli/app.h"
 #include "core/forward.h"
 #include "util/json.h"
+#include "util/utf8.h"
 
 namespace space::cli {
 
@@ -53,10 +54,10 @@ void register_forward(CLI::App& app, GlobalOptions& g) {
     };
     o.on_error = [](const std::string& line) {
       std::lock_guard<std::mutex> l(out);
-      std::fprintf(stderr, "space: forward %s\n", line.c_str());
+      std::fprintf(stderr, "space: forward %s\n", utf8::printable(line).c_str());
     };
     std::string why = core::forward_ports(ctx, f->id, o);
-    std::fprintf(stderr, "space: forward: %s\n", why.c_str());
+    std::fprintf(stderr, "space: forward: %s\n", utf8::printable(why).c_str());
   });
 }
 

@@ -16,6 +16,7 @@
 #include "util/json.h"
 #include "util/log.h"
 #include "util/terminal.h"
+#include "util/utf8.h"
 
 namespace space::cli {
 namespace {
@@ -36,7 +37,7 @@ class ProgressOut {
   ProgressOut& operator=(const ProgressOut&) = delete;
   void step(const std::string& line) {
     clear();
-    std::fprintf(stderr, "image: %s\n", line.c_str());
+    std::fprintf(stderr, "image: %s\n", utf8::printable(line).c_str());
     std::fflush(stderr);
   }
   void status(const std::string& line) {
@@ -47,7 +48,7 @@ class ProgressOut {
     std::string text = "image: " + line;
     auto size = term::window_size(2);
     if (size && size->cols > 1 && text.size() >= size->cols) text.resize(size->cols - 1);
-    std::fprintf(stderr, "\r\033[K%s", text.c_str());
+    std::fprintf(stderr, "\r\033[K%s", utf8::printable(text).c_str());
     std::fflush(stderr);
     shown_ = true;
   }

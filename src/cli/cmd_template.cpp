@@ -14,6 +14,7 @@
 #include "util/error.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "util/utf8.h"
 
 namespace space::cli {
 
@@ -59,7 +60,7 @@ void add_build(CLI::App& parent, GlobalOptions& g) {
       f->opts.disk_bytes = core::parse_disk_size(f->disk_size);
     }
     f->opts.progress = [](const std::string& line) {
-      std::fprintf(stderr, "template: %s\n", line.c_str());
+      std::fprintf(stderr, "template: %s\n", utf8::printable(line).c_str());
       std::fflush(stderr);
     };
     auto m = core::build_template({g.root, g.log_level, g.log_format}, f->opts);

@@ -8,6 +8,7 @@
 #include "proto/cred.h"
 #include "proto/exec.h"
 #include "util/error.h"
+#include "util/utf8.h"
 
 namespace space::cli {
 namespace {
@@ -113,7 +114,7 @@ void finish_exec_flags(ExecFlags* f, bool command_optional) {
 }
 
 int report_exec(const core::ExecResult& r, const ExecFlags& f) {
-  std::string why = core::describe_exit(r, f.opts);
+  std::string why = utf8::printable(core::describe_exit(r, f.opts));  // the guest wrote it
   if (!why.empty()) std::fprintf(stderr, "space: %s\n", why.c_str());
   if (f.stats) std::fprintf(stderr, "space: %s\n", core::format_stats(r).c_str());
   return r.exit_code;

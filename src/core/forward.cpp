@@ -24,6 +24,7 @@
 #include "proto/net.h"
 #include "store/paths.h"
 #include "store/state.h"
+#include "util/acceptor.h"
 #include "util/error.h"
 #include "util/process.h"
 #include "util/relay.h"
@@ -194,6 +195,7 @@ std::string forward_ports(const store::Context& ctx, const std::string& id,
   };
   std::list<Worker> workers;
   std::atomic<int> active{0};
+  Acceptor acceptor;  // out of descriptors: a client is closed, the loop does not spin
   std::string why;
   while (why.empty()) {
     std::vector<pollfd> pfds;
@@ -220,8 +222,13 @@ std::string forward_ports(const store::Context& ctx, const std::string& id,
     for (size_t i = 0; n > 0 && i < listeners.size(); i++) {
       if (!pfds[i].revents) continue;
       for (;;) {
-        Fd c(::accept4(listeners[i].get(), nullptr, nullptr, SOCK_CLOEXEC));
-        if (!c) break;
+        Fd c = acceptor.accept(listeners[i].get(), SOCK_CLOEXEC);
+        if (!c) {
+          if (errno != EAGAIN && opts.on_error)
+            opts.on_error(describe(specs[i]) + ": accept: " + std::strerror(errno) +
+                          (errno == EMFILE ? " (a client was closed)" : ""));
+          break;
+        }
         if (active.load() >= opts.max_connections) {
           if (opts.on_error)
             opts.on_error(describe(specs[i]) + ": " + std::to_string(opts.max_connections) +

@@ -74,7 +74,7 @@ void check_socket_paths(const store::SandboxPaths& p) {
 
 void make_run_dir(const store::SandboxPaths& p) {
   fs::remove_tree(p.run_dir);
-  fs::mkdir_p(store::run_base(), 0700);
+  fs::ensure_private_dir(store::run_base(), 0700);
   if (::mkdir(p.run_dir.c_str(), 0700) != 0) throw_errno("mkdir " + p.run_dir);
 }
 

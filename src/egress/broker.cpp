@@ -30,6 +30,7 @@
 #include "proto/net.h"
 #include "store/paths.h"
 #include "store/state.h"
+#include "util/acceptor.h"
 #include "util/daemon.h"
 #include "util/env.h"
 #include "util/error.h"
@@ -90,7 +91,7 @@ class Broker {
   }
 
   void start(Fd& ready) {
-    fs::mkdir_p(store::run_base(), 0755);
+    fs::ensure_private_dir(store::run_base(), 0700);
     op_listener_ = net::unix_listen(paths_.sock, 64);
     loop_.add(op_listener_.get(), EPOLLIN, [this](uint32_t) { on_operator(); });
     loop_.add(done_.get(), EPOLLIN, [this](uint32_t) { reap_workers(); });
@@ -207,11 +208,8 @@ class Broker {
 
   void on_operator() {
     for (;;) {
-      Fd c(::accept4(op_listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
-      if (!c) {
-        if (errno == EINTR || errno == ECONNABORTED) continue;
-        return;
-      }
+      Fd c = acceptor_.accept(op_listener_.get(), SOCK_CLOEXEC);
+      if (!c) return;
       last_activity_ = timing::mono_ms();
       ucred cr{};
       socklen_t len = sizeof cr;
@@ -239,10 +237,9 @@ class Broker {
 
   void on_accept(int listener, const std::string& id) {
     for (;;) {
-      Fd c(::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+      Fd c = acceptor_.accept(listener, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (!c) {
-        if (errno == EINTR || errno == ECONNABORTED) continue;
-        if (errno != EAGAIN) log::warn(std::string("accept: ") + std::strerror(errno));
+        if (errno != EAGAIN) warn_.warn(std::string("accept: ") + std::strerror(errno));
         return;
       }
       last_activity_ = timing::mono_ms();
@@ -334,6 +331,8 @@ class Broker {
   size_t max_per_sandbox_;
   int64_t idle_ms_;
   EventLoop loop_;
+  Acceptor acceptor_;
+  log::Throttle warn_;  // what sandboxes provoke is rate-limited
   Fd op_listener_, sigfd_, stop_, done_;
   std::map<std::string, Listener> listeners_;
   std::mutex mu_;  // guards the worker tables below

@@ -31,15 +31,18 @@ ControlServer::~ControlServer() {
 
 void ControlServer::on_accept() {
   for (;;) {
-    int c = ::accept4(listen_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (c < 0) {
-      if (errno != EAGAIN && errno != EINTR)
-        log::warn(std::string("control accept: ") + std::strerror(errno));
+    Fd fd = acceptor_.accept(listen_.get(), SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (!fd) {
+      if (errno != EAGAIN) warn_.warn(std::string("control accept: ") + std::strerror(errno));
       return;
     }
-    Fd fd(c);
+    int c = fd.get();
+    if (!net::peer_trusted(c)) {
+      warn_.warn("control: refusing a client of uid " + std::to_string(net::peer_uid(c)));
+      continue;
+    }
     if (clients_.size() >= kMaxClients) {
-      log::warn("control: too many clients, refusing one");
+      warn_.warn("control: too many clients, refusing one");
       continue;
     }
     loop_.add(c, EPOLLIN, [this, c](uint32_t) { on_client(c); });
@@ -76,7 +79,7 @@ void ControlServer::on_client(int fd) {
     }
   }
   if (it->second.in.size() > kMaxLine) {
-    log::warn("control: request line too long, dropping client");
+    warn_.warn("control: request line too long, dropping client");
     close_client(fd);
   }
 }

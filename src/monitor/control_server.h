@@ -8,8 +8,10 @@
 #include <map>
 #include <string>
 
+#include "util/acceptor.h"
 #include "util/event_loop.h"
 #include "util/fd.h"
+#include "util/log.h"
 
 namespace space::monitor {
 
@@ -36,6 +38,8 @@ class ControlServer {
   EventLoop& loop_;
   std::string path_;
   Fd listen_;
+  Acceptor acceptor_;
+  log::Throttle warn_;
   Handler handler_;
   std::map<int, Client> clients_;
 };

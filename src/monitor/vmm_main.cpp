@@ -58,6 +58,9 @@ Fd block_and_watch_signals() {
   return fd;
 }
 
+// vmm.log keeps at most this much, restarting with a marker line (util/capped_writer.h).
+constexpr uint64_t kVmmLogMaxBytes = 16ull << 20;
+
 void mark_stopped(const store::SandboxPaths& paths) {
   try {
     store::SandboxLock lock(paths.lock, /*nonblocking=*/true);
@@ -124,6 +127,8 @@ void reap_branches(std::vector<pid_t>& children) {
 int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
   const store::SandboxPaths& paths = run.paths;
   const store::VmConfig& cfg = run.cfg;
+  // vmm.log (our stderr) holds warnings a guest can provoke: keep it bounded, like console.log.
+  log::limit_size(kVmmLogMaxBytes);
   try {
     Fd sigfd = block_and_watch_signals();
     vmm::Vcpu::install_kick_handler();

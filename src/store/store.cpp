@@ -109,10 +109,10 @@ StoreAction plan_store(const StoreProbe& p, StoreUse use) {
 
 StorePaths ensure_store(const Context& ctx, StoreUse use) {
   StorePaths sp = store_paths(ctx.root);
+  if (use == StoreUse::Existing && !fs::is_dir(sp.root)) return sp;
+  fs::ensure_private_dir(sp.root, 0755);  // ours, and no one else writes there
   if (btrfs::on_btrfs(sp.sandboxes)) return sp;
   try {
-    if (use == StoreUse::Existing && !fs::is_dir(sp.root)) return sp;
-    fs::mkdir_p(sp.root, 0755);
     Fd lock(::open(sp.root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!lock) throw_errno("open " + sp.root);
     while (::flock(lock.get(), LOCK_EX) != 0)
