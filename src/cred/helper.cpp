@@ -22,6 +22,7 @@
 #include "proto/cred.h"
 #include "store/context.h"
 #include "store/store.h"
+#include "util/acceptor.h"
 #include "util/daemon.h"
 #include "util/env.h"
 #include "util/error.h"
@@ -94,7 +95,7 @@ class Helper {
       int64_t now = timing::mono_ms();
       if (conns_.empty() && now - last_activity_ >= idle_ms_) {
         log::info("idle for " + std::to_string(idle_ms_ / 1000) + " s: exiting");
-        return;
+        break;
       }
       int64_t wait = conns_.empty() ? idle_ms_ - (now - last_activity_) : 1000;
       if (next) {
@@ -103,6 +104,7 @@ class Helper {
       }
       loop_.run_once(static_cast<int>(std::clamp<int64_t>(wait, 0, 60'000)));
     }
+    svc_.flush_audit();  // the count of denials repeated since the last line
   }
 
  private:
@@ -158,10 +160,9 @@ class Helper {
 
   void on_accept(int listener, const std::string& sandbox) {
     for (;;) {
-      Fd c(::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+      Fd c = acceptor_.accept(listener, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (!c) {
-        if (errno == EINTR || errno == ECONNABORTED) continue;
-        if (errno != EAGAIN) log::warn(std::string("accept: ") + std::strerror(errno));
+        if (errno != EAGAIN) warn_.warn(std::string("accept: ") + std::strerror(errno));
         return;
       }
       last_activity_ = timing::mono_ms();
@@ -172,7 +173,7 @@ class Helper {
         continue;
       }
       if (conns_.size() >= kMaxConns) {
-        log::warn("too many connections; refusing one");
+        warn_.warn("too many connections; refusing one");
         continue;
       }
       Conn conn;
@@ -186,7 +187,7 @@ class Helper {
         size_t n = 0;
         for (auto& [fd, x] : conns_) n += x.sandbox == sandbox;
         if (n >= kMaxConnsPerSandbox) {
-          log::warn("sandbox " + sandbox + ": too many connections; refusing one");
+          warn_.warn("sandbox " + sandbox + ": too many connections; refusing one");
           continue;
         }
         conn.peer_problem = svc_.check_peer(sandbox, cr.pid);
@@ -357,6 +358,8 @@ class Helper {
   CredService svc_;
   int64_t idle_ms_;
   EventLoop loop_;
+  Acceptor acceptor_;
+  log::Throttle warn_;  // what sandboxes provoke is rate-limited
   Fd op_listener_, sigfd_;
   std::map<std::string, Fd> listeners_;
   std::map<int, Conn> conns_;

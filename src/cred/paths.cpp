@@ -67,7 +67,7 @@ void check_socket_paths(const std::string& dir) {
 }
 
 void make_cred_dir(const CredPaths& p) {
-  fs::mkdir_p(p.dir, 0700);
+  fs::ensure_private_dir(p.dir, 0700);
   if (::chmod(p.dir.c_str(), 0700) != 0) throw_errno("chmod " + p.dir);
   fs::mkdir_p(p.sandbox_socks, 0700);
 }

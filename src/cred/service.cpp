@@ -3,6 +3,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <utility>
 
@@ -57,13 +58,54 @@ CredService::CredService(std::string root, CredPaths paths, Clock now)
       now_(std::move(now)),
       grants_(GrantTable::load(paths_.grants)) {}
 
-void CredService::audit(const std::string& sandbox, const std::string& name,
-                        const std::string& outcome, const std::string& detail) {
+void CredService::write_audit(const std::string& sandbox, const std::string& name,
+                              const std::string& outcome, const std::string& detail) {
   try {
     audit_append(paths_.audit, {now_(), sandbox, name, outcome, detail});
   } catch (const Error& e) {
     log::error(std::string("audit log: ") + e.what());
   }
+}
+
+void CredService::flush_audit() {
+  if (!repeats_) return;
+  Repeats r = std::move(*repeats_);
+  repeats_.reset();
+  if (r.count == 0) return;
+  write_audit(r.sandbox, r.name, "denied",
+              r.detail + " (" + std::to_string(r.count) + " more times in " +
+                  std::to_string(std::max<uint64_t>(1, (now_() - r.first_ms + 999) / 1000)) +
+                  " s)");
+}
+
+void CredService::audit(const std::string& sandbox, const std::string& name,
+                        const std::string& outcome, const std::string& detail) {
+  uint64_t now = now_();
+  if (outcome == "denied" && repeats_ && repeats_->sandbox == sandbox && repeats_->name == name &&
+      repeats_->detail == detail && now - repeats_->first_ms < kDenialWindowMs) {
+    repeats_->count++;  // a sandbox asking again and again gets one line, and a count
+    return;
+  }
+  flush_audit();
+  write_audit(sandbox, name, outcome, detail);
+  if (outcome == "denied") repeats_ = Repeats{sandbox, name, detail, now, 0};
+}
+
+bool CredService::admit_fetch(const std::string& sandbox, uint64_t now) {
+  auto [it, fresh] = buckets_.try_emplace(sandbox);
+  Bucket& b = it->second;
+  if (fresh) {
+    b.tokens_milli = kFetchBurst * 1000;
+    b.last_ms = now;
+  }
+  if (now > b.last_ms) {
+    b.tokens_milli =
+        std::min(kFetchBurst * 1000, b.tokens_milli + (now - b.last_ms) * kFetchPerSecond);
+    b.last_ms = now;
+  }
+  if (b.tokens_milli < 1000) return false;
+  b.tokens_milli -= 1000;
+  return true;
 }
 
 void CredService::save_grants() {
@@ -206,6 +248,11 @@ CredService::Fetch CredService::fetch(const std::string& sandbox, const std::str
     return deny(proto::DenyCode::NotAllowed, "request refused: not from this sandbox's VMM",
                 "denied", peer_problem);
   const uint64_t now = now_();
+  if (!admit_fetch(sandbox, now))
+    return deny(proto::DenyCode::NotAllowed,
+                "too many requests: at most " + std::to_string(kFetchPerSecond) +
+                    " a second per sandbox; try again shortly",
+                "denied", "rate limited");
   switch (grants_.check(sandbox, name, now)) {
     case Verdict::NotGranted:
       return deny(proto::DenyCode::NotGranted, "not granted to this sandbox", "denied",
@@ -234,14 +281,18 @@ CredService::Fetch CredService::fetch(const std::string& sandbox, const std::str
     return deny(proto::DenyCode::NoSuchSecret, "granted, but the secret no longer exists", "denied",
                 "no such secret");
   // Spend the use, durably, before the value leaves: a crash after this loses a use, never
-  // grants an extra one.
+  // grants an extra one. A grant without a use limit has nothing to record (no write, no fsync).
+  const Grant* counted = table.find(sandbox, name);
+  bool limited = counted && counted->uses_left.has_value();
   grants_.consume(sandbox, name, now);
-  try {
-    save_grants();
-  } catch (const Error& e) {
-    log::error(std::string("fetch: ") + e.what());
-    return deny(proto::DenyCode::Internal, "the credential helper cannot record the fetch",
-                "denied", "grants file unwritable");
+  if (limited) {
+    try {
+      save_grants();
+    } catch (const Error& e) {
+      log::error(std::string("fetch: ") + e.what());
+      return deny(proto::DenyCode::Internal, "the credential helper cannot record the fetch",
+                  "denied", "grants file unwritable");
+    }
   }
   std::string left;
   for (const auto& g : grants_.grants_of(sandbox))
@@ -258,6 +309,7 @@ void CredService::audit_bad_request(const std::string& sandbox, const std::strin
 
 std::optional<uint64_t> CredService::sweep_expired() {
   auto now = now_();
+  if (repeats_ && now - repeats_->first_ms >= kDenialWindowMs) flush_audit();
   auto gone = grants_.newly_expired(now);
   if (!gone.empty()) {
     for (const auto& [sb, name] : gone) audit(sb, name, "expired", "");

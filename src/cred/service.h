@@ -3,10 +3,14 @@
 // change), opens the secret store for each operation (values are read from disk only when they
 // are about to be sent, and wiped afterwards), and appends an audit line for every grant, fetch,
 // denial, expiry, revocation and store change. The operator's requests (proto/credd.h, from
-// credd.sock) each have one handler here.
+// credd.sock) each have one handler here. What a sandbox can provoke is bounded: its fetches
+// are rate-limited (kFetchBurst at once, then kFetchPerSecond), the same denial repeated within
+// kDenialWindowMs is audited once and then as one line with the count, and grants.json is
+// rewritten (with its fsync) only when a fetch spends a counted use.
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +26,10 @@ namespace space::cred {
 
 class CredService {
  public:
+  static constexpr uint64_t kFetchBurst = 30;      // fetches a sandbox may make at once
+  static constexpr uint64_t kFetchPerSecond = 10;  // and then, sustained
+  static constexpr uint64_t kDenialWindowMs = 60'000;
+
   using Clock = std::function<uint64_t()>;  // milliseconds since the epoch
   // Loads grants.json from `paths`; `root` is the run directory whose sandboxes may be granted.
   CredService(std::string root, CredPaths paths, Clock now);
@@ -53,8 +61,11 @@ class CredService {
   // Audits a request that could not be decoded.
   void audit_bad_request(const std::string& sandbox, const std::string& why);
 
-  // Audits grants that expired since the last call. Returns when the next one will expire.
+  // Audits grants that expired since the last call, and repeated denials whose window has
+  // passed. Returns when the next grant will expire.
   std::optional<uint64_t> sweep_expired();
+  // Writes the count of repeated denials not yet audited (before the helper exits).
+  void flush_audit();
   // Revokes (and audits) the grants of sandboxes whose directory is gone; forgets them.
   void drop_vanished();
   // The sandboxes that should have a socket.
@@ -69,6 +80,22 @@ class CredService {
   void audit(const std::string& sandbox, const std::string& name, const std::string& outcome,
              const std::string& detail);
   void save_grants();
+  void write_audit(const std::string& sandbox, const std::string& name, const std::string& outcome,
+                   const std::string& detail);
+  bool admit_fetch(const std::string& sandbox, uint64_t now);
+
+  // The last denial audited, and how often it came again since (not yet written).
+  struct Repeats {
+    std::string sandbox, name, detail;
+    uint64_t first_ms = 0;
+    uint64_t count = 0;
+  };
+  std::optional<Repeats> repeats_;
+  struct Bucket {
+    uint64_t tokens_milli = 0;  // thousandths of a fetch
+    uint64_t last_ms = 0;
+  };
+  std::map<std::string, Bucket> buckets_;
 
   std::string root_;
   CredPaths paths_;

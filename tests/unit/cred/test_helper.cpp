@@ -17,6 +17,7 @@
 #include "cred/client.h"
 #include "cred/helper.h"
 #include "cred/paths.h"
+#include "cred/service.h"
 #include "proto/agent.h"
 #include "proto/cred.h"
 #include "store/paths.h"
@@ -83,7 +84,9 @@ TEST_CASE("credd serves the operator and one sandbox's socket, and exits when id
   CHECK_NOTHROW(cred::cred_call(ctx, proto::credd::GrantRequest{"q1", "BIG", {}, {}}));
   REQUIRE(fs::exists(p.sandbox_socks + "/q1.sock"));
 
-  // 200 pipelined fetches, replies not read yet; the operator is served meanwhile.
+  // 200 pipelined fetches, replies not read yet; the operator is served meanwhile. The first
+  // CredService::kFetchBurst (and what the budget regains meanwhile) get the value, the rest are
+  // refused for the rate, each with its own reply.
   Fd s = dial(p.sandbox_socks + "/q1.sock");
   std::vector<uint8_t> many;
   for (int i = 0; i < 200; i++) {
@@ -98,7 +101,7 @@ TEST_CASE("credd serves the operator and one sandbox's socket, and exits when id
   CHECK(listed[0].name == "BIG");
   CHECK(listed[0].size == value.size());
   ::shutdown(s.get(), SHUT_WR);  // EOF: what was asked is still answered
-  int values = 0;
+  int values = 0, limited = 0;
   for (;;) {
     uint8_t hdr[8];
     if (!net::recv_exact(s.get(), hdr, 8, net::Deadline::after_ms(10'000))) break;
@@ -108,14 +111,25 @@ TEST_CASE("credd serves the operator and one sandbox's socket, and exits when id
     std::memcpy(&type, hdr + 4, 2);
     std::vector<uint8_t> body(len);
     REQUIRE(net::recv_exact(s.get(), body.data(), len, net::Deadline::after_ms(10'000)));
+    if (type == uint16_t(proto::Type::CredDenied)) {
+      auto d = proto::CredDenied::decode(body);
+      CHECK(d.code == proto::DenyCode::NotAllowed);
+      CHECK(d.message.find("too many requests") != std::string::npos);
+      limited++;
+      continue;
+    }
     REQUIRE(type == uint16_t(proto::Type::CredValue));
     auto v = proto::CredValue::decode(body);
     CHECK(std::string(v.value.begin(), v.value.end()) == value);
     values++;
   }
-  CHECK(values == 200);
+  CHECK(values + limited == 200);
+  CHECK(values >= int(cred::CredService::kFetchBurst));
+  CHECK(limited > 0);
 
-  // An ungranted name, then a malformed frame: denied, then closed.
+  // An ungranted name, then a malformed frame: denied, then closed (after a pause that gives
+  // the sandbox's rate budget a fetch back).
+  ::usleep(300'000);
   Fd s2 = dial(p.sandbox_socks + "/q1.sock");
   auto f = get_frame("NOPE");
   uint8_t bad[] = {5, 0, 0, 0, 20, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0};

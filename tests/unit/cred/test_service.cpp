@@ -1,10 +1,13 @@
 // Unit tests for cred/service without sockets or VMs: CredService's decisions end to end (grant,
-// fetch, deny, audit), checking that no value ever reaches grants.json or the audit log, and its
-// check that a fetch comes from the sandbox's recorded VMM.
+// fetch, deny, audit), checking that no value ever reaches grants.json or the audit log, its
+// check that a fetch comes from the sandbox's recorded VMM, and what bounds a hostile sandbox
+// (the fetch rate limit, repeated denials collapsed, no grants.json write per unlimited fetch).
 #include <doctest/doctest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <memory>
 
 #include "cred/paths.h"
 #include "cred/service.h"
@@ -36,18 +39,30 @@ void fake_sandbox(const std::string& root, const std::string& id) {
   store::write_state(p.state, st);
 }
 
+// A root with sandboxes a, b and c, its credential directory, and a service on a test clock.
+struct ServiceRig {
+  test::TempDir d{"cred"};
+  std::string root = d.path + "/root";
+  CredPaths p;
+  uint64_t now = 1'700'000'000'000;
+  std::unique_ptr<CredService> svc;
+  ServiceRig() {
+    ::unsetenv("SPACE_CRED_DIR");
+    for (const char* id : {"a", "b", "c"}) fake_sandbox(root, id);
+    p = cred_paths(root);
+    make_cred_dir(p);
+    svc = std::make_unique<CredService>(root, p, [this] { return now; });
+  }
+};
+
 }  // namespace
 
 TEST_CASE("CredService: grants, fetches and denials, all audited, no value outside secrets.json") {
-  test::TempDir d("cred");
-  ::unsetenv("SPACE_CRED_DIR");
-  std::string root = d.path + "/root";
-  fake_sandbox(root, "a");
-  fake_sandbox(root, "b");
-  CredPaths p = cred_paths(root);
-  make_cred_dir(p);
-  uint64_t now = 1'700'000'000'000;
-  CredService svc(root, p, [&] { return now; });
+  ServiceRig rig;
+  const std::string& root = rig.root;
+  CredPaths& p = rig.p;
+  uint64_t& now = rig.now;
+  CredService& svc = *rig.svc;
   // Each request goes through the helper's whole path: a line in, decoded, handled, a line out.
   auto op = [&](json::Value req) { return json::parse(svc.handle_line(json::serialize(req))); };
   auto req = [](std::initializer_list<std::pair<const char*, json::Value>> kv) {
@@ -125,6 +140,62 @@ TEST_CASE("CredService: grants, fetches and denials, all audited, no value outsi
   CHECK(fs::read_file(p.secrets).find(value) == std::string::npos);  // base64 there
   CHECK(mode_of(p.dir) == 0700);
   CHECK(mode_of(p.grants) == 0600);
+}
+
+TEST_CASE("CredService: a sandbox hammering the helper is rate-limited and audited in a line") {
+  ServiceRig rig;
+  CredPaths& p = rig.p;
+  uint64_t& now = rig.now;
+  CredService& svc = *rig.svc;
+  auto line = [&](const std::string& l) { return json::parse(svc.handle_line(l)); };
+  CHECK(line(R"({"op":"set","name":"T","value_base64":")" + base64::encode("v") + "\"}")
+            .at("ok")
+            .as_bool());
+  CHECK(line(R"({"op":"grant","sandbox":"a","name":"T"})").at("ok").as_bool());
+  CHECK(line(R"({"op":"grant","sandbox":"b","name":"T","uses":100})").at("ok").as_bool());
+  auto ino = [&] {
+    struct stat st {};
+    REQUIRE(::stat(p.grants.c_str(), &st) == 0);
+    return st.st_ino;
+  };
+  auto audit_lines = [&] {
+    size_t n = 0;
+    for (char c : fs::read_file(p.audit)) n += c == '\n';
+    return n;
+  };
+
+  // An unlimited grant: fetches write nothing to grants.json (no rename, no fsync).
+  auto before = ino();
+  CHECK(svc.fetch("a", "T", "").ok);
+  CHECK(ino() == before);
+  // A counted grant: each fetch is recorded.
+  CHECK(svc.fetch("b", "T", "").ok);
+  CHECK(ino() != before);
+
+  // A burst, then refusals: kFetchBurst in all at one instant (one was spent above).
+  size_t ok = 1;
+  for (int i = 0; i < 1000; i++) ok += svc.fetch("a", "T", "").ok;
+  CHECK(ok == CredService::kFetchBurst);
+  auto f = svc.fetch("a", "T", "");
+  CHECK(f.code == proto::DenyCode::NotAllowed);
+  CHECK(f.message.find("too many requests") != std::string::npos);
+  CHECK(svc.fetch("b", "T", "").ok);  // another sandbox has its own budget
+  now += 1000;                        // a second later: kFetchPerSecond more
+  ok = 0;
+  for (int i = 0; i < 100; i++) ok += svc.fetch("a", "T", "").ok;
+  CHECK(ok == CredService::kFetchPerSecond);
+
+  // Over a thousand refusals, yet the log holds a line per kind and not a line per refusal.
+  size_t lines = audit_lines();
+  CHECK(lines < 60);
+  for (int i = 0; i < 25; i++)
+    CHECK(svc.fetch("c", "NOPE", "").code == proto::DenyCode::NotGranted);
+  CHECK(audit_lines() <= lines + 2);
+  now += CredService::kDenialWindowMs;
+  svc.sweep_expired();  // the window passed: the count is written
+  std::string audit = fs::read_file(p.audit);
+  CHECK(audit.find("not granted (24 more times in 60 s)") != std::string::npos);
+  CHECK(audit.find("rate limited (971 more times in 1 s)") != std::string::npos);
 }
 
 TEST_CASE("CredService::check_peer accepts only the sandbox's recorded VMM") {
