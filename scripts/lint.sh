@@ -14,7 +14,7 @@ case "${1:-}" in
   --format-only) format_only=1; shift ;;
 esac
 build=${1:-build}
-mapfile -t files < <(git ls-files --cached --others --exclude-standard 'src/*.cpp' 'src/*.h' 'guest-init/*.cpp' 'guest-init/*.h' 'tests/unit/*.cpp' 'tests/unit/*.h')
+mapfile -t files < <(git ls-files --cached --others --exclude-standard 'src/*.cpp' 'src/*.h' 'guest-init/*.cpp' 'guest-init/*.h' 'tests/unit/*.cpp' 'tests/unit/*.h' 'tests/fuzz/*.cpp')
 if [ $fix = 1 ]; then
   clang-format -i "${files[@]}"
   echo "lint: formatted ${#files[@]} files"

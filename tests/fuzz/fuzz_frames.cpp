@@ -21,29 +21,64 @@ namespace {
 void decode_as(Type type, std::span<const uint8_t> p) {
   try {
     switch (type) {
-      case Type::Hello: Hello::decode(p); break;
-      case Type::HelloReply: HelloReply::decode(p); break;
-      case Type::Error: ErrorMsg::decode(p); break;
-      case Type::Exec: ExecRequest::decode(p); break;
-      case Type::Signal: SignalMsg::decode(p); break;
-      case Type::Resize: WindowSize::decode(p); break;
-      case Type::StdinAck: StdinAck::decode(p); break;
+      case Type::Hello:
+        Hello::decode(p);
+        break;
+      case Type::HelloReply:
+        HelloReply::decode(p);
+        break;
+      case Type::Error:
+        ErrorMsg::decode(p);
+        break;
+      case Type::Exec:
+        ExecRequest::decode(p);
+        break;
+      case Type::Signal:
+        SignalMsg::decode(p);
+        break;
+      case Type::Resize:
+        WindowSize::decode(p);
+        break;
+      case Type::StdinAck:
+        StdinAck::decode(p);
+        break;
       case Type::Exit: {
         auto s = ExitStatus::decode(p);
         (void)exit_code_of(s);
         break;
       }
-      case Type::FilePut: PutRequest::decode(p); break;
-      case Type::FileGet: GetRequest::decode(p); break;
-      case Type::FileEntry: decode_entry(p); break;
-      case Type::FileDone: CopyDone::decode(p); break;
-      case Type::CredGet: CredGet::decode(p); break;
-      case Type::CredValue: CredValue::decode(p); break;
-      case Type::CredDenied: CredDenied::decode(p); break;
-      case Type::NetConnect: NetConnect::decode(p); break;
-      case Type::NetResult: NetResult::decode(p); break;
-      case Type::Forward: ForwardRequest::decode(p); break;
-      default: break;  // raw data (Stdin/Stdout/Stderr/FileData) or an unknown type
+      case Type::FilePut:
+        PutRequest::decode(p);
+        break;
+      case Type::FileGet:
+        GetRequest::decode(p);
+        break;
+      case Type::FileEntry:
+        decode_entry(p);
+        break;
+      case Type::FileDone:
+        CopyDone::decode(p);
+        break;
+      case Type::CredGet:
+        CredGet::decode(p);
+        break;
+      case Type::CredValue:
+        CredValue::decode(p);
+        break;
+      case Type::CredDenied:
+        CredDenied::decode(p);
+        break;
+      case Type::NetConnect:
+        NetConnect::decode(p);
+        break;
+      case Type::NetResult:
+        NetResult::decode(p);
+        break;
+      case Type::Forward:
+        ForwardRequest::decode(p);
+        break;
+      default:
+        break;  // raw data (Stdin/Stdout/Stderr/FileData) or an unknown type
     }
   } catch (const ProtoError&) {
   }
