@@ -3,7 +3,9 @@
 // src/core (the space_core library) and prints the result. Global flags live in GlobalOptions.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace space::cli {
 
@@ -13,6 +15,19 @@ struct GlobalOptions {
   std::string log_format = "text";
   std::string format = "text";  // --format text|json
   int exit_code = 0;            // set by a command's callback; main returns it
+
+  // A T that the command tree's options and callbacks point into, kept as long as this
+  // GlobalOptions (which outlives parsing).
+  template <typename T>
+  T* hold() {
+    auto p = std::make_shared<T>();
+    T* raw = p.get();
+    held_.push_back(std::move(p));
+    return raw;
+  }
+
+ private:
+  std::vector<std::shared_ptr<void>> held_;
 };
 
 // Builds the whole command tree into `app`; `g` receives global flags and the exit code.

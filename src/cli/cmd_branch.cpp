@@ -22,8 +22,8 @@ struct BranchFlags {
 
 void register_branch(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("branch", "Fork a sandbox into new running sandboxes");
-  cmd->fallthrough();         // global flags (--format, --root, ...) may follow the command
-  auto* f = new BranchFlags;  // lives as long as the process, like the CLI11 tree
+  cmd->fallthrough();               // global flags (--format, --root, ...) may follow the command
+  auto* f = g.hold<BranchFlags>();  // freed with GlobalOptions
   cmd->add_option("--count,-n", f->opts.count, "How many branches (default 1)");
   cmd->add_option("--name", f->opts.name,
                   "Id of the branch, or prefix PREFIX-1..PREFIX-N with --count (default: random)");

@@ -10,8 +10,8 @@ namespace space::cli {
 
 void register_checkpoint(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("checkpoint", "Save a sandbox to disk and stop its VMM");
-  cmd->fallthrough();          // global flags (--format, --root, ...) may follow the command
-  auto* id = new std::string;  // lives as long as the process, like the CLI11 tree
+  cmd->fallthrough();                // global flags (--format, --root, ...) may follow the command
+  auto* id = g.hold<std::string>();  // freed with GlobalOptions
   cmd->add_option("id", *id, "Sandbox id")->required();
   cmd->callback([&g, id] {
     core::CheckpointStats cs;

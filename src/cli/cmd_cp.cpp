@@ -60,7 +60,7 @@ void register_cp(CLI::App& app, GlobalOptions& g) {
       "cp",
       "Copy files into (SRC... ID:DEST) or out of (ID:SRC DEST) a sandbox; - is a tar stream");
   cmd->fallthrough();
-  auto* f = new CpFlags;  // lives as long as the process, like the CLI11 tree
+  auto* f = g.hold<CpFlags>();  // freed with GlobalOptions
   cmd->add_flag("--archive,-a", f->archive,
                 "Keep owners (numeric), setuid bits and extended attributes; by default files "
                 "copied in belong to the sandbox's user, files copied out to you");

@@ -29,8 +29,8 @@ struct CreateFlags {
 void register_create(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand(
       "create", "Create a sandbox (restored from a template, or cold-booted); prints its id");
-  cmd->fallthrough();         // global flags (--format, --root, ...) may follow the command
-  auto* f = new CreateFlags;  // lives as long as the process, like the CLI11 tree
+  cmd->fallthrough();               // global flags (--format, --root, ...) may follow the command
+  auto* f = g.hold<CreateFlags>();  // freed with GlobalOptions
   cmd->add_option(
       "--template,-t", f->opts.template_name,
       "Template to restore (default: config.toml [defaults] template, else \"default\"; "

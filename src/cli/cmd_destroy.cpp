@@ -18,8 +18,8 @@ struct DestroyFlags {
 
 void register_destroy(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("destroy", "Stop sandboxes and delete everything they own");
-  cmd->fallthrough();          // global flags (--format, --root, ...) may follow the command
-  auto* f = new DestroyFlags;  // lives as long as the process, like the CLI11 tree
+  cmd->fallthrough();                // global flags (--format, --root, ...) may follow the command
+  auto* f = g.hold<DestroyFlags>();  // freed with GlobalOptions
   cmd->add_flag("--force,-f", f->force,
                 "Kill the VMM at once (no polite stop) and remove the sandbox even if its state "
                 "file is unreadable");

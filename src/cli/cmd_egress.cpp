@@ -8,8 +8,8 @@ namespace space::cli {
 
 void register_egress(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("__egress", "");
-  cmd->group("");                          // an empty group hides it from --help
-  auto* opts = new egress::BrokerOptions;  // lives as long as the process
+  cmd->group("");                                // an empty group hides it from --help
+  auto* opts = g.hold<egress::BrokerOptions>();  // freed with GlobalOptions
   cmd->add_option("--ready-fd", opts->ready_fd, "fd to report readiness on");
   cmd->callback([&g, opts] {
     opts->root = g.root;

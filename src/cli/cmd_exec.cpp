@@ -17,7 +17,7 @@ struct ExecCmdFlags {
 void register_exec(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("exec", "Run a command in a running sandbox");
   cmd->fallthrough();
-  auto* f = new ExecCmdFlags;  // lives as long as the process, like the CLI11 tree
+  auto* f = g.hold<ExecCmdFlags>();  // freed with GlobalOptions
   add_exec_flags(cmd, &f->exec);
   cmd->add_option("id", f->id, "Sandbox id")->required();
   cmd->add_option("command", f->exec.command, "The command and its arguments, after --")

@@ -25,7 +25,7 @@ void register_forward(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand(
       "forward", "Forward host ports to ports in a sandbox (foreground; Ctrl-C ends it)");
   cmd->fallthrough();
-  auto* f = new ForwardFlags;  // lives as long as the process, like the CLI11 tree
+  auto* f = g.hold<ForwardFlags>();  // freed with GlobalOptions
   cmd->add_option("id", f->id, "Sandbox id")->required();
   cmd->add_option("ports", f->specs,
                   "[ADDR:]HOST_PORT:GUEST_PORT: listen on ADDR (default 127.0.0.1; [IPV6] in "

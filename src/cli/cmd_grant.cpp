@@ -17,7 +17,7 @@ struct GrantFlags {
 void register_grant(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("grant", "Let a sandbox fetch secrets");
   cmd->fallthrough();
-  auto* f = new GrantFlags;  // lives as long as the process, like the CLI11 tree
+  auto* f = g.hold<GrantFlags>();  // freed with GlobalOptions
   cmd->add_option("id", f->id, "Sandbox id")->required();
   cmd->add_option("secret", f->specs, "NAME[:ttl=DURATION][:uses=N], e.g. API_TOKEN:ttl=10m:uses=1")
       ->required();

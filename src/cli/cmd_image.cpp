@@ -87,7 +87,7 @@ void add_import(CLI::App& parent, GlobalOptions& g) {
     core::ImageImportOptions opts;
     std::string size;
   };
-  auto* a = new Args;  // lives as long as the process, like the CLI11 tree
+  auto* a = g.hold<Args>();  // freed with GlobalOptions
   cmd->add_option("name", a->opts.name, "Image name")->required();
   cmd->add_option("source", a->opts.source, "What to import (a file or a directory)")->required();
   cmd->add_option("--platform", a->opts.platform,
@@ -111,7 +111,7 @@ void add_build(CLI::App& parent, GlobalOptions& g) {
     core::DebianBuildOptions opts;
     std::string packages, size;
   };
-  auto* a = new Args;  // lives as long as the process, like the CLI11 tree
+  auto* a = g.hold<Args>();  // freed with GlobalOptions
   cmd->add_option("name", a->opts.name, "Image name")->required();
   cmd->add_option("--debian", a->opts.suite,
                   "Debian suite to build from: bookworm, trixie, sid, stable, testing ...")
@@ -162,7 +162,7 @@ void add_list(CLI::App& parent, GlobalOptions& g) {
 void add_inspect(CLI::App& parent, GlobalOptions& g) {
   auto* cmd = parent.add_subcommand("inspect", "Show one image's source, digest and config");
   cmd->fallthrough();
-  auto* name = new std::string;  // lives as long as the process
+  auto* name = g.hold<std::string>();  // freed with GlobalOptions
   cmd->add_option("name", *name, "Image name")->required();
   cmd->callback([&g, name] {
     auto i = core::inspect_image({g.root, g.log_level, g.log_format}, *name);
@@ -196,7 +196,7 @@ void add_rm(CLI::App& parent, GlobalOptions& g) {
   auto* cmd = parent.add_subcommand("rm", "Delete images");
   cmd->fallthrough();
   cmd->alias("remove");
-  auto* names = new std::vector<std::string>;  // lives as long as the process
+  auto* names = g.hold<std::vector<std::string>>();  // freed with GlobalOptions
   cmd->add_option("name", *names, "Image names")->required();
   cmd->callback([&g, names] {
     each_item(*names, g, [&](const std::string& name) {

@@ -73,7 +73,7 @@ void register_net(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("net", "Show or change a sandbox's network policy; its audit log");
   cmd->fallthrough();
   cmd->require_subcommand(1);
-  auto* f = new NetFlags;  // lives as long as the process, like the CLI11 tree
+  auto* f = g.hold<NetFlags>();  // freed with GlobalOptions
 
   auto* allow = cmd->add_subcommand(
       "allow", "Allow connections to more destinations (gives a sandbox without one a network)");

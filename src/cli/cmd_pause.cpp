@@ -17,8 +17,8 @@ struct PauseFlags {
 
 void register_pause(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("pause", "Pause a running sandbox (every vCPU stops)");
-  cmd->fallthrough();        // global flags (--format, --root, ...) may follow the command
-  auto* f = new PauseFlags;  // lives as long as the process, like the CLI11 tree
+  cmd->fallthrough();              // global flags (--format, --root, ...) may follow the command
+  auto* f = g.hold<PauseFlags>();  // freed with GlobalOptions
   cmd->add_flag("--checkpoint", f->checkpoint,
                 "Also write a checkpoint to disk and stop the VMM (see space checkpoint)");
   cmd->add_option("id", f->id, "Sandbox id")->required();

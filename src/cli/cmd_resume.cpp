@@ -10,8 +10,8 @@ namespace space::cli {
 
 void register_resume(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("resume", "Resume a paused or checkpointed sandbox");
-  cmd->fallthrough();          // global flags (--format, --root, ...) may follow the command
-  auto* id = new std::string;  // lives as long as the process, like the CLI11 tree
+  cmd->fallthrough();                // global flags (--format, --root, ...) may follow the command
+  auto* id = g.hold<std::string>();  // freed with GlobalOptions
   cmd->add_option("id", *id, "Sandbox id")->required();
   cmd->callback([&g, id] {
     int64_t resume_us = -1;

@@ -21,7 +21,7 @@ struct RevokeFlags {
 void register_revoke(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("revoke", "Withdraw a sandbox's grants of secrets");
   cmd->fallthrough();
-  auto* f = new RevokeFlags;  // lives as long as the process, like the CLI11 tree
+  auto* f = g.hold<RevokeFlags>();  // freed with GlobalOptions
   cmd->add_option("id", f->id, "Sandbox id")->required();
   auto* names = cmd->add_option("name", f->names, "Secret names");
   cmd->add_flag("--all", f->all, "Every grant of the sandbox")->excludes(names);

@@ -29,7 +29,7 @@ struct RunFlags {
 void register_run(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("run", "Create a sandbox, run a command in it, destroy it");
   cmd->fallthrough();
-  auto* f = new RunFlags;  // lives as long as the process, like the CLI11 tree
+  auto* f = g.hold<RunFlags>();  // freed with GlobalOptions
   cmd->add_option("--template", f->run.create.template_name,
                   "Template to restore (default: config.toml, else \"default\"; else a cold boot)");
   cmd->add_flag("--cold", f->run.create.cold, "Boot the kernel instead of restoring a template");

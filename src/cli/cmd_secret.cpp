@@ -58,7 +58,7 @@ void register_secret(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("secret", "Manage the secrets the credential helper holds");
   cmd->fallthrough();
   cmd->require_subcommand(1);
-  auto* f = new SecretFlags;  // lives as long as the process, like the CLI11 tree
+  auto* f = g.hold<SecretFlags>();  // freed with GlobalOptions
 
   auto* set = cmd->add_subcommand("set", "Store a secret; the value is read from stdin");
   set->fallthrough();

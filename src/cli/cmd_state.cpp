@@ -9,8 +9,8 @@ namespace space::cli {
 
 void register_state(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("state", "Print a sandbox's state as JSON");
-  cmd->fallthrough();          // global flags (--format, --root, ...) may follow the command
-  auto* id = new std::string;  // lives as long as the process, like the CLI11 tree
+  cmd->fallthrough();                // global flags (--format, --root, ...) may follow the command
+  auto* id = g.hold<std::string>();  // freed with GlobalOptions
   cmd->add_option("id", *id, "Sandbox id")->required();
   cmd->callback([&g, id] {
     auto s = core::sandbox_state({g.root, g.log_level, g.log_format}, *id);

@@ -40,7 +40,7 @@ struct BuildFlags {
 void add_build(CLI::App& parent, GlobalOptions& g) {
   auto* cmd = parent.add_subcommand("build", "Boot a VM once and save it as a template");
   cmd->fallthrough();
-  auto* f = new BuildFlags;  // lives as long as the process, like the CLI11 tree
+  auto* f = g.hold<BuildFlags>();  // freed with GlobalOptions
   cmd->add_option("name", f->opts.name, "Template name (create uses \"default\" unless told)")
       ->required();
   f->boot.add(cmd, f->opts.kernel, f->opts.rootfs, "");
@@ -99,7 +99,7 @@ void add_inspect(CLI::App& parent, GlobalOptions& g) {
   auto* cmd =
       parent.add_subcommand("inspect", "Show one template's metadata and whether it is restorable");
   cmd->fallthrough();
-  auto* name = new std::string;  // lives as long as the process
+  auto* name = g.hold<std::string>();  // freed with GlobalOptions
   cmd->add_option("name", *name, "Template name")->required();
   cmd->callback([&g, name] {
     auto t = core::inspect_template({g.root, g.log_level, g.log_format}, *name);
@@ -130,7 +130,7 @@ void add_rm(CLI::App& parent, GlobalOptions& g) {
       parent.add_subcommand("rm", "Delete templates (sandboxes made from them keep working)");
   cmd->fallthrough();
   cmd->alias("remove");
-  auto* names = new std::vector<std::string>;  // lives as long as the process
+  auto* names = g.hold<std::vector<std::string>>();  // freed with GlobalOptions
   cmd->add_option("name", *names, "Template names")->required();
   cmd->callback([&g, names] {
     each_item(*names, g, [&](const std::string& name) {
@@ -143,7 +143,7 @@ void add_export(CLI::App& parent, GlobalOptions& g) {
   auto* cmd = parent.add_subcommand(
       "export", "Copy a template into a new directory that another root or host can import");
   cmd->fallthrough();
-  auto* args = new std::pair<std::string, std::string>;  // lives as long as the process
+  auto* args = g.hold<std::pair<std::string, std::string>>();  // freed with GlobalOptions
   cmd->add_option("name", args->first, "Template name")->required();
   cmd->add_option("dir", args->second, "Directory to create (must not exist)")->required();
   cmd->callback([&g, args] {
@@ -159,7 +159,7 @@ void add_import(CLI::App& parent, GlobalOptions& g) {
     std::string name, dir;
     bool force = false;
   };
-  auto* a = new Args;  // lives as long as the process
+  auto* a = g.hold<Args>();  // freed with GlobalOptions
   cmd->add_option("name", a->name, "Name to give the template")->required();
   cmd->add_option("dir", a->dir, "Directory written by 'space template export'")->required();
   cmd->add_flag("--force,-f", a->force, "Replace an existing template of that name");

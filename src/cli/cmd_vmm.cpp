@@ -7,8 +7,8 @@ namespace space::cli {
 
 void register_vmm(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("__vmm", "");
-  cmd->group("");                        // an empty group hides it from --help
-  auto* opts = new monitor::VmmOptions;  // lives as long as the process
+  cmd->group("");                              // an empty group hides it from --help
+  auto* opts = g.hold<monitor::VmmOptions>();  // freed with GlobalOptions
   cmd->add_option("id", opts->id)->required();
   cmd->add_option("--ready-fd", opts->ready_fd, "fd to report readiness on");
   cmd->add_option("--restore", opts->restore_dir, "resume the snapshot in this directory");
