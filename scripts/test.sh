@@ -5,10 +5,34 @@
 # where /dev/kvm is absent). Missing Debian packages are installed, and the guest kernel and
 # rootfs are built into the cache ($SPACE_CACHE) first when absent, so a clean clone on a fresh
 # host works. `.ci/run` calls this.
+#
+# `scripts/test.sh --sanitize [CTEST ARGS]` instead builds everything with ASan and UBSan in
+# build-sanitize (cmake -DSPACE_SANITIZE=ON) and runs the unit tests there: any leak, overflow,
+# use after free or undefined behaviour fails them. It is not part of CI's run (a second full
+# build; the figures are in RELIABILITY.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
 ensure_debian_packages
+if [ "${1:-}" = --sanitize ]; then
+  shift
+  [ -f build-sanitize/build.ninja ] ||
+    cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPACE_SANITIZE=ON >&2
+  ninja -C build-sanitize -j2 unit_tests guest-init space-secret >&2
+  # Reports go to files, not stderr: the tests read the stderr of the programs they run.
+  logs=$PWD/build-sanitize/sanitizer-logs
+  rm -rf "$logs" && mkdir -p "$logs"
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:log_path=$logs/asan}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:log_path=$logs/ubsan}
+  rc=0
+  ctest --test-dir build-sanitize --output-on-failure -R '^unit$' "$@" || rc=$?
+  for f in $(grep -l -E 'ERROR: |runtime error' "$logs"/* 2>/dev/null || true); do
+    echo "--- $f" >&2
+    cat "$f" >&2
+    rc=1
+  done
+  exit $rc
+fi
 build_space build
 if [ -e /dev/kvm ]; then
   echo "test: guest kernel $(scripts/build-kernel.sh)" >&2

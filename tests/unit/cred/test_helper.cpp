@@ -123,9 +123,8 @@ TEST_CASE("credd serves the operator and one sandbox's socket, and exits when id
     CHECK(std::string(v.value.begin(), v.value.end()) == value);
     values++;
   }
-  CHECK(values + limited == 200);
-  CHECK(values >= int(cred::CredService::kFetchBurst));
-  CHECK(limited > 0);
+  CHECK(values + limited == 200);  // how many are refused depends on the time taken; the
+  CHECK(values >= int(cred::CredService::kFetchBurst));  // limit itself: test_service.cpp
 
   // An ungranted name, then a malformed frame: denied, then closed (after a pause that gives
   // the sandbox's rate budget a fetch back).
