@@ -71,13 +71,19 @@ struct Input {
   }
 };
 
-// A scratch directory for vsock's sockets, made once per process.
+// A scratch directory for vsock's sockets, made once per process and removed at its exit.
 const std::string& scratch() {
-  static std::string dir = [] {
+  static const std::string dir = [] {
     char tmpl[] = "/tmp/space-fuzz-devices-XXXXXX";
     require(::mkdtemp(tmpl) != nullptr);
     return std::string(tmpl);
   }();
+  // Registered after `dir` is made, so it runs before `dir` is destroyed.
+  static const int cleanup = std::atexit([] {
+    ::unlink((scratch() + "/v.sock").c_str());
+    ::rmdir(scratch().c_str());
+  });
+  (void)cleanup;
   return dir;
 }
 

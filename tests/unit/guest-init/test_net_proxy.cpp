@@ -12,13 +12,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <string>
 
 #include "egress/connection.h"
 #include "guest-init/net_proxy.h"
 #include "support/fake_server.h"
 #include "support/tcp_server.h"
+#include "util/fs.h"
 
 using namespace space;
 using space::test::TcpServer;
@@ -62,8 +65,17 @@ auto with_signals_blocked(F f) {
 }
 
 // One broker and one proxy for the whole process: the proxy's accept thread outlives any test.
+// The broker's socket directory goes when the process exits.
 Broker& broker() {
   static Broker* b = with_signals_blocked([] { return new Broker; });
+  static const std::string dir = b->server.dir.path;
+  static const int registered = std::atexit([] {
+    try {
+      fs::remove_tree(dir);
+    } catch (...) {
+    }
+  });
+  (void)registered;
   return *b;
 }
 
