@@ -92,20 +92,8 @@ void CredService::audit(const std::string& sandbox, const std::string& name,
 }
 
 bool CredService::admit_fetch(const std::string& sandbox, uint64_t now) {
-  auto [it, fresh] = buckets_.try_emplace(sandbox);
-  Bucket& b = it->second;
-  if (fresh) {
-    b.tokens_milli = kFetchBurst * 1000;
-    b.last_ms = now;
-  }
-  if (now > b.last_ms) {
-    b.tokens_milli =
-        std::min(kFetchBurst * 1000, b.tokens_milli + (now - b.last_ms) * kFetchPerSecond);
-    b.last_ms = now;
-  }
-  if (b.tokens_milli < 1000) return false;
-  b.tokens_milli -= 1000;
-  return true;
+  auto it = buckets_.try_emplace(sandbox, kFetchBurst, 1000 / kFetchPerSecond).first;
+  return it->second.take(now);
 }
 
 void CredService::save_grants() {

@@ -20,6 +20,7 @@
 #include "cred/paths.h"
 #include "proto/cred.h"
 #include "proto/credd.h"
+#include "util/token_bucket.h"
 #include "util/wipe.h"
 
 namespace space::cred {
@@ -91,11 +92,7 @@ class CredService {
     uint64_t count = 0;
   };
   std::optional<Repeats> repeats_;
-  struct Bucket {
-    uint64_t tokens_milli = 0;  // thousandths of a fetch
-    uint64_t last_ms = 0;
-  };
-  std::map<std::string, Bucket> buckets_;
+  std::map<std::string, TokenBucket> buckets_;  // fetches, per sandbox
 
   std::string root_;
   CredPaths paths_;

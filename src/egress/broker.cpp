@@ -211,11 +211,7 @@ class Broker {
       Fd c = acceptor_.accept(op_listener_.get(), SOCK_CLOEXEC);
       if (!c) return;
       last_activity_ = timing::mono_ms();
-      ucred cr{};
-      socklen_t len = sizeof cr;
-      if (::getsockopt(c.get(), SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0 ||
-          (cr.uid != 0 && cr.uid != ::getuid()))
-        continue;
+      if (!net::peer_trusted(c.get())) continue;
       // A short blocking exchange: the operator socket is used by our own processes only.
       std::string reply;
       try {

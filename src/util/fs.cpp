@@ -267,16 +267,11 @@ void ensure_private_dir(const std::string& path, mode_t mode) {
     fail(path + " belongs to uid " + std::to_string(st.st_uid) + ", not to us (uid " +
              std::to_string(me) + "): whoever owns it could tamper with what space keeps there",
          "chown " + std::to_string(me) + " " + path + ", or use another directory");
-  if (!made && (st.st_mode & (S_IWGRP | S_IWOTH)))
-    fail(
-        path + " may be written by others (mode " +
-            [&] {
-              char m[8];
-              std::snprintf(m, sizeof m, "%04o", st.st_mode & 07777);
-              return std::string(m);
-            }() +
-            ")",
-        "chmod go-w " + path);
+  if (!made && (st.st_mode & (S_IWGRP | S_IWOTH))) {
+    char m[8];
+    std::snprintf(m, sizeof m, "%04o", st.st_mode & 07777);
+    fail(path + " may be written by others (mode " + m + ")", "chmod go-w " + path);
+  }
 }
 
 void remove_tree(const std::string& path) {

@@ -5,7 +5,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -108,22 +107,10 @@ void write(Level level, std::string_view msg) {
 
 bool Throttle::admit(uint64_t now_ms, uint64_t& suppressed_before) {
   std::lock_guard g(mu_);
-  if (!started_) {
-    started_ = true;
-    last_ms_ = now_ms;
-  }
-  if (period_ms_ > 0 && now_ms > last_ms_) {
-    uint64_t earned = (now_ms - last_ms_) / period_ms_;
-    if (earned > 0) {
-      tokens_ = std::min<uint64_t>(burst_, tokens_ + earned);
-      last_ms_ += earned * period_ms_;
-    }
-  }
-  if (tokens_ == 0) {
+  if (!bucket_.take(now_ms)) {
     suppressed_++;
     return false;
   }
-  tokens_--;
   suppressed_before = suppressed_;
   suppressed_ = 0;
   return true;

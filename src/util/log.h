@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "util/token_bucket.h"
+
 namespace space::log {
 
 enum class Level { Debug = 0, Info = 1, Warn = 2, Error = 3 };
@@ -42,19 +44,14 @@ inline void error(std::string_view m) {
 // Thread-safe; a device keeps one as a member.
 class Throttle {
  public:
-  explicit Throttle(unsigned burst = 10, uint64_t period_ms = 1000)
-      : burst_(burst), period_ms_(period_ms), tokens_(burst) {}
+  explicit Throttle(unsigned burst = 10, uint64_t period_ms = 1000) : bucket_(burst, period_ms) {}
   void warn(std::string_view msg);
   // Whether a line may be written now (counts it as suppressed if not). `now_ms` is monotonic.
   bool admit(uint64_t now_ms, uint64_t& suppressed_before);
 
  private:
   std::mutex mu_;
-  unsigned burst_;
-  uint64_t period_ms_;
-  uint64_t tokens_;
-  uint64_t last_ms_ = 0;
-  bool started_ = false;
+  TokenBucket bucket_;
   uint64_t suppressed_ = 0;
 };
 
