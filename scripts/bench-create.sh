@@ -5,7 +5,8 @@
 # median, p90 and p99 of the `space create` wall time and of the time to first exec (create plus
 # `exec true`). Then it imports a tarball of at least 200 MB of this host's /usr as an image (time
 # and MB/s) and times `create --image` next to plain `create`, interleaved, with the first exec in
-# each fresh image sandbox. Then it keeps 20 sandboxes alive and idle and prints the host memory of their VMMs
+# each fresh image sandbox. Then it times creates with the jail and without ([jail] enable = false),
+# interleaved, and prints the difference and the VMM's jail phases. Then it keeps 20 sandboxes alive and idle and prints the host memory of their VMMs
 # per sandbox: RSS and PSS (PSS splits the template's copy-on-write pages among their sharers, so
 # it is the honest figure). Side by side, Debian's qemu-system-x86_64 -M microvm boots the same
 # kernel, rootfs, memory size and command line once, is paused and saved to a migration file
@@ -194,6 +195,32 @@ if count and img_src:
     print(f"create --image - create: median {median(with_image) - median(plain):+.1f} ms, "
           f"p90 {pct(with_image, 90) - pct(plain, 90):+.1f} ms", flush=True)
     run("image", "rm", "bench-img")
+
+# 1c. the jail's cost: creates with the jail (the default) and without ([jail] enable = false in
+# config.toml), interleaved, and the VMM's own jail phases from its log.
+if count:
+    cfg = os.path.join(root, "config.toml")
+    base = open(cfg).read()
+    jailed, bare, phases = [], [], {}
+    for n in range(count):
+        for jail in (True, False):
+            with open(cfg, "w") as f:
+                f.write(base if jail else "[jail]\nenable = false\n" + base)
+            i = f"bench-j{n}"
+            t0 = now(); run("--log-level", "info", "create", i); t1 = now()
+            (jailed if jail else bare).append((t1 - t0) / 1e6)
+            if jail:
+                log = open(os.path.join(root, "store", "sandboxes", i, "vmm.log")).read()
+                for k, v in re.findall(r"(seccomp compile|cgroup open|jail enter|fork|jail) ([0-9.]+) ms", log):
+                    phases.setdefault(k, []).append(float(v))
+            run("destroy", i)
+    with open(cfg, "w") as f:
+        f.write(base)
+    show("space create, jailed", jailed)
+    show("space create, not jailed", bare)
+    print(f"jail's cost per create: median {median(jailed) - median(bare):+.2f} ms, "
+          f"p90 {pct(jailed, 90) - pct(bare, 90):+.2f} ms", flush=True)
+    print("  inside the VMM (medians): " + ", ".join(f"{k} {median(v):.3f} ms" for k, v in phases.items()), flush=True)
 
 # 2. memory of idle sandboxes.
 ids = [f"bench-alive-{n}" for n in range(alive)] if count else []

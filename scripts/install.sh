@@ -26,7 +26,9 @@ space template list >/dev/null  # mounts the store if it exists but is not mount
 # Up to date when the default template exists, this space can restore it, and it was built from
 # this kernel and rootfs (space template inspect prints its template.toml as JSON).
 template_current() {
-  space template inspect default --format json 2>/dev/null | python3 -c '
+  local meta
+  meta=$(space template inspect default --format json 2>/dev/null) || return 1
+  printf '%s' "$meta" | python3 -c '
 import json, sys
 t = json.load(sys.stdin)
 sys.exit(0 if t.get("restorable") and t.get("kernel") == sys.argv[1] and t.get("rootfs") == sys.argv[2] else 1)

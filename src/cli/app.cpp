@@ -43,6 +43,8 @@ void build_app(CLI::App& app, GlobalOptions& g) {
   register_net(app, g);
   register_forward(app, g);
   register_cp(app, g);
+  register_stats(app, g);
+  register_expire(app, g);
   register_completion(app, g);
 }
 

@@ -57,5 +57,7 @@ void register_net(CLI::App& app, GlobalOptions& g);
 void register_forward(CLI::App& app, GlobalOptions& g);
 void register_cp(CLI::App& app, GlobalOptions& g);
 void register_completion(CLI::App& app, GlobalOptions& g);
+void register_stats(CLI::App& app, GlobalOptions& g);
+void register_expire(CLI::App& app, GlobalOptions& g);
 
 }  // namespace space::cli

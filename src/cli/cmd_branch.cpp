@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "cli/app.h"
+#include "cli/expiry_flags.h"
 #include "core/session.h"
 #include "cred/hooks.h"
 #include "util/json.h"
@@ -16,6 +17,7 @@ namespace {
 struct BranchFlags {
   std::string id;
   core::BranchOptions opts;
+  ExpiryFlags expiry;
   bool keep_secrets = false;
 };
 }  // namespace
@@ -31,8 +33,11 @@ void register_branch(CLI::App& app, GlobalOptions& g) {
                   "Network of the branches: none or allow=RULE[,RULE...] (default: the source's)");
   cmd->add_flag("--keep-secrets", f->keep_secrets,
                 "Give each branch the source's grants of secrets (default: none)");
+  f->expiry.add(cmd, "each branch");
   cmd->add_option("id", f->id, "Sandbox id")->required();
   cmd->callback([&g, f] {
+    f->opts.ttl_ms = f->expiry.ttl_ms();  // none: the source's expiry
+    f->opts.on_expiry = f->expiry.on_expiry;
     store::Context ctx{g.root, g.log_level, g.log_format};
     auto out = core::branch_sandbox(ctx, f->id, f->opts);
     if (f->keep_secrets)

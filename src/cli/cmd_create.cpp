@@ -1,12 +1,14 @@
 // `space create [--template NAME | --cold] [--image NAME [--disk-size SIZE]] [--cpus N]
 // [--memory MiB] [--kernel PATH] [--rootfs PATH] [--secret NAME[:ttl=D][:uses=N]]...
-// [--copy HOST:GUEST]... [--net none|allow=RULE,...] [ID]`: makes a sandbox, from a template
+// [--copy HOST:GUEST]... [--net none|allow=RULE,...] [--ttl D [--on-expiry destroy|checkpoint]]
+// [ID]`: makes a sandbox, from a template
 // (restored) or by a cold boot, grants it the --secret names and copies the --copy files in
 // (destroying it again if either fails), and prints its id once it runs.
 #include <cstdio>
 
 #include "cli/app.h"
 #include "cli/boot_flags.h"
+#include "cli/expiry_flags.h"
 #include "core/copy.h"
 #include "core/image.h"
 #include "core/sandbox.h"
@@ -21,6 +23,7 @@ namespace {
 struct CreateFlags {
   core::CreateOptions opts;
   BootFlags boot;
+  ExpiryFlags expiry;
   std::string disk_size;
   std::vector<std::string> secrets, copies;
 };
@@ -41,7 +44,8 @@ void register_create(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--image", f->opts.image,
                   "Attach a copy of this image (space image list) and run every exec inside it");
   cmd->add_option("--disk-size", f->disk_size,
-                  "Grow the sandbox's copy of the image's disk to this size, e.g. 20G");
+                  "Grow the sandbox's copy of the image's disk to this size, e.g. 20G, and "
+                  "limit what it keeps in the store to that plus its root disk, RAM and 64 MiB");
   cmd->add_option("--secret", f->secrets,
                   "Grant this secret to the sandbox: NAME[:ttl=DURATION][:uses=N] (repeatable)")
       ->allow_extra_args(false);
@@ -53,9 +57,12 @@ void register_create(CLI::App& app, GlobalOptions& g) {
       "--net", f->opts.net,
       "Network: none (the default, or config.toml [net] allow), or allow=RULE[,RULE...]: names "
       "(pypi.org:443), wildcards (*.example.com), addresses or CIDRs (127.0.0.2:8080, 10.0.0.0/8)");
+  f->expiry.add(cmd, "the sandbox");
   cmd->add_option("id", f->opts.id, "Sandbox id (default: 12 random hex digits)");
   cmd->callback([&g, f] {
     f->boot.apply(f->opts.vcpus, f->opts.memory_mib);
+    f->opts.ttl_ms = f->expiry.ttl_ms();
+    f->opts.on_expiry = f->expiry.on_expiry;
     if (!f->disk_size.empty()) f->opts.disk_bytes = core::parse_disk_size(f->disk_size);
     std::vector<cred::GrantSpec> specs;
     for (const auto& s : f->secrets) specs.push_back(cred::parse_grant_spec(s));  // before creating

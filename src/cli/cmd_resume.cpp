@@ -1,8 +1,9 @@
-// `space resume ID`: continues a paused sandbox, or restores a checkpointed one (or one whose VMM
-// died after a checkpoint) in a new VMM.
+// `space resume ID [--ttl D [--on-expiry destroy|checkpoint]]`: continues a paused sandbox, or
+// restores a checkpointed one (or one whose VMM died after a checkpoint) in a new VMM.
 #include <cstdio>
 
 #include "cli/app.h"
+#include "cli/expiry_flags.h"
 #include "core/session.h"
 #include "util/json.h"
 
@@ -12,10 +13,13 @@ void register_resume(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("resume", "Resume a paused or checkpointed sandbox");
   cmd->fallthrough();                // global flags (--format, --root, ...) may follow the command
   auto* id = g.hold<std::string>();  // freed with GlobalOptions
+  auto* expiry = g.hold<ExpiryFlags>();
+  expiry->add(cmd, "the sandbox");
   cmd->add_option("id", *id, "Sandbox id")->required();
-  cmd->callback([&g, id] {
+  cmd->callback([&g, id, expiry] {
     int64_t resume_us = -1;
-    auto st = core::resume_sandbox({g.root, g.log_level, g.log_format}, *id, &resume_us);
+    auto st = core::resume_sandbox({g.root, g.log_level, g.log_format}, *id, &resume_us,
+                                   expiry->ttl_ms(), expiry->on_expiry);
     if (g.format == "json") {
       json::Value v = json::Value::object();
       v.set("id", st.id);

@@ -38,7 +38,8 @@ void register_run(CLI::App& app, GlobalOptions& g) {
                   "Run inside this image (space image list); without a command, its "
                   "Entrypoint and Cmd");
   cmd->add_option("--disk-size", f->disk_size,
-                  "Grow the sandbox's copy of the image's disk to this size, e.g. 20G");
+                  "Grow the sandbox's copy of the image's disk to this size, e.g. 20G, and "
+                  "limit what it keeps in the store to that plus its root disk, RAM and 64 MiB");
   cmd->add_option(
       "--net", f->run.create.net,
       "Network: none (the default, or config.toml [net] allow), or allow=RULE[,RULE...]: names "

@@ -8,6 +8,7 @@
 // recorded as running with their pids. The source is paused for the N clones plus the forks.
 // All or nothing: a failure kills the branch VMMs started and removes every branch's subvolume
 // and run directory.
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,17 +19,21 @@
 #include <cstring>
 #include <optional>
 
+#include "core/expiry.h"
+#include "core/jail_setup.h"
 #include "core/launcher.h"
 #include "core/net.h"
 #include "core/sandbox.h"
 #include "core/session.h"
 #include "core/session_util.h"
 #include "store/btrfs.h"
+#include "store/config.h"
 #include "store/store.h"
 #include "store/vm_config.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "util/socket.h"
 
 namespace space::core {
 
@@ -81,10 +86,11 @@ void clone_source(const store::SandboxPaths& src, const store::SandboxPaths& bp)
   }
 }
 
-// Turns a fresh clone of the source into sandbox `b` (paths bp): its own config and a
-// "creating" record.
-void prepare_branch(const store::SandboxPaths& bp, const store::SandboxState& src,
-                    store::SandboxState& b) {
+// Turns a fresh clone of the source into sandbox `b` (paths bp): its own config, a "creating"
+// record, a run directory for the source's jail (a branch shares its uid) and a cgroup of its own.
+// Returns its config.
+store::VmConfig prepare_branch(const store::HostConfig& hc, const store::SandboxPaths& bp,
+                               const store::SandboxState& src, store::SandboxState& b) {
   store::VmConfig cfg = store::load_vm_config(bp.config);
   cfg.id = b.id;
   cfg.rootfs = bp.rootfs;
@@ -98,9 +104,49 @@ void prepare_branch(const store::SandboxPaths& bp, const store::SandboxState& sr
   b.vcpus = src.vcpus;
   b.memory_mib = src.memory_mib;
   b.annotations = src.annotations;
+  b.uid = src.uid;
+  if (b.expires.empty()) {  // no --ttl of its own: the source's expiry
+    b.expires = src.expires;
+    b.on_expiry = src.on_expiry;
+  }
+  if (src.uid) b.cgroup = make_sandbox_cgroup(hc, b.id, b.vcpus, b.memory_mib);
+  b.disk_limit = src.disk_limit;  // the same --disk-size as its source
+  if (b.disk_limit) store::btrfs::limit_exclusive(bp.dir, b.disk_limit);
   store::write_state(bp.state, b, fs::Sync::Volatile);
   check_socket_paths(bp);
-  make_run_dir(bp);
+  make_run_dir(bp, src.uid);
+  return cfg;
+}
+
+Fd open_for_branch(const std::string& path, int flags, const char* what) {
+  Fd fd(::open(path.c_str(), flags | O_CLOEXEC | O_NOFOLLOW, 0640));
+  if (!fd) throw_errno(std::string("open ") + what + " " + path);
+  return fd;
+}
+
+// What a branch VMM gets from us (proto/control.h's order): a jailed VMM opens nothing by path.
+proto::control::BranchTarget branch_target(const store::SandboxPaths& bp,
+                                           const store::SandboxState& b, const store::VmConfig& cfg,
+                                           bool network, std::vector<Fd>& fds) {
+  const uid_t owner = b.uid ? b.uid : static_cast<uid_t>(-1);
+  fds.push_back(open_for_branch(bp.vmm_log, O_WRONLY | O_CREAT | O_APPEND, "log"));
+  fds.push_back(open_for_branch(bp.console_log, O_WRONLY | O_CREAT | O_APPEND, "console log"));
+  fds.push_back(open_for_branch(cfg.rootfs, O_RDWR, "root disk"));
+  if (!cfg.image_disk.empty()) fds.push_back(open_for_branch(cfg.image_disk, O_RDWR, "image disk"));
+  fds.push_back(net::unix_bind(bp.control_sock));
+  fds.push_back(net::unix_bind(bp.vsock_sock, {0600, owner, static_cast<gid_t>(owner)}));
+  fds.push_back(open_for_branch(bp.run_dir, O_PATH | O_DIRECTORY, "run directory"));
+  auto procs = cgroup_procs_files(b.cgroup);
+  for (const auto& f : procs) fds.push_back(open_for_branch(f, O_WRONLY, "cgroup"));
+  return {b.id,
+          bp.dir,
+          bp.run_dir,
+          store::vm_config_to_json(cfg),
+          !cfg.image_disk.empty(),
+          network,
+          static_cast<uint32_t>(procs.size()),
+          expires_at(b),
+          b.on_expiry};
 }
 
 }  // namespace
@@ -120,6 +166,7 @@ std::vector<store::SandboxState> branch_sandbox(const store::Context& ctx, const
     LockedSandbox s = lock_sandbox(ctx, id);
     if (s.observed != store::Status::Running && s.observed != store::Status::Paused)
       wrong_status(s, "branch");
+    store::HostConfig hc = store::load_host_config(ctx.root);
     if (!store::btrfs::is_subvolume(s.p.dir))
       fail("sandbox " + id + " was made before the btrfs store and cannot be branched",
            "checkpoint it and make a new sandbox, or recreate it");
@@ -138,6 +185,7 @@ std::vector<store::SandboxState> branch_sandbox(const store::Context& ctx, const
       t_paused = Clock::now();
       proto::control::BranchRequest req;
       req.resume = was_running;  // the source runs again once the forks exist
+      std::vector<Fd> fds;
       for (const auto& bid : ids) {
         store::SandboxPaths bp = store::sandbox_paths(ctx.root, bid);
         clone_source(s.p, bp);
@@ -145,14 +193,18 @@ std::vector<store::SandboxState> branch_sandbox(const store::Context& ctx, const
         locks.emplace_back(bp.lock);
         store::SandboxState b;
         b.id = bid;
-        prepare_branch(bp, s.st, b);
-        set_policy(ctx, bid, policy);  // before its VMM runs: its Hello starts the guest's proxy
         out.push_back(b);
-        req.targets.push_back({bid, bp.dir, bp.run_dir});
+        if (opts.ttl_ms) set_expiry(out.back(), opts.ttl_ms, opts.on_expiry);
+        store::VmConfig cfg = prepare_branch(hc, bp, s.st, out.back());
+        set_policy(ctx, bid, policy);  // before its VMM runs: its Hello starts the guest's proxy
+        req.targets.push_back(branch_target(bp, out.back(), cfg, policy.has_value(), fds));
       }
       sig.check();
       t_cloned = Clock::now();
-      auto r = vmm_op(s.p, req, kBranchTimeoutMs);
+      std::vector<int> raw;
+      for (const auto& fd : fds) raw.push_back(fd.get());
+      auto r = vmm_op(s.p, req, kBranchTimeoutMs, raw);
+      fds.clear();  // the branches have theirs
       t_forked = Clock::now();
       source_resumed = r.resumed;
       const auto& got = r.branches;
@@ -160,7 +212,8 @@ std::vector<store::SandboxState> branch_sandbox(const store::Context& ctx, const
         fail("the VMM made " + std::to_string(got.size()) + " branches, not " +
              std::to_string(out.size()));
       for (size_t i = 0; i < got.size(); i++) {
-        pid_t pid = static_cast<pid_t>(got[i].pid);
+        // Its pid in the source's PID namespace means nothing here: ask its control socket.
+        pid_t pid = s.st.uid ? served_by(made[i].control_sock) : static_cast<pid_t>(got[i].pid);
         out[i].pid = pid;
         out[i].pid_start_time = proc::start_time(pid).value_or(0);
         if (auto ref = proc::ProcessRef::open(pid, out[i].pid_start_time))
@@ -180,6 +233,8 @@ std::vector<store::SandboxState> branch_sandbox(const store::Context& ctx, const
     }
     if (was_running && !source_resumed)
       vmm_op(s.p, proto::control::ResumeRequest{}, kPauseTimeoutMs);
+    if (policy && !out.empty()) ensure_network(ctx, out.front().id);  // one sync serves them all
+    if (!out.empty() && !out.front().expires.empty()) ensure_reaper(ctx);
     auto t_end = Clock::now();
     log::info("branch " + id + " into " + std::to_string(out.size()) + ": pause " +
               ms(t0, t_paused) + " ms, clones and records " + ms(t_paused, t_cloned) +
@@ -198,6 +253,7 @@ std::vector<store::SandboxState> branch_sandbox(const store::Context& ctx, const
     for (size_t i = 0; i < made.size(); i++) {
       const auto& bp = made[i];
       try {
+        if (fs::exists(bp.state)) remove_sandbox_cgroup(store::read_state(bp.state).cgroup);
         set_policy(ctx, ids[i], std::nullopt);
         fs::remove_tree(bp.run_dir);
         store::remove_store_tree(bp.dir);

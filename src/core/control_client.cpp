@@ -7,11 +7,11 @@
 namespace space::core {
 
 std::string control_exchange(const std::string& sock, const proto::control::Request& req,
-                             int timeout_ms) {
+                             int timeout_ms, std::span<const int> fds) {
   try {
     auto dl = net::Deadline::after_ms(timeout_ms);
     Fd fd = net::unix_connect(sock, dl);
-    net::send_all(fd.get(), proto::control::encode_request(req), dl);
+    net::send_with_fds(fd.get(), proto::control::encode_request(req), fds, dl);
     auto line = net::read_line(fd.get(), dl);
     if (!line) fail("the VMM closed the connection without replying");
     return *line;

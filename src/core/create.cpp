@@ -7,7 +7,9 @@
 // one fork, one wait on the ready pipe; its phases are logged at debug level.
 #include <cerrno>
 
+#include "core/expiry.h"
 #include "core/image_use.h"
+#include "core/jail_setup.h"
 #include "core/launcher.h"
 #include "core/net.h"
 #include "core/sandbox.h"
@@ -68,9 +70,10 @@ bool snapshot_template(const store::StorePaths& sp, const std::string& name,
 
 // Everything after the sandbox directory exists: config, run directory, VMM, state. The VMM
 // child is handed out through `vmm` so that the caller's cleanup can kill it.
-void start(const store::Context& ctx, const store::SandboxPaths& p, store::SandboxState& st,
-           const Source& src, const CreateOptions& o, const std::string& template_dir,
-           proc::SignalGuard& sig, std::optional<proc::Child>& vmm, PhaseLog& ph) {
+void start(const store::Context& ctx, const store::HostConfig& hc, const store::SandboxPaths& p,
+           store::SandboxState& st, const Source& src, const CreateOptions& o,
+           const std::string& template_dir, proc::SignalGuard& sig, std::optional<proc::Child>& vmm,
+           PhaseLog& ph) {
   store::VmConfig cfg{st.id, 0, 0, "", p.rootfs, ""};
   try {
     cfg.cred_dir = cred::cred_dir_for_root(ctx.root);  // where guest requests for secrets go
@@ -107,19 +110,27 @@ void start(const store::Context& ctx, const store::SandboxPaths& p, store::Sandb
     cfg.image_disk = p.image_disk;
     st.image = image->name;
   }
+  if (o.disk_bytes) {  // --disk-size is also what the store lets it keep
+    st.disk_limit = disk_limit_for(p, o.disk_bytes, cfg.memory_mib);
+    limit_sandbox_disk(ctx, p, st.disk_limit);
+    ph.mark("quota");
+  }
   st.vcpus = cfg.vcpus;
   st.memory_mib = cfg.memory_mib;
   // Every write here is atomic but not fsync'ed: what they describe is a live VMM, which a power
   // cut ends anyway (a sandbox is then "stopped" whatever its record says), and on the loopback
   // store each fsync costs a flush of the host disk (ARCHITECTURE.md, "Measurements").
   store::save_vm_config(p.config, cfg, fs::Sync::Volatile);
-  make_run_dir(p);
   ph.mark("config");
 
   int timeout_s = boot_timeout_seconds();
-  VmmLaunch launch =
-      spawn_vmm(ctx, p, st.id, VmmMode{src.boot ? "" : p.dir, false, src.boot ? "" : template_dir});
+  VmmLaunch launch = launch_vmm(ctx, hc, p, st.id,
+                                VmmMode{src.boot ? "" : p.dir, false, src.boot ? "" : template_dir,
+                                        expires_at(st), st.on_expiry},
+                                JailRequest{st.id, st.id, cfg.vcpus, cfg.memory_mib});
   vmm.emplace(std::move(launch.child));
+  st.uid = launch.uid;
+  st.cgroup = launch.cgroup;
   st.pid = vmm->pid();
   st.pid_start_time = proc::start_time(st.pid).value_or(0);
   ph.mark("spawn");
@@ -138,9 +149,15 @@ void start(const store::Context& ctx, const store::SandboxPaths& p, store::Sandb
     throw;
   }
   ph.mark(src.boot ? "boot" : "vmm ready");
+  if (st.uid) {  // the jail's PID 1 so far: record the VMM itself
+    st.pid = served_by(p.control_sock);
+    st.pid_start_time = proc::start_time(st.pid).value_or(0);
+  }
   st.status = store::Status::Running;
   store::write_state(p.state, st, fs::Sync::Volatile);
   ph.mark("state");
+  ensure_network(ctx, st.id);  // the broker listens for it before its guest dials out
+  if (!st.expires.empty()) ensure_reaper(ctx);
 }
 
 }  // namespace
@@ -188,10 +205,12 @@ store::SandboxState create_sandbox(const store::Context& ctx, const CreateOption
     st.status = store::Status::Creating;
     st.created = store::rfc3339_now();
     st.template_name = src.template_name;
+    set_expiry(st, opts.ttl_ms, opts.on_expiry);
     std::optional<proc::Child> vmm;
     auto undo = [&] {
       vmm.reset();  // SIGKILL + reap
       try {
+        remove_sandbox_cgroup(st.cgroup);
         set_policy(ctx, id, std::nullopt);
         fs::remove_tree(p.run_dir);
         store::remove_store_tree(p.dir);
@@ -202,7 +221,7 @@ store::SandboxState create_sandbox(const store::Context& ctx, const CreateOption
     try {
       store::SandboxLock lock(p.lock);
       set_policy(ctx, id, policy);  // before the VMM: its first Hello starts the guest's proxy
-      start(ctx, p, st, src, opts, sp.templates + "/" + src.template_name, sig, vmm, ph);
+      start(ctx, hc, p, st, src, opts, sp.templates + "/" + src.template_name, sig, vmm, ph);
       vmm->release();  // the sandbox is running: the VMM outlives us
       log::debug("create " + id + ": " + ph.summary());
       return st;

@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include "core/control_client.h"
+#include "core/jail_setup.h"
 #include "core/net.h"
 #include "core/sandbox.h"
 #include "cred/hooks.h"
@@ -77,7 +78,10 @@ void destroy_sandbox(const store::Context& ctx, const std::string& id, bool forc
     }
     cred::revoke_sandbox_grants(ctx, id, "destroy", /*forget=*/true);
     set_policy(ctx, id, std::nullopt);  // its audit log stays, for `space net log`
-    if (st) stop_vmm(*st, p, force ? 0 : kPoliteStopMs);
+    if (st) {
+      stop_vmm(*st, p, force ? 0 : kPoliteStopMs);
+      remove_sandbox_cgroup(st->cgroup);
+    }
     // A directory without state.json is the remains of an interrupted create: remove it too.
     fs::remove_tree(p.run_dir);
     store::remove_store_tree(p.dir);

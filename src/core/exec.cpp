@@ -13,6 +13,8 @@
 #include "core/image_use.h"
 #include "core/net.h"
 #include "core/sandbox.h"
+#include "cred/hooks.h"
+#include "egress/client.h"
 #include "util/error.h"
 #include "util/process.h"
 #include "util/terminal.h"
@@ -87,7 +89,10 @@ ExecResult exec_in_sandbox(const store::Context& ctx, const std::string& id,
   require_running(p, id);
   ExecOptions o = opts;
   o.sandbox = id;
+  // The helpers its guest may need, if one died since: a jailed VMM cannot start them.
+  cred::ensure_helper_for(ctx, id);
   if (sandbox_policy(ctx, id)) {
+    if (!egress::broker_running(ctx)) ensure_network(ctx, id);
     o.hello_flags |= proto::Hello::kNetwork;
     if (!o.no_proxy_env) {  // image Env, then these, then exec -e: later entries win
       std::vector<std::string> env = proxy_env();

@@ -2,10 +2,19 @@
 // host detection through vmm/host.h, the same code the VMM uses.
 #include "core/host_check.h"
 
+#include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "core/template.h"
+#include "jail/cgroup.h"
+#include "jail/seccomp.h"
 #include "store/config.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -47,6 +56,72 @@ void check_kvm(HostReport& r) {
     if ((name == "user_memory" || name == "irqchip") && value == 0)
       r.problems.push_back("KVM lacks KVM_CAP_" + std::string(name) +
                            ", which the VMM needs (use a newer host kernel)");
+}
+
+// Runs `probe` in a forked child (it may change the child's namespaces or filters for good);
+// "ok" when the child exits 0, else what failed.
+template <class F>
+std::string in_child(const char* what, unsigned long clone_flags, F probe) {
+  pid_t pid =
+      static_cast<pid_t>(::syscall(SYS_clone, clone_flags | SIGCHLD, nullptr, nullptr, nullptr, 0));
+  if (pid < 0) return std::string(what) + ": " + std::strerror(errno);
+  if (pid == 0) ::_exit(probe());
+  int st = 0;
+  while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return "ok";
+  if (WIFEXITED(st)) return std::string(what) + ": " + std::strerror(WEXITSTATUS(st));
+  return std::string(what) + ": the probe " + proc::describe_status(st);
+}
+
+void check_jail(HostReport& r, const store::HostConfig& hc) {
+  r.jail_enabled = hc.jail_enable;
+  r.cgroups_enabled = hc.jail_enable && hc.jail_cgroups;
+  r.jail_uids = std::to_string(hc.jail_uid_first) + ".." +
+                std::to_string(uint64_t(hc.jail_uid_first) + hc.jail_uid_count - 1);
+  // A jail's namespaces: a new PID namespace (cloned), then mount, network, IPC and UTS.
+  r.namespaces = in_child("new namespaces", CLONE_NEWPID, [] {
+    return ::unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) == 0 ? 0 : errno;
+  });
+  try {
+    jail::Program p = jail::compile(jail::Role::Init);
+    r.seccomp = in_child("a seccomp filter", 0, [&p] { return jail::load(p); });
+  } catch (const Error& e) {
+    r.seccomp = e.what();
+  }
+  jail::CgroupLayout l = jail::detect_layout();
+  r.cgroups = jail::version_name(l.version);
+  std::vector<std::string> have;
+  if (l.version == jail::CgroupVersion::V1)
+    for (auto& [c, mnt] : l.v1) have.push_back(c);
+  if (l.version == jail::CgroupVersion::V2) {
+    try {
+      std::string c = fs::read_file(l.v2 + "/cgroup.controllers", 4096);
+      while (!c.empty() && c.back() == '\n') c.pop_back();
+      have.push_back(c);
+    } catch (const Error&) {
+    }
+  }
+  if (!have.empty()) {
+    std::string list;
+    for (auto& c : have) list += (list.empty() ? "" : ", ") + c;
+    r.cgroups += " (" + list + ")";
+  }
+  if (!r.jail_enabled) {
+    r.notes.push_back("[jail] enable = false: VMMs run as root, unconfined");
+    return;
+  }
+  if (r.namespaces != "ok")
+    r.problems.push_back("cannot make a jail's namespaces (" + r.namespaces +
+                         "); run as root, or set [jail] enable = false in config.toml");
+  if (r.seccomp != "ok")
+    r.problems.push_back(
+        "cannot install a seccomp filter (" + r.seccomp +
+        "); use a kernel with CONFIG_SECCOMP_FILTER, or set [jail] enable = false");
+  if (r.cgroups_enabled && l.version == jail::CgroupVersion::None)
+    r.problems.push_back(
+        "no cgroup hierarchy with the memory controller; mount one, or set [jail] cgroups = false");
+  if (!r.cgroups_enabled) r.notes.push_back("[jail] cgroups = false: no per-sandbox limits");
 }
 
 }  // namespace
@@ -97,6 +172,7 @@ HostReport check_host(const store::Context& ctx) {
       r.problems.push_back(std::string(e.what()) + " (" + e.hint() + ")");
     }
   }
+  check_jail(r, hc);
   if (kind == vmm::HostKind::Pvm)
     r.notes.push_back("PVM host: 1 vCPU recommended (SMP not working under PVM)");
   if (kind == vmm::HostKind::Unknown)
@@ -134,6 +210,14 @@ json::Value host_report_json(const HostReport& r) {
   tmpl.set("present", r.default_template_present);
   tmpl.set("restorable", r.default_template_present && r.default_template_problem.empty());
   v.set("default_template", std::move(tmpl));
+  json::Value jail = json::Value::object();
+  jail.set("enabled", r.jail_enabled);
+  jail.set("uids", r.jail_uids);
+  jail.set("namespaces", r.namespaces);
+  jail.set("seccomp", r.seccomp);
+  jail.set("cgroups_enabled", r.cgroups_enabled);
+  jail.set("cgroups", r.cgroups);
+  v.set("jail", std::move(jail));
   json::Value notes = json::Value::array(), problems = json::Value::array();
   for (auto& n : r.notes) notes.push_back(n);
   for (auto& p : r.problems) problems.push_back(p);
@@ -163,6 +247,14 @@ std::string host_report_text(const HostReport& r) {
   line("root", r.root + (r.store.kind == "btrfs-root" ? " (btrfs)" : " (not btrfs)"));
   line("store", store::store_status_text(r.store));
   line("template", r.default_template + (r.default_template_present ? "" : " (missing)"));
+  if (r.jail_enabled) {
+    line("jail",
+         "uids " + r.jail_uids + "; namespaces " + r.namespaces + "; seccomp " +
+             (r.seccomp == "ok" ? "ok (kill on any call a role does not list)" : r.seccomp));
+    line("cgroups", r.cgroups_enabled ? r.cgroups : "off ([jail] cgroups = false)");
+  } else {
+    line("jail", "off ([jail] enable = false)");
+  }
   for (auto& n : r.notes) line("note", n);
   for (auto& p : r.problems) line("problem", p);
   line("usable", r.usable() ? "yes" : "no");

@@ -1,7 +1,8 @@
 // `space check`: can this host run sandboxes, and if not, what to fix. It inspects the kind of
 // KVM host (hardware VMX/SVM or the PVM software hypervisor), /dev/kvm and its capabilities, the
 // guest kernel and rootfs image a cold boot would use, the store (btrfs root or loopback image,
-// mounted or not, size and free space) and whether the default template exists.
+// mounted or not, size and free space), whether the default template exists, and whether VMMs
+// can be jailed here: each mechanism (namespaces, seccomp, cgroups) is tried, not assumed.
 #pragma once
 #include <string>
 #include <utility>
@@ -26,8 +27,15 @@ struct HostReport {
   std::string default_template;  // config.toml [defaults] template, else "default"
   bool default_template_present = false;
   std::string default_template_problem;  // why create cannot restore it; "" when it can
-  std::vector<std::string> notes;        // advice that does not prevent use
-  std::vector<std::string> problems;     // each names what to fix; empty means usable
+  // The jail (jail/): what config.toml [jail] asks for and what this host gives.
+  bool jail_enabled = true;
+  std::string jail_uids;   // "FIRST..LAST"
+  std::string namespaces;  // "ok" or why a jail's namespaces cannot be made
+  std::string seccomp;     // "ok" or why a filter cannot be installed
+  bool cgroups_enabled = true;
+  std::string cgroups;                // "v1 (memory, pids, ...)", "v2 (...)" or "none"
+  std::vector<std::string> notes;     // advice that does not prevent use
+  std::vector<std::string> problems;  // each names what to fix; empty means usable
   bool usable() const { return problems.empty(); }
 };
 

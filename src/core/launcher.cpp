@@ -5,8 +5,11 @@
 #include <poll.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 
@@ -41,6 +44,27 @@ void require_file(const std::string& what, const std::string& path, const std::s
   fail("the VMM exited before the guest was ready");
 }
 
+// How the VMM ended, once it has (it is given a second): "" while it runs. A jailed VMM's status
+// is its jail init's, which exits with the VMM's (jail/init.h).
+std::string how_vmm_ended(proc::Child& vmm, std::string* hint) {
+  pollfd pf{vmm.pidfd(), POLLIN, 0};
+  if (::poll(&pf, 1, 1000) <= 0 || !vmm.exited()) return "";
+  int st = vmm.status();
+  bool sigsys = (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS) ||
+                (WIFEXITED(st) && WEXITSTATUS(st) == 128 + SIGSYS);
+  if (sigsys) {
+    *hint =
+        "the kernel log names the call (dmesg: audit type=1326 ... syscall=N); "
+        "SPACE_SECCOMP=log lets it through and logs it instead, to find every such call";
+    return "the VMM was killed by its seccomp filter: it made a system call its jail does not "
+           "allow";
+  }
+  if (WIFEXITED(st) && WEXITSTATUS(st) > 128)
+    return "the VMM was killed by signal " + std::to_string(WEXITSTATUS(st) - 128) + " (" +
+           proc::signal_name(WEXITSTATUS(st) - 128) + ")";
+  return "the VMM " + proc::describe_status(st);
+}
+
 }  // namespace
 
 BootSpec resolve_boot_spec(const store::HostConfig& hc, std::optional<uint32_t> vcpus,
@@ -72,34 +96,66 @@ void check_socket_paths(const store::SandboxPaths& p) {
          "set SPACE_RUN_DIR to a shorter directory");
 }
 
-void make_run_dir(const store::SandboxPaths& p) {
+void make_run_dir(const store::SandboxPaths& p, gid_t gid) {
   fs::remove_tree(p.run_dir);
   fs::ensure_private_dir(store::run_base(), 0700);
   if (::mkdir(p.run_dir.c_str(), 0700) != 0) throw_errno("mkdir " + p.run_dir);
+  if (gid == 0) return;
+  if (::chown(p.run_dir.c_str(), 0, gid) != 0) throw_errno("chown " + p.run_dir);
+  if (::chmod(p.run_dir.c_str(), 0710) != 0) throw_errno("chmod " + p.run_dir);
 }
 
-VmmLaunch spawn_vmm(const store::Context& ctx, const store::SandboxPaths& p, const std::string& id,
-                    const VmmMode& mode) {
-  Pipe pipe = Pipe::make();
-  std::vector<std::string> argv = {"/proc/self/exe",
-                                   "--root",
-                                   fs::absolute(ctx.root),
-                                   "--log-level",
-                                   ctx.log_level,
-                                   "--log-format",
-                                   ctx.log_format,
-                                   "__vmm",
-                                   id,
-                                   "--ready-fd",
-                                   "3"};
-  if (!mode.restore_dir.empty()) argv.insert(argv.end(), {"--restore", mode.restore_dir});
-  if (!mode.shared_memory_dir.empty())
-    argv.insert(argv.end(), {"--shared-memory", mode.shared_memory_dir});
-  if (mode.explicit_paths) argv.insert(argv.end(), {"--dir", p.dir, "--run-dir", p.run_dir});
-  proc::Child child = proc::spawn_detached(argv, p.vmm_log, pipe.write.get());
-  pipe.write.reset();  // now only the VMM holds it: EOF means the VMM is gone
-  set_nonblocking(pipe.read.get());
-  return VmmLaunch{std::move(child), std::move(pipe.read)};
+VmmLaunch launch_vmm(const store::Context& ctx, const store::HostConfig& hc,
+                     const store::SandboxPaths& p, const std::string& id, const VmmMode& mode,
+                     const JailRequest& jr) {
+  VmmJail jail = prepare_jail(hc, jr.key, jr.cgroup_id, jr.vcpus, jr.memory_mib);
+  try {
+    check_socket_paths(p);
+    make_run_dir(p, jail.uid);
+    Pipe pipe = Pipe::make();
+    std::vector<std::string> argv = {"/proc/self/exe",
+                                     "--root",
+                                     fs::absolute(ctx.root),
+                                     "--log-level",
+                                     ctx.log_level,
+                                     "--log-format",
+                                     ctx.log_format,
+                                     "__vmm",
+                                     id,
+                                     "--ready-fd",
+                                     "3"};
+    if (!mode.restore_dir.empty()) argv.insert(argv.end(), {"--restore", mode.restore_dir});
+    if (!mode.shared_memory_dir.empty())
+      argv.insert(argv.end(), {"--shared-memory", mode.shared_memory_dir});
+    if (mode.explicit_paths) argv.insert(argv.end(), {"--dir", p.dir, "--run-dir", p.run_dir});
+    if (mode.expires_at)
+      argv.insert(argv.end(),
+                  {"--expires-at", std::to_string(mode.expires_at), "--on-expiry", mode.on_expiry});
+    proc::SpawnOptions o;
+    o.fds.push_back(pipe.write.get());
+    o.env = env::daemon_environment();
+    if (jail.uid) {
+      argv.insert(argv.end(), {"--jail-uid", std::to_string(jail.uid), "--uid-lock-fd", "4"});
+      if (!jail.cgroup.empty())
+        argv.insert(argv.end(), {"--cgroup", jail.cgroup, "--init-cgroup", jail.init_cgroup});
+      o.fds.push_back(jail.uid_lock.get());
+      o.new_pid_namespace = true;
+    }
+    proc::Child child = proc::spawn_detached(argv, p.vmm_log, o);
+    pipe.write.reset();  // now only the VMM holds it: EOF means the VMM is gone
+    set_nonblocking(pipe.read.get());
+    return VmmLaunch{std::move(child), std::move(pipe.read), jail.uid, jail.cgroup};
+  } catch (...) {
+    remove_sandbox_cgroup(jail.cgroup);
+    throw;
+  }
+}
+
+pid_t served_by(const std::string& control_sock) {
+  Fd fd = net::unix_connect(control_sock, net::Deadline::after_ms(5000));
+  long pid = net::peer_pid(fd.get());
+  if (pid <= 0) fail("cannot tell which process serves " + control_sock);
+  return static_cast<pid_t>(pid);
 }
 
 void wait_started(proc::Child& vmm, const Fd& ready, const store::SandboxPaths& p, bool guest,
@@ -116,6 +172,11 @@ void wait_started(proc::Child& vmm, const Fd& ready, const store::SandboxPaths& 
     explain_cancel(c, sig, vmm);
   } catch (Error& e) {
     if (dl.expired()) e.add_context("boot timeout (" + std::to_string(timeout_s) + " s)");
+    std::string hint;
+    if (std::string how = how_vmm_ended(vmm, &hint); !how.empty()) {
+      Error better(std::string(e.what()) + ": " + how, e.err(), hint.empty() ? e.hint() : hint);
+      throw better;
+    }
     throw;
   }
 }

@@ -1,6 +1,10 @@
 // Starting a VMM and waiting until it is usable. The VMM is `space __vmm <id>` (re-executing
-// /proc/self/exe) started as a detached daemon with the write end of a ready pipe as fd 3. It
-// writes "ok\n" there once the VM runs, or "error: <message>\n" and exits. After a cold boot the
+// /proc/self/exe) started as a detached daemon with the write end of a ready pipe as fd 3, and a
+// fixed environment (util/env.h: nothing of the caller's). Jailed (the default, core/jail_setup.h)
+// it starts as PID 1 of a new PID namespace with its uid's claim as fd 4, and becomes its jail's
+// init while the VMM proper runs as its child. It writes "ok\n" there once the VM runs, or
+// "error: <message>\n" and exits. Which process serves the sandbox is asked of its control socket
+// (SO_PEERCRED names whoever listens: the VMM, in our PID namespace). After a cold boot the
 // guest is up only when guest-init answers the agent handshake on vsock port 1024; after a
 // restore it is up at once (the snapshot was taken with guest-init listening).
 // Also here: what a cold boot is made of (BootSpec), shared by create and template build.
@@ -9,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "core/jail_setup.h"
 #include "proto/agent.h"
 #include "store/config.h"
 #include "store/context.h"
@@ -35,20 +40,38 @@ struct VmmMode {
   std::string restore_dir;        // "" = cold boot; else the directory holding memory and vmstate
   bool explicit_paths = false;    // pass p.dir and p.run_dir (--dir, --run-dir)
   std::string shared_memory_dir;  // a template dir whose memory file to map if still the same
+  int64_t expires_at = 0;         // the sandbox's expiry (core/expiry.h), 0 = never
+  std::string on_expiry;          // with it: "destroy" or "checkpoint"
+};
+
+// The jail a VMM gets: the uid claim's key, and the cgroup (id "" = none) for a VM of this size.
+struct JailRequest {
+  std::string key;
+  std::string cgroup_id;
+  uint32_t vcpus = 1, memory_mib = 256;
 };
 
 struct VmmLaunch {
-  proc::Child child;  // killed on destruction unless released
-  Fd ready;           // read end of the ready pipe (non-blocking)
+  proc::Child child;   // killed on destruction unless released: jailed, the jail's PID 1, whose
+                       // SIGKILL ends every process of the jail
+  Fd ready;            // read end of the ready pipe (non-blocking)
+  uid_t uid = 0;       // the jail's uid, 0 = not jailed
+  std::string cgroup;  // the sandbox's cgroup, "" = none (the caller removes it on failure)
 };
 
 // Throws unless the VMM's socket paths under p.run_dir fit in sun_path.
 void check_socket_paths(const store::SandboxPaths& p);
 // Makes p.run_dir afresh: a stale one left by a crashed VMM of the same name is removed first.
-void make_run_dir(const store::SandboxPaths& p);
-// Starts the VMM for `id`; its stdout and stderr go to p.vmm_log.
-VmmLaunch spawn_vmm(const store::Context& ctx, const store::SandboxPaths& p, const std::string& id,
-                    const VmmMode& mode = {});
+// For a jail of uid `gid` it is root's with group `gid`, mode 0710: the jailed VMM may reach the
+// sockets in it and nothing else may.
+void make_run_dir(const store::SandboxPaths& p, gid_t gid = 0);
+// Prepares the VMM's jail (jail_setup.h) as `jr` says and its run directory, and starts the VMM
+// for `id`; its stdout and stderr go to p.vmm_log.
+VmmLaunch launch_vmm(const store::Context& ctx, const store::HostConfig& hc,
+                     const store::SandboxPaths& p, const std::string& id, const VmmMode& mode,
+                     const JailRequest& jr);
+// The process serving `control_sock` (in our PID namespace). Throws if none does.
+pid_t served_by(const std::string& control_sock);
 // Waits for a spawned VMM (`vmm`, with the ready pipe `ready`): its ready line, then, when `guest`,
 // guest-init's handshake; at most `timeout_s` seconds. A signal pending on `sig` or the VMM's exit
 // ends the wait with an Error saying which; on the deadline the error names the timeout.

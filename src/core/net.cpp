@@ -2,15 +2,19 @@
 #include "core/net.h"
 
 #include "core/sandbox.h"
+#include "egress/client.h"
 #include "egress/paths.h"
 #include "egress/policy_store.h"
 #include "store/paths.h"
 #include "util/error.h"
+#include "util/fs.h"
 #include "util/json_lines.h"
 
 namespace space::core {
 
 namespace {
+constexpr int kBrokerStartMs = 10'000;
+
 egress::EgressPaths paths_of(const store::Context& ctx) {
   return egress::egress_paths(ctx.root);
 }
@@ -49,6 +53,17 @@ void set_policy(const store::Context& ctx, const std::string& id,
     egress::remove_policy(paths_of(ctx), id);
 }
 
+void ensure_network(const store::Context& ctx, const std::string& id) {
+  if (!fs::exists(egress::policy_file(paths_of(ctx), id))) return;
+  if (!fs::is_dir(store::sandbox_paths(ctx.root, id).run_dir)) return;
+  try {
+    egress::ensure_broker(ctx, kBrokerStartMs);
+  } catch (Error& e) {
+    e.add_context("the network of sandbox " + id);
+    throw;
+  }
+}
+
 std::optional<egress::Policy> sandbox_policy(const store::Context& ctx, const std::string& id) {
   return egress::load_policy(paths_of(ctx), id);
 }
@@ -60,6 +75,7 @@ egress::Policy net_allow(const store::Context& ctx, const std::string& id,
   egress::Policy p = sandbox_policy(ctx, id).value_or(egress::Policy());
   p.allow(add);
   egress::save_policy(paths_of(ctx), id, p);
+  ensure_network(ctx, id);
   return p;
 }
 

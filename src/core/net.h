@@ -25,6 +25,10 @@ std::optional<egress::Policy> initial_policy(const store::HostConfig& hc, const 
 // Gives sandbox `id` `policy` (nullopt: takes its network away).
 void set_policy(const store::Context& ctx, const std::string& id,
                 const std::optional<egress::Policy>& policy);
+// Makes sure the network broker serves sandbox `id` when it has a policy and runs (a sync of the
+// running broker, or a start): jailed VMMs cannot start it, so create, branch, resume and
+// `net allow` do, once the sandbox's run directory exists. Throws when the broker cannot start.
+void ensure_network(const store::Context& ctx, const std::string& id);
 // The policy of `id`, nullopt when it has no network.
 std::optional<egress::Policy> sandbox_policy(const store::Context& ctx, const std::string& id);
 // Adds rules to `id`'s policy (giving it a network if it had none); returns the new policy.

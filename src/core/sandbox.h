@@ -29,6 +29,8 @@ struct CreateOptions {
   uint64_t disk_bytes = 0;  // grow the image's disk copy to this many bytes (0 = as imported)
   // --net: "none" or "allow=RULE[,RULE...]" (core/net.h); "" = config.toml [net] allow.
   std::string net;
+  uint64_t ttl_ms = 0;                // --ttl: the sandbox ends this long after it starts
+  std::string on_expiry = "destroy";  // --on-expiry: destroy or checkpoint (core/expiry.h)
 };
 
 // Creates a sandbox and returns its state (status running). From a template: snapshots it and

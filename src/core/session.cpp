@@ -1,6 +1,7 @@
 // pause, resume and checkpoint; see session.h. The status in state.json changes only after the
 // VMM has confirmed the operation, and always under the sandbox lock. A checkpoint is built in
-// <dir>/checkpoint.tmp (the VMM writes vmstate and memory and flushes the disk, then we reflink
+// <dir>/checkpoint.tmp (the VMM writes vmstate and memory through a handed-over directory,
+// take_snapshot.h, and flushes the disk, then we reflink
 // the disk next to them and fsync), then swapped with <dir>/checkpoint by one rename (an
 // exchange when an older checkpoint exists); until then the old checkpoint is untouched.
 #include "core/session.h"
@@ -8,14 +9,19 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 
+#include "core/expiry.h"
+#include "core/jail_setup.h"
+#include "core/net.h"
 #include "core/sandbox.h"
 #include "core/session_util.h"
+#include "core/take_snapshot.h"
 #include "cred/hooks.h"
 #include "util/error.h"
 #include "util/fd.h"
@@ -72,15 +78,18 @@ store::SandboxState pause_sandbox(const store::Context& ctx, const std::string& 
 }
 
 store::SandboxState resume_sandbox(const store::Context& ctx, const std::string& id,
-                                   int64_t* resume_us) {
+                                   int64_t* resume_us, uint64_t ttl_ms,
+                                   const std::string& on_expiry) {
   try {
     proc::SignalGuard sig;  // a restore is undone (VMM killed) rather than left half-made
     LockedSandbox s = lock_sandbox(ctx, id);
+    if (ttl_ms) set_expiry(s.st, ttl_ms, on_expiry);
     if (s.observed == store::Status::Paused) {
       auto r = vmm_op(s.p, proto::control::ResumeRequest{}, kPauseTimeoutMs);
       if (resume_us) *resume_us = r.resume_us;
       s.st.status = store::Status::Running;
       store::write_state(s.p.state, s.st, fs::Sync::Volatile);
+      if (!s.st.expires.empty()) ensure_reaper(ctx);
       return s.st;
     }
     std::string ck = checkpoint_dir(s.p);
@@ -98,6 +107,9 @@ store::SandboxState resume_sandbox(const store::Context& ctx, const std::string&
     if (fs::exists(ck + "/image.ext4")) replace_disk(s.p.image_disk, ck + "/image.ext4");
     proc::Child vmm = start_restored(ctx, s.p, s.st, ck, sig);
     vmm.release();
+    ensure_network(ctx, id);
+    cred::listen_for_sandbox(ctx, id);
+    if (!s.st.expires.empty()) ensure_reaper(ctx);
     return s.st;
   } catch (Error& e) {
     e.add_context("resume sandbox " + id);
@@ -118,7 +130,8 @@ store::SandboxState checkpoint_sandbox(const store::Context& ctx, const std::str
     fs::remove_tree(tmp);  // the remains of an interrupted checkpoint
     CheckpointStats cs;
     try {
-      auto r = vmm_op(s.p, proto::control::SnapshotRequest{tmp}, kSnapshotTimeoutMs);
+      if (::mkdir(tmp.c_str(), 0700) != 0) throw_errno("mkdir " + tmp);
+      auto r = take_snapshot(s.p, s.st.pid, s.st.uid, tmp, kSnapshotTimeoutMs);
       cs.snapshot_ms = ms_since(t0);
       cs.memory_data_bytes = r.memory_data_bytes;
       cs.memory_diff = r.memory_diff;
@@ -145,8 +158,11 @@ store::SandboxState checkpoint_sandbox(const store::Context& ctx, const std::str
     // The checkpoint is in place: from here on the sandbox can always be resumed from it.
     s.st.status = store::Status::Checkpointed;
     stop_vmm(s.st, s.p, kStopTimeoutMs);
+    remove_sandbox_cgroup(s.st.cgroup);
     s.st.pid = 0;
     s.st.pid_start_time = 0;
+    s.st.uid = 0;
+    s.st.cgroup.clear();
     store::write_state(s.p.state, s.st);
     fs::remove_tree(s.p.run_dir);
     cred::revoke_sandbox_grants(ctx, id, "checkpoint", /*forget=*/false);

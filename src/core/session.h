@@ -28,8 +28,10 @@ store::SandboxState pause_sandbox(const store::Context& ctx, const std::string& 
 // gone but which has a checkpoint) in a new VMM; status becomes "running". Throws if it is
 // already running or there is nothing to resume from. `resume_us`, when non-null, gets the VMM's
 // time to resume a paused VM (left alone for a restore).
+// With `ttl_ms`, the sandbox gets a new expiry (core/expiry.h) `on_expiry`.
 store::SandboxState resume_sandbox(const store::Context& ctx, const std::string& id,
-                                   int64_t* resume_us = nullptr);
+                                   int64_t* resume_us = nullptr, uint64_t ttl_ms = 0,
+                                   const std::string& on_expiry = "destroy");
 
 // Timings of a checkpoint, in milliseconds.
 struct CheckpointStats {
@@ -47,9 +49,11 @@ store::SandboxState checkpoint_sandbox(const store::Context& ctx, const std::str
                                        CheckpointStats* stats = nullptr);
 
 struct BranchOptions {
-  uint32_t count = 1;  // how many branches
-  std::string name;    // "" = generated ids; else the id (count 1) or <name>-1 .. <name>-N
-  std::string net;     // --net for every branch (core/net.h); "" = the source's policy
+  uint32_t count = 1;   // how many branches
+  std::string name;     // "" = generated ids; else the id (count 1) or <name>-1 .. <name>-N
+  std::string net;      // --net for every branch (core/net.h); "" = the source's policy
+  uint64_t ttl_ms = 0;  // --ttl for every branch; 0 = the source's expiry, if any
+  std::string on_expiry = "destroy";
 };
 
 // Makes `count` new running sandboxes with the source's exact memory, CPU, device and disk

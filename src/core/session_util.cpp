@@ -8,9 +8,12 @@
 #include <cstring>
 
 #include "core/control_client.h"
+#include "core/expiry.h"
+#include "core/jail_setup.h"
 #include "core/launcher.h"
 #include "core/sandbox.h"
 #include "core/session.h"
+#include "store/config.h"
 #include "store/store.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -68,17 +71,21 @@ void wrong_status(const LockedSandbox& s, const std::string& verb) {
 proc::Child start_restored(const store::Context& ctx, const store::SandboxPaths& p,
                            store::SandboxState& st, const std::string& restore_dir,
                            proc::SignalGuard& sig) {
-  check_socket_paths(p);
-  make_run_dir(p);
-  VmmLaunch launch = spawn_vmm(ctx, p, st.id, VmmMode{restore_dir, false});
+  store::HostConfig hc = store::load_host_config(ctx.root);
+  VmmLaunch launch =
+      launch_vmm(ctx, hc, p, st.id, VmmMode{restore_dir, false, "", expires_at(st), st.on_expiry},
+                 JailRequest{st.id, st.id, st.vcpus, st.memory_mib});
   try {
     wait_started(launch.child, launch.ready, p, /*guest=*/false, sig, boot_timeout_seconds());
+    st.pid = launch.uid ? served_by(p.control_sock) : launch.child.pid();
   } catch (Error& e) {
     launch.child = proc::Child();  // SIGKILL + reap before reading its log
+    remove_sandbox_cgroup(launch.cgroup);
     throw Error(std::string(e.what()) + log_tails(p), e.err(), e.hint());
   }
-  st.pid = launch.child.pid();
   st.pid_start_time = proc::start_time(st.pid).value_or(0);
+  st.uid = launch.uid;
+  st.cgroup = launch.cgroup;
   st.status = store::Status::Running;
   store::write_state(p.state, st, fs::Sync::Volatile);
   return std::move(launch.child);

@@ -32,9 +32,10 @@ LockedSandbox lock_sandbox(const store::Context& ctx, const std::string& id);
 
 // Sends `req` to the sandbox's VMM and returns its reply.
 template <class Req>
-proto::control::ReplyOf<Req> vmm_op(const store::SandboxPaths& p, const Req& req, int timeout_ms) {
+proto::control::ReplyOf<Req> vmm_op(const store::SandboxPaths& p, const Req& req, int timeout_ms,
+                                    std::span<const int> fds = {}) {
   try {
-    return control_call(p.control_sock, req, timeout_ms);
+    return control_call(p.control_sock, req, timeout_ms, fds);
   } catch (Error& e) {
     e.add_context("VMM control request \"" + std::string(proto::control::op_name(req)) + "\"");
     throw;

@@ -24,6 +24,7 @@
 #include "core/launcher.h"
 #include "core/sandbox.h"
 #include "core/staging.h"
+#include "core/take_snapshot.h"
 #include "core/template.h"
 #include "store/btrfs.h"
 #include "store/paths.h"
@@ -81,13 +82,15 @@ void run_in_build(const store::SandboxPaths& p, const std::string& cmd, proc::Si
        "fix the command; its output is above");
 }
 
-void boot_and_snapshot(const store::Context& ctx, const store::SandboxPaths& p,
+void boot_and_snapshot(const store::Context& ctx, const store::HostConfig& hc,
+                       const store::SandboxPaths& p, const store::VmConfig& cfg,
                        const std::string& name, const std::string& run, proc::SignalGuard& sig,
                        const std::function<void(const std::string&)>& say) {
   int timeout_s = boot_timeout_seconds();
-  make_run_dir(p);
   say("booting the VM (about a minute)");
-  VmmLaunch launch = spawn_vmm(ctx, p, name, VmmMode{"", true});
+  // Jailed like every VMM, without a cgroup of its own (it lives for the build only).
+  VmmLaunch launch = launch_vmm(ctx, hc, p, name, VmmMode{"", true},
+                                JailRequest{"template:" + name, "", cfg.vcpus, cfg.memory_mib});
   store::SandboxState st;  // names the VMM, so that a later build can kill it if we die (SIGKILL)
   st.id = name;
   st.status = store::Status::Creating;
@@ -102,8 +105,8 @@ void boot_and_snapshot(const store::Context& ctx, const store::SandboxPaths& p,
     run_in_build(p, run, sig);
   }
   say("snapshotting");
-  auto snap =
-      control_call(p.control_sock, proto::control::SnapshotRequest{p.dir}, timeout_s * 1000);
+  pid_t vmm = launch.uid ? served_by(p.control_sock) : launch.child.pid();
+  auto snap = take_snapshot(p, vmm, launch.uid, p.dir, timeout_s * 1000);
   log::debug("template " + name + ": snapshot of " + std::to_string(snap.vmstate_bytes) +
              " bytes of vmstate, " + std::to_string(snap.memory_data_bytes >> 10) +
              " KiB of memory data");
@@ -151,7 +154,7 @@ TemplateMeta build_template(const store::Context& ctx, const TemplateBuildOption
       }
       store::save_vm_config(p.config, cfg);
       try {
-        boot_and_snapshot(ctx, p, o.name, o.run, sig, say);
+        boot_and_snapshot(ctx, hc, p, cfg, o.name, o.run, sig, say);
       } catch (Error& e) {
         throw Error(std::string(e.what()) + log_tails(p), e.err(), e.hint());
       }

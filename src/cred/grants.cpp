@@ -3,6 +3,7 @@
 
 #include "cred/store.h"
 #include "store/paths.h"
+#include "util/duration.h"
 #include "util/error.h"
 #include "util/fs.h"
 
@@ -10,7 +11,6 @@ namespace space::cred {
 
 namespace {
 
-constexpr uint64_t kMaxDurationMs = 10ull * 366 * 24 * 3600 * 1000;
 constexpr uint64_t kMaxUses = 1'000'000'000;
 
 std::optional<uint64_t> parse_uint(const std::string& s) {
@@ -22,42 +22,11 @@ std::optional<uint64_t> parse_uint(const std::string& s) {
 }  // namespace
 
 uint64_t parse_duration_ms(const std::string& text) {
-  const std::string hint =
-      "use a whole number with s, m, h or d, e.g. ttl=30s, ttl=10m, ttl=2h, ttl=1d";
-  if (text.size() < 2) fail("invalid duration \"" + text + "\"", hint);
-  uint64_t unit = 0;
-  switch (text.back()) {
-    case 's':
-      unit = 1000;
-      break;
-    case 'm':
-      unit = 60'000;
-      break;
-    case 'h':
-      unit = 3'600'000;
-      break;
-    case 'd':
-      unit = 86'400'000;
-      break;
-    default:
-      fail("invalid duration \"" + text + "\"", hint);
-  }
-  auto n = parse_uint(text.substr(0, text.size() - 1));
-  if (!n || *n == 0 || *n > kMaxDurationMs / unit)
-    fail("invalid duration \"" + text + "\": not a whole number from 1 up to 10 years", hint);
-  return *n * unit;
+  return space::parse_duration_ms(text, "ttl=");
 }
 
 std::string format_duration_ms(uint64_t ms) {
-  uint64_t s = (ms + 999) / 1000;
-  if (s < 60) return std::to_string(s) + "s";
-  std::string out;
-  uint64_t d = s / 86400, h = s % 86400 / 3600, m = s % 3600 / 60, r = s % 60;
-  if (d) out += std::to_string(d) + "d";
-  if (h) out += std::to_string(h) + "h";
-  if (m) out += std::to_string(m) + "m";
-  if (r) out += std::to_string(r) + "s";
-  return out;
+  return space::format_duration_ms(ms);
 }
 
 GrantSpec parse_grant_spec(const std::string& spec) {

@@ -60,8 +60,8 @@ class Helper {
   ~Helper() {
     for (auto& [fd, c] : conns_) loop_.remove(fd);
     for (auto& [id, l] : listeners_) {
-      loop_.remove(l.get());
-      ::unlink(sandbox_socket(paths_.dir, id).c_str());
+      loop_.remove(l.fd.get());
+      net::unlink_if_ours(sandbox_socket(id), l);
     }
     if (op_listener_) {
       loop_.remove(op_listener_.get());
@@ -92,12 +92,16 @@ class Helper {
   void run() {
     while (!loop_.stopping()) {
       auto next = svc_.sweep_expired();
+      sync_listeners();  // a sandbox that got a run directory, or lost it, since
       int64_t now = timing::mono_ms();
-      if (conns_.empty() && now - last_activity_ >= idle_ms_) {
+      // Idle only when no sandbox holds a grant: a jailed VMM cannot start a helper, so one
+      // stays up while a running sandbox may ask it for a secret.
+      const bool needed = !conns_.empty() || !listeners_.empty();
+      if (!needed && now - last_activity_ >= idle_ms_) {
         log::info("idle for " + std::to_string(idle_ms_ / 1000) + " s: exiting");
         break;
       }
-      int64_t wait = conns_.empty() ? idle_ms_ - (now - last_activity_) : 1000;
+      int64_t wait = needed ? 1000 : idle_ms_ - (now - last_activity_);
       if (next) {
         int64_t until = int64_t(*next) - int64_t(wall_clock_ms());
         wait = std::min(wait, std::max<int64_t>(until, 0) + 1);
@@ -132,29 +136,35 @@ class Helper {
     return fd;
   }
 
-  // Opens a socket for every sandbox that should have one and closes the others.
+  // Opens a socket for every sandbox that should have one (and runs: has a run directory) and
+  // closes the others. The socket is open to the run directory's group, the jail's.
   void sync_listeners() {
     auto want = svc_.socket_sandboxes();
+    for (auto it = listeners_.begin(); it != listeners_.end();) {
+      bool keep = std::find(want.begin(), want.end(), it->first) != want.end() &&
+                  net::inode_of(sandbox_socket(it->first)) == it->second.ino;
+      if (keep) {
+        ++it;
+        continue;
+      }
+      loop_.remove(it->second.fd.get());
+      net::unlink_if_ours(sandbox_socket(it->first), it->second);
+      it = listeners_.erase(it);
+    }
     for (const auto& id : want) {
       if (listeners_.count(id)) continue;
+      std::string run_dir = store::run_base() + "/" + id;
+      struct stat st {};
+      if (::lstat(run_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
       try {
-        std::string path = sandbox_socket(paths_.dir, id);
-        Fd l = net::unix_listen(path, 16);
-        int fd = l.get();
+        std::string path = sandbox_socket(id);
+        net::Listener l = net::listen_at(path, 16, {0660, static_cast<uid_t>(-1), st.st_gid});
+        int fd = l.fd.get();
         loop_.add(fd, EPOLLIN, [this, fd, id](uint32_t) { on_accept(fd, id); });
         listeners_.emplace(id, std::move(l));
       } catch (const Error& e) {
         log::error("sandbox " + id + ": " + e.what());
       }
-    }
-    for (auto it = listeners_.begin(); it != listeners_.end();) {
-      if (std::find(want.begin(), want.end(), it->first) != want.end()) {
-        ++it;
-        continue;
-      }
-      loop_.remove(it->second.get());
-      ::unlink(sandbox_socket(paths_.dir, it->first).c_str());
-      it = listeners_.erase(it);
     }
   }
 
@@ -361,7 +371,7 @@ class Helper {
   Acceptor acceptor_;
   log::Throttle warn_;  // what sandboxes provoke is rate-limited
   Fd op_listener_, sigfd_;
-  std::map<std::string, Fd> listeners_;
+  std::map<std::string, net::Listener> listeners_;
   std::map<int, Conn> conns_;
   int64_t last_activity_ = 0;
 };

@@ -20,6 +20,14 @@ void grant_secrets(const store::Context& ctx, const std::string& id,
 // grants of vanished sandboxes when it next starts.
 void revoke_sandbox_grants(const store::Context& ctx, const std::string& id,
                            const std::string& reason, bool forget) noexcept;
+// Has a running helper listen for sandbox `id` now (its run directory is new: a resume), when it
+// knows the sandbox; otherwise nothing. A jailed VMM cannot start a helper, so a sandbox whose
+// helper is not listening gets its guest's requests refused until one does. Never throws.
+void listen_for_sandbox(const store::Context& ctx, const std::string& id) noexcept;
+// Starts the helper if sandbox `id` holds a grant and no helper runs (it was killed): a jailed VMM
+// cannot start one, so `exec` does, before the command that may ask for a secret runs. Costs a
+// lock probe when a helper runs. Never throws (warns).
+void ensure_helper_for(const store::Context& ctx, const std::string& id) noexcept;
 // Gives `to` the live grants of `from` (same names, remaining ttl and uses); returns their names.
 std::vector<std::string> copy_grants(const store::Context& ctx, const std::string& from,
                                      const std::string& to);

@@ -41,7 +41,6 @@ CredPaths cred_paths_in(const std::string& dir) {
   p.sock = dir + "/credd.sock";
   p.lock = dir + "/credd.lock";
   p.log = dir + "/credd.log";
-  p.sandbox_socks = dir + "/s";
   return p;
 }
 
@@ -49,17 +48,13 @@ CredPaths cred_paths(const std::string& root) {
   return cred_paths_in(cred_dir_for_root(root));
 }
 
-std::string sandbox_socket(const std::string& dir, const std::string& id) {
+std::string sandbox_socket(const std::string& id) {
   store::validate_id(id);
-  std::string path = dir + "/s/" + id + ".sock";
-  if (path.size() >= kSunPath)
-    fail("credential socket path too long (" + std::to_string(path.size()) + " bytes): " + path,
-         "set SPACE_CRED_DIR to a shorter directory");
-  return path;
+  return store::run_base() + "/" + id + "/cred.sock";
 }
 
 void check_socket_paths(const std::string& dir) {
-  // credd.sock must fit; each sandbox's socket is checked when it is granted (sandbox_socket).
+  // credd.sock must fit (a sandbox's socket fits when its run directory's sockets do).
   if (dir.size() + std::string("/credd.sock").size() >= kSunPath)
     fail("credential directory " + dir + " is too long for its sockets (sun_path is " +
              std::to_string(kSunPath) + " bytes)",
@@ -69,7 +64,6 @@ void check_socket_paths(const std::string& dir) {
 void make_cred_dir(const CredPaths& p) {
   fs::ensure_private_dir(p.dir, 0700);
   if (::chmod(p.dir.c_str(), 0700) != 0) throw_errno("chmod " + p.dir);
-  fs::mkdir_p(p.sandbox_socks, 0700);
 }
 
 }  // namespace space::cred

@@ -10,21 +10,22 @@
 //   credd.sock      the operator socket (0600): `space secret/grant/revoke` talk to it
 //   credd.lock      flock: at most one helper per directory
 //   credd.log       the helper's stdout/stderr
-//   s/<id>.sock     one listening socket per sandbox; the VMM of <id> forwards guest requests here
+// Each sandbox's requests arrive on <run base>/<id>/cred.sock, a socket in the sandbox's run
+// directory (its jailed VMM dials it by name there: monitor/routes.h), open to the directory's
+// group, which is the jail's.
 #pragma once
 #include <string>
 
 namespace space::cred {
 
-struct CredPaths {            // all absolute
-  std::string dir;            // the credential directory
-  std::string secrets;        // <dir>/secrets.json
-  std::string grants;         // <dir>/grants.json
-  std::string audit;          // <dir>/audit.log
-  std::string sock;           // <dir>/credd.sock
-  std::string lock;           // <dir>/credd.lock
-  std::string log;            // <dir>/credd.log
-  std::string sandbox_socks;  // <dir>/s
+struct CredPaths {      // all absolute
+  std::string dir;      // the credential directory
+  std::string secrets;  // <dir>/secrets.json
+  std::string grants;   // <dir>/grants.json
+  std::string audit;    // <dir>/audit.log
+  std::string sock;     // <dir>/credd.sock
+  std::string lock;     // <dir>/credd.lock
+  std::string log;      // <dir>/credd.log
 };
 
 // The credential directory for `root`: $SPACE_CRED_DIR if set and not empty, else "<root>.cred"
@@ -34,13 +35,13 @@ std::string cred_dir_for_root(const std::string& root);
 CredPaths cred_paths_in(const std::string& dir);
 // cred_paths_in(cred_dir_for_root(root)).
 CredPaths cred_paths(const std::string& root);
-// <dir>/s/<id>.sock, the socket the helper accepts sandbox `id`'s requests on. Validates id.
-// Throws with a hint if the path does not fit in sun_path.
-std::string sandbox_socket(const std::string& dir, const std::string& id);
+// <run base>/<id>/cred.sock, the socket the helper accepts sandbox `id`'s requests on. Validates
+// id.
+std::string sandbox_socket(const std::string& id);
 // Throws with a hint unless credd.sock under `dir` fits in sun_path (108 bytes); the sockets of
 // sandboxes are checked one by one by sandbox_socket().
 void check_socket_paths(const std::string& dir);
-// Creates `dir` (and its parents) and `dir`/s with mode 0700; tightens an existing `dir` to 0700.
+// Creates `dir` (and its parents) with mode 0700; tightens an existing `dir` to 0700.
 void make_cred_dir(const CredPaths& p);
 
 }  // namespace space::cred

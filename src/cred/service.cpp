@@ -159,7 +159,6 @@ proto::credd::Done CredService::handle(const proto::credd::GrantRequest& r) {
   if (!sandbox_exists(r.sandbox))
     throw Error("sandbox " + r.sandbox + " does not exist", ENOENT,
                 "'space list' shows the sandboxes");
-  sandbox_socket(paths_.dir, r.sandbox);  // throws (with a hint) if its socket path cannot exist
   if (!SecretStore(paths_.secrets).contains(spec.name))
     throw Error("no secret named " + spec.name, ENOENT,
                 "store it first: space secret set " + spec.name + " < value-file");
@@ -195,7 +194,6 @@ proto::credd::CopyReply CredService::handle(const proto::credd::CopyRequest& r) 
   store::validate_id(r.to);
   if (!sandbox_exists(r.to))
     throw Error("sandbox " + r.to + " does not exist", ENOENT, "'space list' shows the sandboxes");
-  sandbox_socket(paths_.dir, r.to);
   proto::credd::CopyReply out;
   std::vector<Grant> src = grants_.grants_of(r.from);
   for (const auto& g : src) {

@@ -82,7 +82,7 @@ class Broker {
     for (auto& [n, t] : workers_) t.join();
     for (auto& [id, l] : listeners_) {
       loop_.remove(l.fd.get());
-      unlink_if_ours(id, l);
+      net::unlink_if_ours(sandbox_socket(id), l);
     }
     if (op_listener_) {
       loop_.remove(op_listener_.get());
@@ -119,7 +119,9 @@ class Broker {
         last_sync = now;
       }
       int64_t wait = kSyncEveryMs - (now - last_sync);
-      if (active() == 0) {
+      // Idle only when no sandbox needs us: a jailed VMM cannot start a broker, so one stays up
+      // while a running sandbox has a policy.
+      if (active() == 0 && listeners_.empty()) {
         int64_t idle_left = idle_ms_ - (now - last_activity_);
         if (idle_left <= 0) {
           log::info("idle for " + std::to_string(idle_ms_ / 1000) + " s: exiting");
@@ -132,11 +134,6 @@ class Broker {
   }
 
  private:
-  struct Listener {
-    Fd fd;
-    ino_t ino = 0;  // the socket file's inode, so that we only ever unlink our own
-  };
-
   static Fd watch_signals() {
     sigset_t set;
     sigemptyset(&set);
@@ -150,16 +147,6 @@ class Broker {
     return fd;
   }
 
-  static ino_t inode_of(const std::string& path) {
-    struct stat st {};
-    return ::lstat(path.c_str(), &st) == 0 ? st.st_ino : 0;
-  }
-
-  static void unlink_if_ours(const std::string& id, const Listener& l) {
-    std::string path = sandbox_socket(id);
-    if (inode_of(path) == l.ino) ::unlink(path.c_str());
-  }
-
   size_t active() {
     std::lock_guard<std::mutex> g(mu_);
     return workers_.size();
@@ -168,7 +155,7 @@ class Broker {
   // Listens for every sandbox that has a policy and a run directory; stops listening for those
   // that lost either (destroyed: the run directory and its socket are gone).
   void sync() {
-    std::set<std::string> want;
+    std::map<std::string, gid_t> want;  // sandbox -> its run directory's group (the jail's)
     for (const auto& name : fs::list_dir(paths_.policies)) {
       if (name.size() <= 5 || name.substr(name.size() - 5) != ".json") continue;
       std::string id = name.substr(0, name.size() - 5);
@@ -177,25 +164,27 @@ class Broker {
       } catch (const Error&) {
         continue;
       }
-      if (fs::is_dir(store::run_base() + "/" + id)) want.insert(id);
+      struct stat st {};
+      std::string run_dir = store::run_base() + "/" + id;
+      if (::lstat(run_dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) want[id] = st.st_gid;
     }
     for (auto it = listeners_.begin(); it != listeners_.end();) {
-      bool keep = want.count(it->first) && inode_of(sandbox_socket(it->first)) == it->second.ino;
+      bool keep =
+          want.count(it->first) && net::inode_of(sandbox_socket(it->first)) == it->second.ino;
       if (keep) {
         ++it;
         continue;
       }
       loop_.remove(it->second.fd.get());
-      unlink_if_ours(it->first, it->second);
+      net::unlink_if_ours(sandbox_socket(it->first), it->second);
       it = listeners_.erase(it);
     }
-    for (const auto& id : want) {
+    for (const auto& [id, gid] : want) {
       if (listeners_.count(id)) continue;
       try {
         std::string path = sandbox_socket(id);
-        Listener l;
-        l.fd = net::unix_listen(path, 64);
-        l.ino = inode_of(path);
+        // Open to the run directory's group: the sandbox's jailed VMM dials it.
+        net::Listener l = net::listen_at(path, 64, {0660, static_cast<uid_t>(-1), gid});
         int fd = l.fd.get();
         loop_.add(fd, EPOLLIN, [this, fd, id](uint32_t) { on_accept(fd, id); });
         listeners_.emplace(id, std::move(l));
@@ -330,7 +319,7 @@ class Broker {
   Acceptor acceptor_;
   log::Throttle warn_;  // what sandboxes provoke is rate-limited
   Fd op_listener_, sigfd_, stop_, done_;
-  std::map<std::string, Listener> listeners_;
+  std::map<std::string, net::Listener> listeners_;
   std::mutex mu_;  // guards the worker tables below
   std::map<uint64_t, std::thread> workers_;
   std::vector<uint64_t> finished_;

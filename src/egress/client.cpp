@@ -22,6 +22,10 @@ proc::Child start_broker(const store::Context& ctx, int timeout_ms) {
   return daemon::start(argv, p.log, "the network broker", timeout_ms);
 }
 
+bool broker_running(const store::Context& ctx) {
+  return daemon::running(egress_paths(ctx.root).lock);
+}
+
 void ensure_broker(const store::Context& ctx, int timeout_ms) {
   EgressPaths p = egress_paths(ctx.root);
   auto dl = net::Deadline::after_ms(timeout_ms);

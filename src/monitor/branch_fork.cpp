@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "monitor/vmm_main.h"
+#include "proto/agent.h"
 #include "store/paths.h"
 #include "store/vm_config.h"
 #include "util/error.h"
@@ -37,51 +38,90 @@ void say(int fd, const std::string& line) {
   (void)n;
 }
 
-// Sets up the child's process state: report pipe at fd 3, the go pipe at fd 4, nothing else
-// inherited, stdio to the branch's log, a session of its own.
-void detach(int report_fd, int go_fd, const store::SandboxPaths& p) {
+// The descriptors of one target, in the order proto/control.h gives.
+struct TargetFds {
+  int vmm_log, console, rootfs, image, control, vsock, run_dir;
+  std::vector<int> cgroups;  // cgroup.procs files of the branch's cgroup
+};
+
+TargetFds target_fds(const BranchTarget& t, const std::vector<Fd>& fds, size_t first) {
+  size_t i = first;
+  auto next = [&] { return fds[i++].get(); };
+  TargetFds f{};
+  f.vmm_log = next();
+  f.console = next();
+  f.rootfs = next();
+  f.image = t.image ? next() : -1;
+  f.control = next();
+  f.vsock = next();
+  f.run_dir = next();
+  for (uint32_t k = 0; k < t.cgroup_fds; k++) f.cgroups.push_back(next());
+  return f;
+}
+
+// Sets up the child's process state: report pipe at fd 3, the go pipe at fd 4, stdio to the
+// branch's log, nothing else open but what it keeps, a session of its own.
+void detach(int report_fd, int go_fd, const TargetFds& f, int null_fd,
+            std::initializer_list<int> keep_too) {
   // Move both out of the way first: either may sit on the other's target number.
   int r = ::fcntl(report_fd, F_DUPFD, 10), g = ::fcntl(go_fd, F_DUPFD, 10);
   if (r < 0 || g < 0 || ::dup2(r, kReportFd) < 0 || ::dup2(g, kGoFd) < 0) _exit(1);
-  if (::close_range(kGoFd + 1, ~0U, 0) != 0) throw_errno("close_range");
-  Fd null(::open("/dev/null", O_RDONLY));
-  Fd log(::open(p.vmm_log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0640));
-  if (!null) throw_errno("open /dev/null");
-  if (!log) throw_errno("open " + p.vmm_log);
-  if (::dup2(null.get(), 0) < 0 || ::dup2(log.get(), 1) < 0 || ::dup2(log.get(), 2) < 0)
-    throw_errno("dup2");
+  if (::dup2(null_fd, 0) < 0 || ::dup2(f.vmm_log, 1) < 0 || ::dup2(f.vmm_log, 2) < 0) _exit(1);
+  int keep[16] = {0,        1,       2,         kReportFd, kGoFd,     f.console,
+                  f.rootfs, f.image, f.control, f.vsock,   f.run_dir, null_fd};
+  size_t n = 12;
+  for (int k : keep_too) keep[n++] = k;
+  if (!close_all_but(keep, n)) throw_errno("close_range");
   if (::setsid() < 0) throw_errno("setsid");
 }
 
-[[noreturn]] void become_branch(const std::string& root, const BranchTarget& t,
+[[noreturn]] void become_branch(const VmRun& source, const BranchTarget& t, const TargetFds& f,
                                 const memory::GuestMemory& inherited,
-                                const vmm::snapshot::Snapshot& snap,
-                                const vmm::snapshot::MemoryBase& base, const std::string& source,
-                                int report_fd, int go_fd, pid_t parent) {
+                                const vmm::snapshot::Snapshot& snap, const std::string& source_id,
+                                int kvm_fd, int report_fd, int go_fd, pid_t parent) {
   int code = 1;
   try {
     // Until it runs, a branch dies with the source VMM (a failed branch op is cleaned up by the
     // CLI, which would not know this process). run_vm's "ok" clears it: from then on a branch
     // outlives its source.
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) _exit(1);
+    // Out of the source's cgroup into the branch's own, before it allocates anything.
+    for (int fd : f.cgroups)
+      if (::write(fd, "0", 1) != 1) _exit(1);
     PhaseLog phases;
-    store::SandboxPaths p = store::paths_in(t.dir, t.run_dir);
-    detach(report_fd, go_fd, p);
+    detach(report_fd, go_fd, f, source.files.null.get(), {kvm_fd, source.memory_base.fd});
     phases.mark("detach");
     // Wait until the parent has forked every sibling: a child that ran now would slow the
     // remaining forks down (they copy the page tables this one is faulting on).
     char c;
     while (::read(kGoFd, &c, 1) < 0 && errno == EINTR) {
     }
-    ::close(kGoFd);
+    Fd(kGoFd).reset();
     phases.mark("go");
-    log::info("branch " + t.id + " of " + source + ": forked VMM " + std::to_string(::getpid()));
-    VmRun run{root, p, store::load_vm_config(p.config)};
-    if (run.cfg.id != t.id) fail(p.config + " is for sandbox " + run.cfg.id + ", not " + t.id);
+    log::info("branch " + t.id + " of " + source_id + ": forked VMM " + std::to_string(::getpid()));
+    VmRun run{source.root, store::paths_in(t.dir, t.run_dir), store::vm_config_from_json(t.config)};
+    if (run.cfg.id != t.id)
+      fail("the configuration sent is for sandbox " + run.cfg.id + ", not " + t.id);
+    // These are the numbers this process inherited or was sent: its own from now on.
+    run.files.kvm = Fd(kvm_fd);
+    run.files.rootfs = Fd(f.rootfs);
+    run.files.image = Fd(f.image);
+    run.files.console = Fd(f.console);
+    run.files.control = Fd(f.control);
+    run.files.vsock = Fd(f.vsock);
+    run.files.run_dir = Fd(f.run_dir);
+    run.files.null = Fd(source.files.null.get());
     run.memory = memory::GuestMemory::adopt(inherited.host_base(), inherited.size());
     run.snap = &snap;
-    run.restore_from = "the state of " + source;
-    run.memory_base = base;
+    run.restore_from = "the state of " + source_id;
+    run.memory_base = source.memory_base;
+    run.host = source.host;
+    run.jailed = source.jailed;
+    run.vcpu_filter = source.vcpu_filter;
+    if (t.image) run.hello_flags |= proto::Hello::kImage;
+    if (t.network) run.hello_flags |= proto::Hello::kNetwork;
+    run.expires_at = t.expires_at;
+    run.on_expiry = t.on_expiry;
     phases.mark("config");
     run.on_running = [] { ::prctl(PR_SET_PDEATHSIG, 0); };
     code = run_vm(run, Fd(kReportFd), phases);
@@ -149,10 +189,9 @@ std::string collect(std::vector<Fd>& pipes, const std::vector<BranchTarget>& tar
 
 }  // namespace
 
-std::vector<ForkedBranch> fork_branches(vmm::Machine& machine, const std::string& root,
-                                        const vmm::snapshot::MemoryBase& base,
+std::vector<ForkedBranch> fork_branches(vmm::Machine& machine, const VmRun& source,
                                         const std::vector<BranchTarget>& targets,
-                                        std::vector<pid_t>& children,
+                                        std::vector<Fd>& fds, std::vector<pid_t>& children,
                                         std::chrono::milliseconds timeout, ForkTimings* timings,
                                         const std::function<void()>& forked) {
   if (!machine.paused()) fail("branch: the VM must be paused first");
@@ -162,7 +201,7 @@ std::vector<ForkedBranch> fork_branches(vmm::Machine& machine, const std::string
   ForkTimings tm;
   vmm::snapshot::Snapshot snap = machine.capture();
   tm.capture_ms = ms_since(t0);
-  const std::string source = machine.id();
+  const std::string source_id = machine.id();
 
   std::vector<pid_t> started;
   std::vector<Fd> pipes;
@@ -172,14 +211,18 @@ std::vector<ForkedBranch> fork_branches(vmm::Machine& machine, const std::string
   Fd go_rd(go[0]), go_wr(go[1]);
   try {
     auto t1 = std::chrono::steady_clock::now();
+    size_t first_fd = 0;
     for (const auto& t : targets) {
+      TargetFds tf = target_fds(t, fds, first_fd);
+      first_fd += proto::control::fd_count(t);
       int pfd[2];
       if (::pipe2(pfd, O_CLOEXEC) != 0) throw_errno("pipe2");
       Fd rd(pfd[0]), wr(pfd[1]);
       pid_t pid = ::fork();
       if (pid < 0) throw_errno("fork for branch " + t.id);
       if (pid == 0)
-        become_branch(root, t, machine.memory(), snap, base, source, wr.get(), go_rd.get(), self);
+        become_branch(source, t, tf, machine.memory(), snap, source_id, machine.kvm_fd(), wr.get(),
+                      go_rd.get(), self);
       started.push_back(pid);
       pipes.push_back(std::move(rd));
     }

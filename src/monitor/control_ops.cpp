@@ -43,6 +43,7 @@ std::chrono::microseconds resume_machine(ControlContext& ctx) {
 // One handler per request type: the table std::visit dispatches through.
 struct Handlers {
   ControlContext& ctx;
+  std::vector<Fd>& fds;  // what came with the request
 
   control::PingReply operator()(const control::PingRequest&) const {
     return {state_of(ctx.machine), static_cast<int64_t>(::getpid())};
@@ -60,31 +61,36 @@ struct Handlers {
     return {state_of(ctx.machine), static_cast<int64_t>(us.count())};
   }
 
-  // Pauses, writes dir/vmstate and dir/memory (a diff against the mapped memory file when there
-  // is one: snapshot_memory.h), fdatasyncs the disk images and stays paused, also on failure:
-  // the caller then sends resume or stop.
+  // Pauses, writes vmstate and memory into the directory the request brought (memory as a diff
+  // against the mapped memory file when there is one and the request brought our pagemap:
+  // snapshot_memory.h), fdatasyncs the disk images and stays paused, also on failure: the caller
+  // then sends resume or stop.
   control::SnapshotReply operator()(const control::SnapshotRequest& req) const {
+    if (fds.size() != control::fd_count(req))
+      fail("snapshot: " + std::to_string(control::fd_count(req)) + " descriptors expected, got " +
+           std::to_string(fds.size()));
+    const int dir = fds[0].get();
+    const int pagemap = req.pagemap ? fds[1].get() : -1;
     PhaseLog phases;
     auto pause_us = ctx.machine.pause();
     phases.mark("pause");
-    fs::mkdir_p(req.dir, 0700);
     vmm::snapshot::Snapshot snap = ctx.machine.capture();
     phases.mark("capture");
-    size_t vmstate_bytes =
-        vmm::snapshot::write_vmstate(req.dir + "/" + vmm::snapshot::kVmstateFile, snap);
+    size_t vmstate_bytes = vmm::snapshot::write_vmstate(
+        {dir, vmm::snapshot::kVmstateFile, req.dir + "/" + vmm::snapshot::kVmstateFile}, snap);
     phases.mark("vmstate");
     const memory::GuestMemory& mem = ctx.machine.memory();
     bool diff = false;
-    auto ms =
-        vmm::snapshot::write_memory_diff(req.dir + "/" + vmm::snapshot::kMemoryFile,
-                                         {mem.host_base(), mem.size()}, ctx.memory_base, &diff);
+    auto ms = vmm::snapshot::write_memory_diff(
+        {dir, vmm::snapshot::kMemoryFile, req.dir + "/" + vmm::snapshot::kMemoryFile},
+        {mem.host_base(), mem.size()}, ctx.run.memory_base, pagemap, &diff);
     phases.mark("memory");
     ctx.machine.sync_disks();
     phases.mark("disk_sync");
     log::info("snapshot to " + req.dir + ": " + phases.summary() + "; vmstate " +
               std::to_string(vmstate_bytes) + " bytes, memory " +
               std::to_string(ms.data_bytes >> 10) + " KiB of " + std::to_string(ms.size >> 20) +
-              " MiB" + (diff ? " (diff against " + ctx.memory_base.path + ")" : ""));
+              " MiB" + (diff ? " (diff against " + ctx.run.memory_base.path + ")" : ""));
     control::SnapshotReply r;
     r.status = state_of(ctx.machine);
     r.vmstate_bytes = vmstate_bytes;
@@ -97,9 +103,15 @@ struct Handlers {
     return r;
   }
 
-  // Forks one branch VMM per target (branch_fork.h) from the paused machine; with "resume" the
-  // source resumes as soon as the children exist, without waiting for them to be ready.
+  // Forks one branch VMM per target (branch_fork.h) from the paused machine, each with the
+  // descriptors the request brought for it; with "resume" the source resumes as soon as the
+  // children exist, without waiting for them to be ready.
   control::BranchReply operator()(const control::BranchRequest& req) const {
+    size_t want = 0;
+    for (const auto& t : req.targets) want += control::fd_count(t);
+    if (fds.size() != want)
+      fail("branch: " + std::to_string(want) + " descriptors expected, got " +
+           std::to_string(fds.size()));
     bool resumed = false;
     auto after_fork = [&] {
       if (!req.resume) return;
@@ -107,7 +119,7 @@ struct Handlers {
       resumed = true;
     };
     ForkTimings tm;
-    auto made = fork_branches(ctx.machine, ctx.root, ctx.memory_base, req.targets, ctx.branches,
+    auto made = fork_branches(ctx.machine, ctx.run, req.targets, fds, ctx.branches,
                               std::chrono::milliseconds(kBranchTimeoutMs), &tm, after_fork);
     log::info("branched into " + std::to_string(made.size()) + ": capture " +
               std::to_string(tm.capture_ms) + " ms, fork " + std::to_string(tm.fork_ms) +
@@ -123,6 +135,18 @@ struct Handlers {
     return r;
   }
 
+  control::StatsReply operator()(const control::StatsRequest&) const {
+    auto st = ctx.machine.stats();
+    control::StatsReply r;
+    r.status = state_of(ctx.machine);
+    r.guest_clock_ns = st.guest_clock_ns;
+    r.running_since_ms = ctx.running_since_ms;
+    r.host_connections = st.host_connections;
+    r.guest_connections = st.guest_connections;
+    r.vcpus = ctx.machine.vcpu_count();
+    return r;
+  }
+
   control::StopReply operator()(const control::StopRequest&) const {
     ctx.stop_requested = true;
     ctx.loop.stop();
@@ -132,10 +156,14 @@ struct Handlers {
 
 }  // namespace
 
-std::string handle_control_line(ControlContext& ctx, std::string_view line) {
+std::string handle_control_line(ControlContext& ctx, std::string_view line, std::vector<Fd>& fds) {
   return rpc::answer([&] {
     control::Request req = control::decode_request(line);
-    return std::visit([&](const auto& r) { return control::encode_reply(Handlers{ctx}(r)); }, req);
+    return std::visit(
+        [&](const auto& r) {
+          return control::encode_reply(Handlers{ctx, fds}(r));
+        },
+        req);
   });
 }
 

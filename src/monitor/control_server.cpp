@@ -16,6 +16,7 @@ namespace space::monitor {
 namespace {
 constexpr size_t kMaxLine = 64 * 1024;
 constexpr size_t kMaxClients = 16;
+constexpr size_t kMaxFds = 512;  // a branch of 64 brings 7 each
 }  // namespace
 
 ControlServer::ControlServer(EventLoop& loop, const std::string& path, Handler handler)
@@ -23,10 +24,16 @@ ControlServer::ControlServer(EventLoop& loop, const std::string& path, Handler h
   loop_.add(listen_.get(), EPOLLIN, [this](uint32_t) { on_accept(); });
 }
 
+ControlServer::ControlServer(EventLoop& loop, Fd listener, Handler handler)
+    : loop_(loop), listen_(std::move(listener)), handler_(std::move(handler)) {
+  if (::listen(listen_.get(), 16) != 0) throw_errno("control socket: listen");
+  loop_.add(listen_.get(), EPOLLIN, [this](uint32_t) { on_accept(); });
+}
+
 ControlServer::~ControlServer() {
   for (auto& [fd, c] : clients_) loop_.remove(fd);
   loop_.remove(listen_.get());
-  ::unlink(path_.c_str());
+  if (!path_.empty()) ::unlink(path_.c_str());
 }
 
 void ControlServer::on_accept() {
@@ -59,9 +66,10 @@ void ControlServer::on_client(int fd) {
   auto it = clients_.find(fd);
   if (it == clients_.end()) return;
   char buf[4096];
-  ssize_t n = ::read(fd, buf, sizeof buf);
+  ssize_t n = net::recv_with_fds(fd, buf, it->second.fds);
   if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
-  if (n <= 0) {
+  if (n <= 0 || it->second.fds.size() > kMaxFds) {
+    if (n > 0) warn_.warn("control: too many descriptors with a request, dropping client");
     close_client(fd);
     return;
   }
@@ -70,7 +78,9 @@ void ControlServer::on_client(int fd) {
   while ((nl = it->second.in.find('\n')) != std::string::npos) {
     std::string line = it->second.in.substr(0, nl);
     it->second.in.erase(0, nl + 1);
-    std::string reply = handler_(line);
+    std::vector<Fd> fds = std::move(it->second.fds);
+    it->second.fds.clear();
+    std::string reply = handler_(line, fds);
     // Replies are small; a client that does not read them is dropped.
     if (::send(fd, reply.data(), reply.size(), MSG_NOSIGNAL) !=
         static_cast<ssize_t>(reply.size())) {

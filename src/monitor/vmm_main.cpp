@@ -1,40 +1,51 @@
-// The per-sandbox VMM process. It reads the VM's config.json, builds and boots the Machine (or,
-// with --restore DIR, maps DIR/memory and restores DIR/vmstate into it: the snapshot decides
-// vCPUs, RAM and command line, config.json this sandbox's disk and sockets), serves the control
-// socket on its event loop (control_ops.h), and tells `create` through the ready pipe
-// ("ok" or "error: <why>"); startup phases are logged at info level. It runs until the guest
-// stops (reset, fault, error), a control "stop" arrives, or it gets SIGTERM/SIGINT. On the way
-// out it stops the vCPUs, removes its sockets and, if the guest stopped by itself, records
-// status "stopped" in state.json when the sandbox lock is free (a destroy in progress holds it
-// and does its own bookkeeping).
+// The per-sandbox VMM process. It reads the VM's config.json and opens everything the VM will use
+// (disks, console log, /dev/kvm, its sockets, the kernel for a cold boot, the snapshot's files for
+// a restore: the snapshot decides vCPUs, RAM and command line, config.json this sandbox's disks
+// and sockets). Jailed (--jail-uid), it then enters its jail (jail/root.h), forks the VMM proper
+// and stays behind as the jail's PID 1 (jail/init.h); the VMM joins its cgroup, drops to the
+// sandbox's uid (jail/privileges.h) and installs the seccomp filter of its role (jail/seccomp.h)
+// before it even decodes the snapshot, which a jailed VMM of an earlier run wrote. Then it builds
+// and starts the Machine, serves the control socket on its event loop (control_ops.h), and tells
+// `create` through the ready pipe ("ok" or "error: <why>"); startup phases are logged at info
+// level. It runs until the guest stops (reset, fault, error), a control "stop" arrives, or it gets
+// SIGTERM/SIGINT. On the way out it stops the vCPUs; the CLI notices the process is gone and
+// does the bookkeeping (store/state.h's observed status), since a jailed VMM can write no file of
+// its sandbox's but the snapshots it is handed a directory for.
 #include "monitor/vmm_main.h"
 
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <optional>
 #include <vector>
 
 #include "egress/paths.h"
+#include "jail/cgroup.h"
+#include "jail/init.h"
+#include "jail/privileges.h"
+#include "jail/root.h"
 #include "monitor/control_ops.h"
 #include "monitor/control_server.h"
-#include "monitor/cred_route.h"
-#include "monitor/egress_route.h"
 #include "monitor/guest_sync.h"
+#include "monitor/routes.h"
 #include "proto/agent.h"
 #include "store/paths.h"
-#include "store/state.h"
 #include "store/vm_config.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/log.h"
 #include "util/phase_log.h"
 #include "util/ready.h"
-#include "vmm/host.h"
+#include "util/socket.h"
+#include "util/timing.h"
 #include "vmm/machine.h"
 #include "vmm/snapshot.h"
 #include "vmm/snapshot_memory.h"
@@ -61,57 +72,28 @@ Fd block_and_watch_signals() {
 // vmm.log keeps at most this much, restarting with a marker line (util/capped_writer.h).
 constexpr uint64_t kVmmLogMaxBytes = 16ull << 20;
 
-void mark_stopped(const store::SandboxPaths& paths) {
-  try {
-    store::SandboxLock lock(paths.lock, /*nonblocking=*/true);
-    if (!lock.held()) return;
-    store::SandboxState st = store::read_state(paths.state);
-    if (st.pid != ::getpid()) return;  // not ours any more
-    st.status = store::Status::Stopped;
-    st.pid = 0;
-    st.pid_start_time = 0;
-    store::write_state(paths.state, st);
-  } catch (const Error& e) {
-    log::warn(std::string("could not record the stopped state: ") + e.what());
-  }
+Fd open_checked(const std::string& path, int flags, const char* what) {
+  Fd fd(::open(path.c_str(), flags | O_CLOEXEC, 0640));
+  if (!fd) throw_errno(std::string("open ") + what + " " + path);
+  return fd;
 }
 
 // The directory whose memory file to map: `shared` (a template, whose page cache every sandbox
 // restored from it shares) when its vmstate is byte-identical to `dir`'s, i.e. the same snapshot
 // (vmstate holds the vCPU clocks and registers of that one moment); otherwise `dir`'s own copy.
 // A sandbox's reflinked copy of the memory file has page cache of its own.
-std::string memory_dir(const std::string& dir, const std::string& shared) {
+std::string memory_dir(const std::string& dir, const std::vector<uint8_t>& vmstate,
+                       const std::string& shared) {
   if (shared.empty()) return dir;
   try {
     const std::string f = std::string("/") + vmm::snapshot::kVmstateFile;
-    if (fs::read_file(dir + f, 16u << 20) == fs::read_file(shared + f, 16u << 20)) return shared;
+    if (vmm::snapshot::read_vmstate_bytes(shared + f) == vmstate) return shared;
     log::info("the template at " + shared +
               " changed since the snapshot; mapping this sandbox's copy");
   } catch (const Error& e) {
     log::info(std::string("cannot share the template's memory: ") + e.what());
   }
   return dir;
-}
-
-// Reads DIR/vmstate and maps the snapshot's memory (see memory_dir), whose file it records in
-// `base`.
-memory::GuestMemory load_snapshot(const std::string& dir, const std::string& shared,
-                                  const store::VmConfig& cfg, vmm::snapshot::Snapshot& snap,
-                                  vmm::snapshot::MemoryBase& base, PhaseLog& phases) {
-  snap = vmm::snapshot::read_vmstate(dir + "/" + vmm::snapshot::kVmstateFile);
-  phases.mark("read vmstate");
-  const uint64_t cfg_bytes = uint64_t(cfg.memory_mib) << 20;
-  if (snap.machine.vcpus != cfg.vcpus || snap.machine.memory_bytes != cfg_bytes)
-    log::warn("config.json asks for " + std::to_string(cfg.vcpus) + " vCPUs and " +
-              std::to_string(cfg.memory_mib) + " MiB; the snapshot has " +
-              std::to_string(snap.machine.vcpus) + " and " +
-              std::to_string(snap.machine.memory_bytes >> 20) + " MiB, which win");
-  const std::string memory_file = memory_dir(dir, shared) + "/" + vmm::snapshot::kMemoryFile;
-  Fd mem = vmm::snapshot::open_memory_file(memory_file, snap.machine.memory_bytes);
-  base = vmm::snapshot::memory_base_of(mem.get(), memory_file);
-  memory::GuestMemory m = memory::GuestMemory::from_file(mem.get(), snap.machine.memory_bytes);
-  phases.mark("map memory");
-  return m;
 }
 
 // Reaps the branch VMMs this process forked (they run as its children) once they exit.
@@ -122,6 +104,107 @@ void reap_branches(std::vector<pid_t>& children) {
   });
 }
 
+// What a snapshot restore brings before the jail: the undecoded vmstate and the memory file.
+struct Restore {
+  std::vector<uint8_t> vmstate;
+  std::string memory_path;
+};
+
+// Opens, as root and before any jail, everything the VMM of `cfg` uses. Its sockets belong to
+// `owner` (the jail's uid; -1 when not jailed): the VMM dials vsock.sock itself (guest sync).
+VmmFiles open_files(const store::SandboxPaths& p, const store::VmConfig& cfg, bool cold,
+                    uid_t owner, Restore* restore, const VmmOptions& opts) {
+  VmmFiles f;
+  f.kvm = open_checked("/dev/kvm", O_RDWR, "KVM device");
+  // Never through a symlink: these sit in the sandbox's directory.
+  f.rootfs = open_checked(cfg.rootfs, O_RDWR | O_NOFOLLOW, "root disk");
+  if (!cfg.image_disk.empty())
+    f.image = open_checked(cfg.image_disk, O_RDWR | O_NOFOLLOW, "image disk");
+  if (cold) f.kernel = open_checked(cfg.kernel, O_RDONLY, "kernel");
+  f.console =
+      open_checked(p.console_log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, "console log");
+  net::SocketAccess access{0600, owner, static_cast<gid_t>(owner)};
+  f.control =
+      net::unix_bind(p.control_sock, {0600, static_cast<uid_t>(-1), static_cast<gid_t>(-1)});
+  f.vsock = net::unix_bind(p.vsock_sock, access);
+  f.run_dir = open_checked(p.run_dir, O_PATH | O_DIRECTORY, "run directory");
+  f.null = open_checked("/dev/null", O_RDWR, "null device");
+  if (restore) {
+    restore->vmstate =
+        vmm::snapshot::read_vmstate_bytes(opts.restore_dir + "/" + vmm::snapshot::kVmstateFile);
+    restore->memory_path = memory_dir(opts.restore_dir, restore->vmstate, opts.shared_memory_dir) +
+                           "/" + vmm::snapshot::kMemoryFile;
+    f.memory = open_checked(restore->memory_path, O_RDONLY | O_NOFOLLOW, "memory file");
+  }
+  return f;
+}
+
+// The cgroup.procs files of `rel`, opened now (no cgroup file system in the jail).
+std::vector<Fd> open_procs(const jail::CgroupLayout& layout, const std::string& rel) {
+  std::vector<Fd> out;
+  if (rel.empty()) return out;
+  for (const auto& f : jail::procs_files(layout, rel))
+    out.push_back(open_checked(f, O_WRONLY, "cgroup"));
+  return out;
+}
+
+// Moves process `pid` (0: ourselves), a pid in our PID namespace, into the cgroup whose
+// cgroup.procs files are `procs`; a failure is logged (the VMM then runs without its limits, and
+// `space stats` shows it outside its group).
+void place(std::vector<Fd>& procs, pid_t pid) {
+  std::string v = std::to_string(pid);
+  for (auto& fd : procs)
+    if (::write(fd.get(), v.data(), v.size()) != static_cast<ssize_t>(v.size()))
+      log::error("jail init: cannot move process " + v +
+                 " into its cgroup: " + std::strerror(errno));
+  procs.clear();
+}
+
+// The parent after the fork: the jail's PID 1 from now on. It keeps stdio (the log) and the
+// uid's claim, drops to the sandbox's uid and waits for the jail to empty.
+[[noreturn]] void become_init(pid_t vmm, int uid_lock_fd, const jail::Identity& who,
+                              const jail::Program& filter) {
+  int keep = uid_lock_fd >= 0 ? ::dup2(uid_lock_fd, 3) : -1;
+  ::close_range(keep == 3 ? 4 : 3, ~0U, 0);
+  try {
+    jail::drop(who, 16);
+    if (int err = jail::load(filter)) throw_errno("install the init role's seccomp filter", err);
+  } catch (const std::exception& e) {
+    log::error(std::string("jail init: ") + e.what());
+    ::kill(vmm, SIGKILL);
+  }
+  jail::serve_as_init(vmm);
+}
+
+// How long past its expiry a VMM lets its sandbox run before acting itself: the reaper's time.
+constexpr int64_t kExpiryGraceS = 30;
+
+// The expiry backstop's timer on `loop`; an invalid Fd when the sandbox never expires.
+Fd arm_expiry(const VmRun& run, EventLoop& loop, vmm::Machine& machine, bool& stop_requested) {
+  if (!run.expires_at) return Fd();
+  Fd t(::timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC | TFD_NONBLOCK));
+  if (!t) throw_errno("timerfd_create");
+  itimerspec when{};
+  when.it_value.tv_sec = run.expires_at + kExpiryGraceS;
+  if (::timerfd_settime(t.get(), TFD_TIMER_ABSTIME, &when, nullptr) != 0)
+    throw_errno("timerfd_settime");
+  const bool pause = run.on_expiry == "checkpoint";
+  int fd = t.get();
+  loop.add(fd, EPOLLIN, [fd, pause, &loop, &machine, &stop_requested](uint32_t) {
+    uint64_t n;
+    if (::read(fd, &n, sizeof n) != sizeof n) return;
+    if (pause) {
+      log::warn("the sandbox expired and nothing checkpointed it: pausing the guest");
+      machine.pause();
+    } else {
+      log::warn("the sandbox expired and nothing destroyed it: stopping the guest");
+      stop_requested = true;
+      loop.stop();
+    }
+  });
+  return t;
+}
+
 }  // namespace
 
 int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
@@ -130,11 +213,10 @@ int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
   // vmm.log (our stderr) holds warnings a guest can provoke: keep it bounded, like console.log.
   log::limit_size(kVmmLogMaxBytes);
   try {
+    // Routes and the guest sync dial sockets of the run directory by name.
+    if (::fchdir(run.files.run_dir.get()) != 0) throw_errno("chdir to the run directory");
     Fd sigfd = block_and_watch_signals();
     vmm::Vcpu::install_kick_handler();
-
-    Fd console(::open(paths.console_log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640));
-    if (!console) throw_errno("open " + paths.console_log);
 
     vmm::MachineSpec spec;
     spec.id = cfg.id;
@@ -144,20 +226,28 @@ int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
     spec.rootfs = cfg.rootfs;
     spec.image_disk = cfg.image_disk;
     spec.cmdline_extra = cfg.cmdline_extra;
-    spec.vsock_uds = paths.vsock_sock;
-    spec.vsock_routes = cred_routes(run.root, cfg.cred_dir, cfg.id);  // port 1025 -> helper
-    if (!cfg.cred_dir.empty())  // a sandbox, not a template build: port 1026 -> broker
-      spec.vsock_routes.merge(egress_routes(run.root, cfg.id));
-    spec.console_fd = console.get();
-    spec.host = vmm::detect_host();
+    spec.vsock_uds = kVsockSocket;
+    // A sandbox, not a template build: the credential and network ports go to the helpers.
+    if (!cfg.cred_dir.empty()) spec.vsock_routes = sandbox_routes();
+    spec.console_fd = run.files.console.get();
+    spec.host = run.host;
     spec.phases = &phases;
+    if (run.vcpu_filter) {
+      const jail::Program* prog = &*run.vcpu_filter;
+      spec.vcpu_thread_setup = [prog] {
+        if (int err = jail::load(*prog)) throw_errno("install the vCPU seccomp filter", err);
+      };
+    }
     phases.mark("setup");
 
     EventLoop loop;
     memory::GuestMemory mem =
         run.memory ? std::move(*run.memory) : memory::GuestMemory::anonymous(spec.memory_bytes);
     run.memory.reset();
-    vmm::Machine machine(spec, std::move(mem), loop, [&loop] { loop.stop(); });
+    vmm::MachineFiles mf{std::move(run.files.kvm), std::move(run.files.rootfs),
+                         std::move(run.files.image), std::move(run.files.kernel),
+                         std::move(run.files.vsock)};
+    vmm::Machine machine(spec, std::move(mf), std::move(mem), loop, [&loop] { loop.stop(); });
     if (run.snap) {
       try {
         machine.restore(*run.snap);
@@ -173,14 +263,12 @@ int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
 
     bool stop_requested = false;
     std::vector<pid_t> branches;
-    uint32_t hello_flags = cfg.image_disk.empty() ? 0 : proto::Hello::kImage;
-    if (!cfg.cred_dir.empty() &&
-        fs::exists(egress::policy_file(egress::egress_paths(run.root), cfg.id)))
-      hello_flags |= proto::Hello::kNetwork;  // guest-init starts its proxy
-    GuestSync sync(loop, paths.vsock_sock, cfg.id, hello_flags);
-    ControlContext ctl{machine, loop, stop_requested, run.root, run.memory_base, branches, sync};
-    ControlServer control(loop, paths.control_sock,
-                          [&](const std::string& line) { return handle_control_line(ctl, line); });
+    GuestSync sync(loop, kVsockSocket, cfg.id, run.hello_flags);
+    ControlContext ctl{machine, loop, stop_requested, run, branches, sync};
+    ControlServer control(loop, std::move(run.files.control),
+                          [&](const std::string& line, std::vector<Fd>& fds) {
+                            return handle_control_line(ctl, line, fds);
+                          });
     phases.mark("control socket");
     loop.add(sigfd.get(), EPOLLIN, [&](uint32_t) {
       signalfd_siginfo si;
@@ -195,17 +283,19 @@ int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
       }
     });
 
+    Fd expiry = arm_expiry(run, loop, machine, stop_requested);
     machine.start();
+    ctl.running_since_ms = static_cast<int64_t>(timing::wall_ms());
     phases.mark("start vcpus");
     if (run.snap) sync.kick();  // fresh entropy, clock and hostname for the restored guest
     if (run.on_running) run.on_running();
     ready::report_line(ready, "ok");
     ready.reset();
-    log::info(std::string(run.snap ? "restored" : "booted") + " VM running: " + phases.summary());
+    log::info(std::string(run.snap ? "restored" : "booted") + " VM running" +
+              (run.jailed ? " (jailed)" : "") + ": " + phases.summary());
 
     loop.run();
     machine.stop();
-    ::unlink(paths.vsock_sock.c_str());
     int code = 0;
     if (auto ex = machine.exit_reason()) {
       if (ex->kind == vmm::VmExit::Kind::Error) {
@@ -215,7 +305,6 @@ int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
       } else {
         log::info("guest stopped: " + ex->detail);
       }
-      if (!stop_requested) mark_stopped(paths);
     } else {
       log::info("VMM stopped on request");
     }
@@ -238,10 +327,75 @@ int vmm_main(const VmmOptions& opts) {
     store::SandboxPaths paths = opts.dir.empty() ? store::sandbox_paths(opts.root, opts.id)
                                                  : store::paths_in(opts.dir, opts.run_dir);
     run.emplace(VmRun{opts.root, paths, store::load_vm_config(paths.config)});
+    run->expires_at = opts.expires_at;
+    run->on_expiry = opts.on_expiry;
     phases.mark("config");
-    if (!opts.restore_dir.empty()) {
-      run->memory = load_snapshot(opts.restore_dir, opts.shared_memory_dir, run->cfg, snap,
-                                  run->memory_base, phases);
+    const bool restoring = !opts.restore_dir.empty();
+    const bool jailed = opts.jail_uid != 0;
+    const jail::Identity who{opts.jail_uid, static_cast<gid_t>(opts.jail_uid)};
+    Restore restore;
+    run->files = open_files(paths, run->cfg, !restoring, jailed ? opts.jail_uid : uid_t(-1),
+                            restoring ? &restore : nullptr, opts);
+    run->host = vmm::detect_host();
+    if (!run->cfg.image_disk.empty()) run->hello_flags |= proto::Hello::kImage;
+    if (!run->cfg.cred_dir.empty() &&
+        fs::exists(egress::policy_file(egress::egress_paths(opts.root), run->cfg.id)))
+      run->hello_flags |= proto::Hello::kNetwork;  // guest-init starts its proxy
+    phases.mark("open");
+
+    if (jailed) {
+      const jail::Unlisted unlisted = jail::unlisted_from_env();
+      jail::Program vmm_filter = jail::compile(jail::Role::Vmm, unlisted);
+      jail::Program init_filter = jail::compile(jail::Role::Init, unlisted);
+      run->vcpu_filter = jail::compile(jail::Role::Vcpu, unlisted);
+      phases.mark("seccomp compile");
+      jail::CgroupLayout layout = jail::detect_layout();
+      std::vector<Fd> init_procs = open_procs(layout, opts.init_cgroup);
+      std::vector<Fd> own_procs = open_procs(layout, opts.cgroup);
+      phases.mark("cgroup open");
+      jail::enter(paths.run_dir, run->cfg.id);
+      phases.mark("jail enter");
+      pid_t pid = ::fork();
+      if (pid < 0) throw_errno("fork the jailed VMM");
+      if (pid > 0) {
+        ready.reset();  // the VMM reports; its exit closes the pipe
+        // The cgroup moves are the init's, off the VMM's path: the first move after a while
+        // waits for an RCU grace period (milliseconds), which the VMM's restore need not wait for.
+        place(own_procs, pid);
+        place(init_procs, 0);
+        become_init(pid, opts.uid_lock_fd, who, init_filter);
+      }
+      own_procs.clear();
+      init_procs.clear();
+      phases.mark("fork");
+      if (opts.uid_lock_fd >= 0) ::close(opts.uid_lock_fd);  // the jail's PID 1 holds the claim
+      jail::drop(who);
+      if (int err = jail::load(vmm_filter)) throw_errno("install the VMM's seccomp filter", err);
+      run->jailed = true;
+      phases.mark("jail");
+    }
+
+    if (restoring) {
+      snap = vmm::snapshot::decode(restore.vmstate, opts.restore_dir + "/vmstate");
+      phases.mark("decode vmstate");
+      const store::VmConfig& cfg = run->cfg;
+      const uint64_t cfg_bytes = uint64_t(cfg.memory_mib) << 20;
+      if (snap.machine.vcpus != cfg.vcpus || snap.machine.memory_bytes != cfg_bytes)
+        log::warn("config.json asks for " + std::to_string(cfg.vcpus) + " vCPUs and " +
+                  std::to_string(cfg.memory_mib) + " MiB; the snapshot has " +
+                  std::to_string(snap.machine.vcpus) + " and " +
+                  std::to_string(snap.machine.memory_bytes >> 20) + " MiB, which win");
+      struct stat st {};
+      if (::fstat(run->files.memory.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+          static_cast<uint64_t>(st.st_size) != snap.machine.memory_bytes)
+        throw Error("snapshot " + restore.memory_path + ": not a regular file of " +
+                        std::to_string(snap.machine.memory_bytes) + " bytes",
+                    0, vmm::snapshot::rebuild_hint());
+      run->memory_base =
+          vmm::snapshot::memory_base_of(run->files.memory.get(), restore.memory_path);
+      run->memory =
+          memory::GuestMemory::from_file(run->files.memory.get(), snap.machine.memory_bytes);
+      phases.mark("map memory");
       run->snap = &snap;
       run->restore_from = opts.restore_dir;
     }

@@ -1,14 +1,18 @@
-// Entry point of the per-sandbox VMM process (`space __vmm ID [--restore DIR]`).
+// Entry point of the per-sandbox VMM process (`space __vmm ID [--restore DIR] [--jail-uid U]`).
 #pragma once
+#include <sys/types.h>
+
 #include <functional>
 #include <optional>
 #include <string>
 
+#include "jail/seccomp.h"
 #include "memory/guest_memory.h"
 #include "store/paths.h"
 #include "store/vm_config.h"
 #include "util/fd.h"
 #include "util/phase_log.h"
+#include "vmm/host.h"
 #include "vmm/snapshot.h"
 #include "vmm/snapshot_memory.h"
 
@@ -22,19 +26,51 @@ struct VmmOptions {
   std::string run_dir;      // and sockets here; both set or both empty (a template build)
   std::string restore_dir;  // if set: resume the snapshot in this dir (vmstate + memory), no boot
   std::string shared_memory_dir;  // map its memory instead when its vmstate is the same snapshot
+  // The jail (jail/): 0 = none. Otherwise the uid and gid to run as; the process must be PID 1 of
+  // a PID namespace of its own (the launcher clones it so).
+  uid_t jail_uid = 0;
+  int uid_lock_fd = -1;     // the uid's claim (jail/uid_pool.h): kept open by the whole jail
+  std::string cgroup;       // the sandbox's group ("space/ID"), "" = none
+  std::string init_cgroup;  // where the jail's PID 1 waits ("space/init"), "" = none
+  int64_t expires_at = 0;   // Unix s when the sandbox expires (core/expiry.h), 0 = never
+  std::string on_expiry;    // "destroy" or "checkpoint"
+};
+
+// What a VMM works with, opened before it enters its jail (or handed over with a branch request):
+// a jailed VMM opens nothing by path.
+struct VmmFiles {
+  Fd kvm;      // /dev/kvm
+  Fd rootfs;   // the root disk
+  Fd image;    // the image disk, invalid for an empty slot
+  Fd kernel;   // the ELF vmlinux, for a cold boot
+  Fd console;  // console.log, append-only
+  Fd control;  // the control socket, bound (served with listen() by whoever runs the VM)
+  Fd vsock;    // vsock.sock, bound
+  Fd run_dir;  // the run directory: the working directory, where routes are dialled by name
+  Fd null;     // /dev/null, stdin for branch children
+  Fd memory;   // the memory file RAM maps (a restore): kept open as the base of memory diffs
 };
 
 // One VMM run, however it started: a cold boot (no snap), a restore from files (vmm_main), or a
 // branch forked from a running VMM (branch_fork.h), which passes the memory it inherited.
 struct VmRun {
-  std::string root;  // the run directory (--root), for the credential helper's route
-  store::SandboxPaths paths;
+  std::string root;           // the run directory (--root)
+  store::SandboxPaths paths;  // for messages: everything is used through `files`
   store::VmConfig cfg;
+  VmmFiles files;
   std::optional<memory::GuestMemory> memory;      // empty: fresh anonymous RAM of cfg.memory_mib
   const vmm::snapshot::Snapshot* snap = nullptr;  // set: restore this state instead of booting
   std::string restore_from;                       // where snap came from, for error messages
   vmm::snapshot::MemoryBase memory_base;  // the file `memory` privately maps (path "" if anonymous)
-  std::function<void()> on_running;       // called once the vCPUs run, just before "ok" is reported
+  uint32_t hello_flags = 0;               // proto::Hello flags of this guest (image, network)
+  vmm::HostKind host = vmm::HostKind::Unknown;
+  bool jailed = false;
+  std::optional<jail::Program> vcpu_filter;  // loaded on each vCPU thread (jailed)
+  // The expiry backstop (core/expiry.h): past expires_at plus the grace, the VMM stops its guest
+  // ("destroy") or pauses it ("checkpoint"), in case no reaper ended the sandbox.
+  int64_t expires_at = 0;
+  std::string on_expiry;
+  std::function<void()> on_running;  // called once the vCPUs run, just before "ok" is reported
 };
 
 // Builds the machine, serves its control socket and runs it until the guest stops or a stop

@@ -3,6 +3,7 @@
 #include "proto/control.h"
 
 #include <array>
+#include <cstdint>
 
 #include "proto/rpc.h"
 #include "util/error.h"
@@ -53,6 +54,9 @@ json::Value fields_of(const ResumeRequest&) {
 json::Value fields_of(const StopRequest&) {
   return {};
 }
+json::Value fields_of(const StatsRequest&) {
+  return {};
+}
 json::Value fields_of(const PauseRequest& r) {
   json::Value o = json::Value::object();
   if (r.sync) o.set("sync", true);
@@ -61,6 +65,7 @@ json::Value fields_of(const PauseRequest& r) {
 json::Value fields_of(const SnapshotRequest& r) {
   json::Value o = json::Value::object();
   o.set("dir", r.dir);
+  if (r.pagemap) o.set("pagemap", true);
   return o;
 }
 json::Value fields_of(const BranchRequest& r) {
@@ -70,6 +75,14 @@ json::Value fields_of(const BranchRequest& r) {
     x.set("id", t.id);
     x.set("dir", t.dir);
     x.set("run_dir", t.run_dir);
+    x.set("config", t.config);
+    if (t.image) x.set("image", true);
+    if (t.network) x.set("network", true);
+    if (t.cgroup_fds) x.set("cgroup_fds", t.cgroup_fds);
+    if (t.expires_at) {
+      x.set("expires_at", t.expires_at);
+      x.set("on_expiry", t.on_expiry);
+    }
     list.push_back(std::move(x));
   }
   json::Value o = json::Value::object();
@@ -90,13 +103,17 @@ Request decode_stop(const json::Value& o) {
   rpc::only_fields(o, {});
   return StopRequest{};
 }
+Request decode_stats(const json::Value& o) {
+  rpc::only_fields(o, {});
+  return StatsRequest{};
+}
 Request decode_pause(const json::Value& o) {
   rpc::only_fields(o, {"sync"});
   return PauseRequest{rpc::bool_field_or(o, "sync", false)};
 }
 Request decode_snapshot(const json::Value& o) {
-  rpc::only_fields(o, {"dir"});
-  return SnapshotRequest{absolute_field(o, "dir")};
+  rpc::only_fields(o, {"dir", "pagemap"});
+  return SnapshotRequest{absolute_field(o, "dir"), rpc::bool_field_or(o, "pagemap", false)};
 }
 Request decode_branch(const json::Value& o) {
   rpc::only_fields(o, {"targets", "resume"});
@@ -105,9 +122,22 @@ Request decode_branch(const json::Value& o) {
   BranchRequest r;
   for (const auto& t : list.as_array()) {
     if (!t.is_object()) fail("field \"targets\": each target must be an object");
-    rpc::only_fields(t, {"id", "dir", "run_dir"});
-    r.targets.push_back(
-        {json::string_field(t, "id"), absolute_field(t, "dir"), absolute_field(t, "run_dir")});
+    rpc::only_fields(t, {"id", "dir", "run_dir", "config", "image", "network", "cgroup_fds",
+                         "expires_at", "on_expiry"});
+    BranchTarget x;
+    x.id = json::string_field(t, "id");
+    x.dir = absolute_field(t, "dir");
+    x.run_dir = absolute_field(t, "run_dir");
+    x.config = t.at("config");
+    if (!x.config.is_object()) fail("field \"config\" must be an object");
+    x.image = rpc::bool_field_or(t, "image", false);
+    x.network = rpc::bool_field_or(t, "network", false);
+    x.cgroup_fds = static_cast<uint32_t>(json::uint_field_or(t, "cgroup_fds", kMaxCgroupFds, 0));
+    x.expires_at = static_cast<int64_t>(json::uint_field_or(t, "expires_at", INT64_MAX, 0));
+    x.on_expiry = json::string_field_or(t, "on_expiry", "");
+    if (x.expires_at && x.on_expiry != "destroy" && x.on_expiry != "checkpoint")
+      fail("field \"on_expiry\" must be destroy or checkpoint");
+    r.targets.push_back(std::move(x));
   }
   r.resume = rpc::bool_field_or(o, "resume", false);
   return r;
@@ -125,6 +155,7 @@ constexpr std::array<OpEntry, std::variant_size_v<Request>> kOps = {{
     {"snapshot", decode_snapshot},
     {"branch", decode_branch},
     {"stop", decode_stop},
+    {"stats", decode_stats},
 }};
 
 json::Value ms_object(const std::vector<std::pair<std::string, double>>& ms) {
@@ -211,6 +242,17 @@ std::string encode_reply(const StopReply&) {
   return rpc::ok_line({});
 }
 
+std::string encode_reply(const StatsReply& r) {
+  json::Value o = json::Value::object();
+  o.set("status", run_state_name(r.status));
+  o.set("guest_clock_ns", r.guest_clock_ns);
+  o.set("running_since_ms", r.running_since_ms);
+  o.set("host_connections", r.host_connections);
+  o.set("guest_connections", r.guest_connections);
+  o.set("vcpus", r.vcpus);
+  return rpc::ok_line(std::move(o));
+}
+
 template <>
 PingReply decode_reply<PingReply>(std::string_view line) {
   return rpc::open_reply_as(line, kPeer, "ping", [](const json::Value& o) {
@@ -263,6 +305,20 @@ BranchReply decode_reply<BranchReply>(std::string_view line) {
     r.capture_ms = number_field(ms, "capture");
     r.fork_ms = number_field(ms, "fork");
     r.ready_ms = number_field(ms, "ready");
+    return r;
+  });
+}
+
+template <>
+StatsReply decode_reply<StatsReply>(std::string_view line) {
+  return rpc::open_reply_as(line, kPeer, "stats", [](const json::Value& o) {
+    StatsReply r;
+    r.status = run_state_field(o);
+    r.guest_clock_ns = json::uint_field(o, "guest_clock_ns");
+    r.running_since_ms = int_field(o, "running_since_ms");
+    r.host_connections = json::uint_field(o, "host_connections");
+    r.guest_connections = json::uint_field(o, "guest_connections");
+    r.vcpus = static_cast<uint32_t>(json::uint_field_or(o, "vcpus", 1024, 0));
     return r;
   });
 }

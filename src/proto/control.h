@@ -5,20 +5,34 @@
 //   ping      -> status, pid
 //   pause     [sync: also fdatasync the disks once parked] -> status, pause_us
 //   resume    -> status, resume_us (then the VMM says Hello to guest-init, without waiting)
-//   snapshot  dir (absolute) -> status (stays paused, also on failure), vmstate_bytes,
-//             memory_bytes, memory_data_bytes, memory_diff, pause_us, ms {phase: ms, total}
-//   branch    targets [{id, dir, run_dir}], resume -> status, branches [{id, pid}], resumed,
+//   snapshot  dir (absolute, for messages), pagemap + descriptors: the directory, then (with
+//             pagemap) the VMM's /proc/PID/pagemap -> status (stays paused, also on failure),
+//             vmstate_bytes, memory_bytes, memory_data_bytes, memory_diff, pause_us,
+//             ms {phase: ms, total}
+//   branch    targets [{id, dir, run_dir, config, image, network, cgroup_fds,
+//             expires_at, on_expiry}], resume + descriptors, per target in
+//             order: vmm.log, console.log, root disk, image disk (with image), control socket and
+//             vsock socket (bound, not listening), run directory, cgroup_fds cgroup.procs files
+//             (the branch joins its own cgroup at once) -> status,
+//             branches [{id, pid}] (pids in the source's PID namespace), resumed,
 //             ms {capture, fork, ready}; requires a paused source
+// A jailed VMM opens nothing by path, so whatever a request makes it use comes as descriptors
+// (SCM_RIGHTS) with the request line; the counts above are checked.
+//   stats     -> status, guest_clock_ns (the guest's uptime), running_since_ms (Unix ms when this
+//             VMM started the guest), host_connections, guest_connections, vcpus
 //   stop      -> {} and the VMM exits
 // Decoders reject unknown operations, unknown request fields and fields of the wrong kind with
 // an Error that names them.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
+
+#include "util/json.h"
 
 namespace space::proto::control {
 
@@ -47,8 +61,13 @@ struct ResumeReply {
 };
 
 struct SnapshotRequest {
-  std::string dir;  // absolute: receives vmstate and memory
+  std::string dir;       // absolute: receives vmstate and memory (its descriptor comes along)
+  bool pagemap = false;  // a descriptor of the VMM's pagemap follows: memory may be a diff
 };
+// Descriptors a snapshot request carries.
+inline size_t fd_count(const SnapshotRequest& r) {
+  return r.pagemap ? 2 : 1;
+}
 struct SnapshotReply {
   RunState status = RunState::Paused;
   uint64_t vmstate_bytes = 0;
@@ -61,9 +80,21 @@ struct SnapshotReply {
 
 struct BranchTarget {
   std::string id;
-  std::string dir;      // absolute: the branch's sandbox directory
-  std::string run_dir;  // absolute: its socket directory
+  std::string dir;          // absolute: the branch's sandbox directory (for messages)
+  std::string run_dir;      // absolute: its socket directory (for messages)
+  json::Value config;       // its config.json (store/vm_config.h)
+  bool image = false;       // an image disk descriptor is among its descriptors
+  bool network = false;     // it has a network policy: its guest starts the proxy (proto::Hello)
+  uint32_t cgroup_fds = 0;  // cgroup.procs files of its cgroup, last among its descriptors
+  int64_t expires_at = 0;   // Unix s of its expiry (core/expiry.h), 0 = never
+  std::string on_expiry;    // "destroy" or "checkpoint" (with expires_at)
 };
+// Descriptors each branch target brings, and their order.
+constexpr size_t kBranchFdsBase = 6;  // vmm.log, console.log, root disk, control, vsock, run dir
+constexpr uint32_t kMaxCgroupFds = 8;
+inline size_t fd_count(const BranchTarget& t) {
+  return kBranchFdsBase + (t.image ? 1 : 0) + t.cgroup_fds;
+}
 struct BranchRequest {
   std::vector<BranchTarget> targets;
   bool resume = false;  // resume the source as soon as the children exist
@@ -79,11 +110,20 @@ struct BranchReply {
   double capture_ms = 0, fork_ms = 0, ready_ms = 0;
 };
 
+struct StatsRequest {};
+struct StatsReply {
+  RunState status = RunState::Running;
+  uint64_t guest_clock_ns = 0;
+  int64_t running_since_ms = 0;
+  uint64_t host_connections = 0, guest_connections = 0;
+  uint32_t vcpus = 0;
+};
+
 struct StopRequest {};
 struct StopReply {};
 
 using Request = std::variant<PingRequest, PauseRequest, ResumeRequest, SnapshotRequest,
-                             BranchRequest, StopRequest>;
+                             BranchRequest, StopRequest, StatsRequest>;
 
 // The reply type of each request type: ReplyOf<PingRequest> is PingReply.
 template <class Req>
@@ -112,6 +152,10 @@ template <>
 struct ReplyTo<StopRequest> {
   using type = StopReply;
 };
+template <>
+struct ReplyTo<StatsRequest> {
+  using type = StatsReply;
+};
 template <class Req>
 using ReplyOf = typename ReplyTo<Req>::type;
 
@@ -130,6 +174,7 @@ std::string encode_reply(const ResumeReply& r);
 std::string encode_reply(const SnapshotReply& r);
 std::string encode_reply(const BranchReply& r);
 std::string encode_reply(const StopReply& r);
+std::string encode_reply(const StatsReply& r);
 
 // The reply a line carries: T is one of the reply types. Throws Error with the VMM's message
 // (and hint) for an {"ok": false} reply, or naming what is malformed.

@@ -3,7 +3,10 @@
 #include "store/btrfs.h"
 
 #include <btrfsutil.h>
+#include <fcntl.h>
+#include <linux/btrfs.h>
 #include <linux/magic.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
@@ -11,6 +14,7 @@
 #include <cstring>
 
 #include "util/error.h"
+#include "util/fd.h"
 
 namespace space::store::btrfs {
 
@@ -60,6 +64,26 @@ void set_read_only(const std::string& path, bool read_only) {
   errno = 0;
   if (auto e = btrfs_util_set_subvolume_read_only(path.c_str(), read_only))
     raise(std::string(read_only ? "make" : "unmake") + " read-only subvolume " + path, e);
+}
+
+void enable_quota(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd) throw_errno("open " + path);
+  btrfs_ioctl_quota_ctl_args a{};
+  a.cmd = BTRFS_QUOTA_CTL_ENABLE;
+  if (::ioctl(fd.get(), BTRFS_IOC_QUOTA_CTL, &a) != 0)
+    throw_errno("enable btrfs quotas on " + path);
+}
+
+void limit_exclusive(const std::string& path, uint64_t bytes) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd) throw_errno("open " + path);
+  btrfs_ioctl_qgroup_limit_args a{};
+  a.qgroupid = 0;  // the subvolume `fd` is in
+  a.lim.flags = BTRFS_QGROUP_LIMIT_MAX_EXCL;
+  a.lim.max_excl = bytes ? bytes : ~uint64_t{0};
+  if (::ioctl(fd.get(), BTRFS_IOC_QGROUP_LIMIT, &a) != 0)
+    throw_errno("limit the btrfs qgroup of " + path);
 }
 
 }  // namespace space::store::btrfs

@@ -4,6 +4,7 @@
 #pragma once
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 
 namespace space::store::btrfs {
@@ -25,5 +26,11 @@ void snapshot(const std::string& source, const std::string& dest);
 void delete_subvolume(const std::string& path);
 // Sets or clears the subvolume's read-only flag.
 void set_read_only(const std::string& path, bool read_only);
+// Turns quota groups on for the filesystem holding `path` (a no-op when they are on). Every
+// subvolume then has a qgroup counting its bytes.
+void enable_quota(const std::string& path);
+// Limits subvolume `path` to `bytes` of data of its own (exclusive: not shared with another
+// subvolume); a write past it fails with EDQUOT. Needs enable_quota(). 0 removes the limit.
+void limit_exclusive(const std::string& path, uint64_t bytes);
 
 }  // namespace space::store::btrfs

@@ -31,8 +31,9 @@ HostConfig parse_host_config(std::string_view text, const std::string& source) {
   for (auto&& [tkey, tnode] : doc) {
     std::string table(tkey.str());
     const toml::table* t = tnode.as_table();
-    if (!t) f.bad(table, "expected a table ([defaults], [store], [cp] or [net])");
-    if (table != "defaults" && table != "store" && table != "cp" && table != "net")
+    if (!t) f.bad(table, "expected a table ([defaults], [store], [cp], [net] or [jail])");
+    if (table != "defaults" && table != "store" && table != "cp" && table != "net" &&
+        table != "jail")
       f.bad("[" + table + "]", "unknown table");
     for (auto&& [k, n] : *t) {
       std::string key(k.str());
@@ -68,11 +69,29 @@ HostConfig parse_host_config(std::string_view text, const std::string& source) {
         }
       } else if (table == "net" && key == "max_connections") {
         c.net_max_connections = f.uint(n, full, 1, 4096);
+      } else if (table == "jail" && key == "enable") {
+        c.jail_enable = f.boolean(n, full);
+      } else if (table == "jail" && key == "uid_first") {
+        c.jail_uid_first = f.uint(n, full, 1000, 0x7fffffffu);
+      } else if (table == "jail" && key == "uid_count") {
+        c.jail_uid_count = f.uint(n, full, 1, 0x7fffffffu);
+      } else if (table == "jail" && key == "cgroups") {
+        c.jail_cgroups = f.boolean(n, full);
+      } else if (table == "jail" && key == "cgroup_parent") {
+        std::string v = f.str(n, full);
+        if (v.front() == '/' || v.back() == '/' || v.find("..") != std::string::npos ||
+            v.find("//") != std::string::npos)
+          f.bad(full, "expected a relative cgroup path such as \"space\"");
+        c.jail_cgroup_parent = v;
+      } else if (table == "jail" && key == "memory_overhead_mib") {
+        c.jail_memory_overhead_mib = f.uint(n, full, 16, 1u << 16);
       } else {
         f.bad(full, "unknown key");
       }
     }
   }
+  if (uint64_t(c.jail_uid_first) + c.jail_uid_count > 0x80000000ull)
+    f.bad("jail.uid_count", "uid_first + uid_count must stay below 2^31");
   return c;
 }
 

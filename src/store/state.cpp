@@ -50,6 +50,11 @@ json::Value state_to_json(const SandboxState& s) {
   v.set("image", or_null(s.image));
   v.set("vcpus", s.vcpus);
   v.set("memory_mib", s.memory_mib);
+  v.set("uid", s.uid);
+  v.set("cgroup", or_null(s.cgroup));
+  v.set("expires", or_null(s.expires));
+  v.set("on_expiry", or_null(s.on_expiry));
+  v.set("disk_limit_bytes", s.disk_limit ? json::Value(s.disk_limit) : json::Value());
   json::Value ann = json::Value::object();
   for (auto& [k, val] : s.annotations) ann.set(k, val);
   v.set("annotations", std::move(ann));
@@ -72,6 +77,16 @@ SandboxState state_from_json(const json::Value& v) {
   s.image = json::string_field_or(v, "image", "");
   s.vcpus = static_cast<uint32_t>(json::uint_field_or(v, "vcpus", UINT32_MAX, 1));
   s.memory_mib = static_cast<uint32_t>(json::uint_field_or(v, "memory_mib", UINT32_MAX, 256));
+  s.uid = static_cast<uint32_t>(json::uint_field_or(v, "uid", UINT32_MAX, 0));
+  s.cgroup = json::string_field_or(v, "cgroup", "");
+  s.expires = json::string_field_or(v, "expires", "");
+  if (!s.expires.empty() && !parse_rfc3339(s.expires))
+    fail("field \"expires\": \"" + s.expires + "\" is not an RFC 3339 UTC time");
+  s.on_expiry = json::string_field_or(v, "on_expiry", "");
+  if (const json::Value* d = v.find("disk_limit_bytes"); d && !d->is_null())
+    s.disk_limit = json::uint_field(v, "disk_limit_bytes");
+  if (!s.on_expiry.empty() && s.on_expiry != "destroy" && s.on_expiry != "checkpoint")
+    fail("field \"on_expiry\": \"" + s.on_expiry + "\" is neither destroy nor checkpoint");
   if (const json::Value* ann = v.find("annotations"); ann && !ann->is_null()) {
     if (!ann->is_object()) fail("field \"annotations\": expected an object");
     for (auto& [k, val] : ann->as_object()) {
@@ -97,7 +112,20 @@ Status observed_status(const SandboxState& s) {
 }
 
 std::string rfc3339_now() {
-  time_t now = ::time(nullptr);
+  return rfc3339(::time(nullptr));
+}
+
+std::optional<int64_t> parse_rfc3339(std::string_view text) {
+  if (text.size() != 20) return std::nullopt;
+  struct tm tm {};
+  std::string t(text);
+  const char* end = ::strptime(t.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (!end || *end != '\0') return std::nullopt;
+  return static_cast<int64_t>(::timegm(&tm));
+}
+
+std::string rfc3339(int64_t unix_s) {
+  time_t now = static_cast<time_t>(unix_s);
   struct tm tm {};
   ::gmtime_r(&now, &tm);
   char buf[32];

@@ -37,6 +37,11 @@ struct SandboxState {
   std::string image;            // the user image its second disk was copied from, "" (null)
   uint32_t vcpus = 1;
   uint32_t memory_mib = 256;
+  uint32_t uid = 0;         // the uid (and gid) its VMM runs as in its jail; 0 = not jailed
+  std::string cgroup;       // its cgroup, relative to each hierarchy ("space/ID"); "" = none
+  std::string expires;      // RFC 3339 (UTC): when it ends (--ttl); "" (null) = never
+  std::string on_expiry;    // "destroy" or "checkpoint": what ending means; "" with no expiry
+  uint64_t disk_limit = 0;  // bytes of its own its subvolume may hold (btrfs qgroup), 0 = none
   std::map<std::string, std::string> annotations;
 };
 
@@ -55,6 +60,10 @@ SandboxState state_from_json(const json::Value& v);
 Status observed_status(const SandboxState& s);
 // The current time in RFC 3339 (UTC, seconds), e.g. "2025-01-31T12:00:00Z".
 std::string rfc3339_now();
+// `unix_s` (seconds since the epoch) in RFC 3339 (UTC).
+std::string rfc3339(int64_t unix_s);
+// Seconds since the epoch of an RFC 3339 UTC time as rfc3339() writes it; nullopt otherwise.
+std::optional<int64_t> parse_rfc3339(std::string_view text);
 
 // An exclusive flock on a sandbox's lock file, released on destruction. Blocking mode waits for
 // it; nonblocking mode returns at once with held() false if another process has it, or if the

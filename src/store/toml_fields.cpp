@@ -19,6 +19,12 @@ uint32_t TomlFields::uint(const toml::node& n, const std::string& key, uint32_t 
   return static_cast<uint32_t>(*v);
 }
 
+bool TomlFields::boolean(const toml::node& n, const std::string& key) const {
+  auto v = n.value_exact<bool>();
+  if (!v) bad(key, "expected true or false");
+  return *v;
+}
+
 std::string TomlFields::str(const toml::node& n, const std::string& key) const {
   auto v = n.value_exact<std::string>();
   if (!v || v->empty()) bad(key, "expected a non-empty string");

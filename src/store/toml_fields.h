@@ -17,6 +17,8 @@ struct TomlFields {
   [[noreturn]] void bad(const std::string& key, const std::string& why) const;
   // An integer in [lo, hi].
   uint32_t uint(const toml::node& n, const std::string& key, uint32_t lo, uint32_t hi) const;
+  // true or false.
+  bool boolean(const toml::node& n, const std::string& key) const;
   // A non-empty string.
   std::string str(const toml::node& n, const std::string& key) const;
   // An absolute path.

@@ -9,6 +9,7 @@
 #include <optional>
 #include <thread>
 
+#include "util/env.h"
 #include "util/error.h"
 #include "util/socket.h"
 #include "util/timing.h"
@@ -37,7 +38,10 @@ bool running(const std::string& lock_path) {
 proc::Child start(const std::vector<std::string>& argv, const std::string& log_path,
                   const std::string& what, int timeout_ms) {
   Pipe pipe = Pipe::make();
-  proc::Child child = proc::spawn_detached(argv, log_path, pipe.write.get());
+  proc::SpawnOptions o;
+  o.fds.push_back(pipe.write.get());
+  o.env = env::daemon_environment();  // nothing of the caller's environment reaches a daemon
+  proc::Child child = proc::spawn_detached(argv, log_path, o);
   pipe.write.reset();
   set_nonblocking(pipe.read.get());
   std::optional<std::string> line;

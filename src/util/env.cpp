@@ -20,4 +20,15 @@ int seconds(const char* name, int fallback) {
   return static_cast<int>(n);
 }
 
+std::vector<std::string> daemon_environment() {
+  std::vector<std::string> env = {
+      "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"};
+  for (const char* name : {"SPACE_RUN_DIR", "SPACE_CRED_DIR", "SPACE_CACHE", "SPACE_SECCOMP",
+                           "SPACE_CREDD_IDLE_SECONDS", "SPACE_EGRESS_IDLE_SECONDS"}) {
+    const char* v = std::getenv(name);
+    if (v && *v) env.push_back(std::string(name) + "=" + v);
+  }
+  return env;
+}
+
 }  // namespace space::env

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "util/error.h"
@@ -54,6 +55,19 @@ size_t read_full(int fd, void* buf, size_t len) {
     got += static_cast<size_t>(n);
   }
   return got;
+}
+
+bool close_all_but(int* keep, size_t n) {
+  std::sort(keep, keep + n);
+  unsigned next = 0;  // the lowest fd not yet dealt with
+  bool ok = true;
+  for (size_t i = 0; i < n; i++) {
+    if (keep[i] < 0 || static_cast<unsigned>(keep[i]) < next) continue;
+    if (static_cast<unsigned>(keep[i]) > next)
+      ok = ::close_range(next, static_cast<unsigned>(keep[i]) - 1, 0) == 0 && ok;
+    next = static_cast<unsigned>(keep[i]) + 1;
+  }
+  return ::close_range(next, ~0U, 0) == 0 && ok;
 }
 
 }  // namespace space

@@ -31,6 +31,11 @@ class Fd {
   int fd_ = -1;
 };
 
+// Closes every descriptor of this process but those in `keep` (sorted in place; duplicates and
+// negative entries ignored). It allocates nothing, so a forked child may call it; returns false
+// if a close_range() failed.
+bool close_all_but(int* keep, size_t n);
+
 // Pipe pair, both ends O_CLOEXEC. Throws on failure.
 struct Pipe {
   Fd read, write;

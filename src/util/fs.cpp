@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -163,6 +164,39 @@ void write_file_atomic(const std::string& path, std::string_view data, mode_t mo
     throw;
   }
   if (sync == Sync::Durable) fsync_dir(dirname_of(path));
+}
+
+static_assert(AT_FDCWD == -100, "FileAt's default is AT_FDCWD");
+
+FileAt file_at(const std::string& path) {
+  return FileAt{AT_FDCWD, path, path};
+}
+
+void write_file_atomic_at(const FileAt& f, std::string_view data, mode_t mode, Sync sync) {
+  static std::atomic<unsigned> counter{0};
+  std::string tmp = "." + f.name.substr(f.name.rfind('/') + 1) + ".tmp-" +
+                    std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  // The temp file sits beside the target: in the directory of `name` within `dir`.
+  auto slash = f.name.rfind('/');
+  if (slash != std::string::npos) tmp = f.name.substr(0, slash + 1) + tmp;
+  Fd fd(::openat(f.dir, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+  if (!fd) throw_errno("create a temporary file for " + f.shown);
+  try {
+    if (::fchmod(fd.get(), mode) != 0) throw_errno("chmod a temporary file");
+    write_all(fd.get(), data.data(), data.size());
+    if (sync == Sync::Durable && ::fsync(fd.get()) != 0) throw_errno("fsync a temporary file");
+    fd.reset();
+    if (::renameat(f.dir, tmp.c_str(), f.dir, f.name.c_str()) != 0) throw_errno("rename");
+  } catch (Error& e) {
+    ::unlinkat(f.dir, tmp.c_str(), 0);
+    e.add_context("write " + f.shown);
+    throw;
+  }
+  if (sync != Sync::Durable) return;
+  std::string parent = slash == std::string::npos ? "." : f.name.substr(0, slash);
+  if (parent.empty()) parent = "/";
+  Fd d(::openat(f.dir, parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!d || ::fsync(d.get()) != 0) throw_errno("fsync the directory of " + f.shown);
 }
 
 std::string read_file(const std::string& path, size_t max_bytes) {

@@ -21,6 +21,19 @@ enum class Sync { Durable, Volatile };
 // unless `sync` is Volatile (still atomic for readers, but a power cut may lose it).
 void write_file_atomic(const std::string& path, std::string_view data, mode_t mode = 0644,
                        Sync sync = Sync::Durable);
+// A file named by a directory descriptor and a name in it, for code that opens nothing by path (a
+// jailed VMM); `shown` names it in messages.
+struct FileAt {
+  int dir = -100;  // AT_FDCWD
+  std::string name;
+  std::string shown;
+};
+// The FileAt of `path` relative to the working directory.
+FileAt file_at(const std::string& path);
+// write_file_atomic() through a directory descriptor: a temp file beside it, renamed over it,
+// the directory fsync'ed when Durable.
+void write_file_atomic_at(const FileAt& f, std::string_view data, mode_t mode = 0644,
+                          Sync sync = Sync::Durable);
 // Whole contents of `path`; throws if it is larger than `max_bytes`.
 std::string read_file(const std::string& path, size_t max_bytes = 64u << 20);
 // The last `n` lines of a text file (at most the last 64 KiB read); "" if it cannot be read.

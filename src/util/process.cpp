@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -215,32 +216,47 @@ pid_t Child::release() {
 }
 
 Child spawn_detached(const std::vector<std::string>& argv, const std::string& log_path,
-                     int pass_fd) {
+                     const SpawnOptions& opts) {
   if (argv.empty()) fail("spawn: empty argv");
-  // Everything the child touches is prepared before fork(): it may only make async-signal-safe
+  // Everything the child touches is prepared before the clone: it may only make async-signal-safe
   // calls.
   std::vector<char*> args;
   for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  std::vector<char*> envp;
+  if (opts.env) {
+    for (auto& e : *opts.env) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+  }
   const char* log = log_path.c_str();
+  const int nfds = static_cast<int>(opts.fds.size());
+  const int* fds = opts.fds.data();
   sigset_t empty;
   sigemptyset(&empty);
+  unsigned long flags = SIGCHLD | (opts.new_pid_namespace ? CLONE_NEWPID : 0);
 
-  pid_t pid = ::fork();
-  if (pid < 0) throw_errno("fork");
+  // clone() rather than fork(): only it can put the child in a new PID namespace. Without
+  // CLONE_VM it returns twice on the same stack, as fork() does.
+  pid_t pid = static_cast<pid_t>(::syscall(SYS_clone, flags, nullptr, nullptr, nullptr, 0));
+  if (pid < 0) throw_errno(opts.new_pid_namespace ? "clone a new PID namespace" : "fork");
   if (pid == 0) {
-    auto die = [pass_fd](const char* msg) {
-      if (pass_fd >= 0) {
+    auto die = [nfds](const char* msg) {
+      if (nfds > 0) {
         ssize_t r = ::write(3, msg, std::strlen(msg));
         (void)r;
       }
       ::_exit(127);
     };
-    if (pass_fd >= 0 && pass_fd != 3) {
-      if (::dup2(pass_fd, 3) < 0) ::_exit(127);  // dup2 leaves the new fd without CLOEXEC
-    } else if (pass_fd == 3 && ::fcntl(3, F_SETFD, 0) < 0) {
-      ::_exit(127);
+    // Move each passed fd above the target numbers first, then into place: a passed fd may sit
+    // on another's target.
+    int moved[16];
+    if (nfds > 16) ::_exit(127);
+    for (int i = 0; i < nfds; i++) {
+      moved[i] = ::fcntl(fds[i], F_DUPFD_CLOEXEC, 3 + nfds);
+      if (moved[i] < 0) ::_exit(127);
     }
+    for (int i = 0; i < nfds; i++)
+      if (::dup2(moved[i], 3 + i) < 0) ::_exit(127);  // dup2 leaves the new fd without CLOEXEC
     if (::setsid() < 0) die("error: setsid failed\n");
     int null_fd = ::open("/dev/null", O_RDWR);
     if (null_fd < 0) die("error: open /dev/null failed\n");
@@ -248,12 +264,22 @@ Child spawn_detached(const std::vector<std::string>& argv, const std::string& lo
     if (log_fd < 0) die("error: open log file failed\n");
     if (::dup2(null_fd, 0) < 0 || ::dup2(log_fd, 1) < 0 || ::dup2(log_fd, 2) < 0)
       die("error: redirect stdio failed\n");
-    ::close_range(pass_fd >= 0 ? 4 : 3, ~0U, 0);
+    ::close_range(3 + nfds, ~0U, 0);
     ::sigprocmask(SIG_SETMASK, &empty, nullptr);
-    ::execv(args[0], args.data());
+    if (opts.env)
+      ::execve(args[0], args.data(), envp.data());
+    else
+      ::execv(args[0], args.data());
     die("error: exec failed\n");
   }
   return Child(pid);
+}
+
+Child spawn_detached(const std::vector<std::string>& argv, const std::string& log_path,
+                     int pass_fd) {
+  SpawnOptions o;
+  if (pass_fd >= 0) o.fds.push_back(pass_fd);
+  return spawn_detached(argv, log_path, o);
 }
 
 SignalGuard::SignalGuard(std::initializer_list<int> extra) {
@@ -298,6 +324,63 @@ std::string describe_status(int status) {
     return "killed by signal " + std::to_string(sig) + " (" + signal_name(sig) + ")";
   }
   return "stopped (status " + std::to_string(status) + ")";
+}
+
+std::optional<MemoryUse> parse_smaps_rollup(std::string_view text) {
+  MemoryUse m;
+  bool any = false;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    uint64_t* field = line.rfind("Rss:", 0) == 0   ? &m.rss_bytes
+                      : line.rfind("Pss:", 0) == 0 ? &m.pss_bytes
+                                                   : nullptr;
+    if (!field) continue;
+    std::string num(line.substr(4));
+    char* e = nullptr;
+    unsigned long long kb = std::strtoull(num.c_str(), &e, 10);
+    if (e == num.c_str()) continue;
+    *field = uint64_t(kb) * 1024;
+    any = true;
+  }
+  if (!any) return std::nullopt;
+  return m;
+}
+
+std::optional<MemoryUse> memory_use(pid_t pid) {
+  try {
+    return parse_smaps_rollup(
+        fs::read_file("/proc/" + std::to_string(pid) + "/smaps_rollup", 1 << 16));
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+std::optional<uint64_t> cpu_time_ns(pid_t pid) {
+  std::string text;
+  try {
+    text = fs::read_file("/proc/" + std::to_string(pid) + "/stat", 4096);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  auto rparen = text.rfind(')');
+  if (rparen == std::string::npos) return std::nullopt;
+  // Fields after the name start at 3 (state); utime is 14, stime 15.
+  size_t p = rparen + 2;
+  for (int field = 3; field < 14; field++) {
+    p = text.find(' ', p);
+    if (p == std::string::npos) return std::nullopt;
+    p++;
+  }
+  char* end = nullptr;
+  uint64_t utime = std::strtoull(text.c_str() + p, &end, 10);
+  uint64_t stime = std::strtoull(end, nullptr, 10);
+  long hz = ::sysconf(_SC_CLK_TCK);
+  if (hz <= 0) return std::nullopt;
+  return (utime + stime) * (1'000'000'000ull / uint64_t(hz));
 }
 
 }  // namespace space::proc

@@ -11,6 +11,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "util/fd.h"
@@ -74,10 +75,22 @@ class Child {
   int status_ = 0;
 };
 
-// Starts argv[0] (argv as given, environment inherited) as a detached daemon: a new session,
-// stdin from /dev/null, stdout and stderr appended to `log_path`, an empty signal mask, and no
-// fds but 0-2 and `pass_fd` (if >= 0), which the child gets as fd 3. If setup or exec fails the
-// child writes "error: <step> failed\n" to fd 3 and exits 127.
+// How spawn_detached() starts its child.
+struct SpawnOptions {
+  std::vector<int> fds;  // passed as fds 3, 4, ... in this order (fd 3: the ready pipe)
+  // The child is PID 1 of a new PID namespace (a jailed VMM: jail/root.h).
+  bool new_pid_namespace = false;
+  // The child's whole environment ("NAME=value"); nullopt inherits ours.
+  std::optional<std::vector<std::string>> env;
+};
+
+// Starts argv[0] (argv as given) as a detached daemon: a new session, stdin from /dev/null,
+// stdout and stderr appended to `log_path`, an empty signal mask, and no fds but 0-2 and
+// `opts.fds`. If setup or exec fails the child writes "error: <step> failed\n" to fd 3 (when it
+// passes one) and exits 127.
+Child spawn_detached(const std::vector<std::string>& argv, const std::string& log_path,
+                     const SpawnOptions& opts);
+// The same, passing only `pass_fd` (if >= 0) as fd 3, with our environment.
 Child spawn_detached(const std::vector<std::string>& argv, const std::string& log_path,
                      int pass_fd);
 
@@ -115,6 +128,18 @@ class SignalGuard {
   sigset_t set_{}, old_{};
   Fd fd_;
 };
+
+// A process's memory as /proc/PID/smaps_rollup reports it.
+struct MemoryUse {
+  uint64_t rss_bytes = 0;  // resident
+  uint64_t pss_bytes = 0;  // resident, each shared page divided among its sharers
+};
+// Parses the text of a smaps_rollup file; nullopt when it has neither Rss nor Pss.
+std::optional<MemoryUse> parse_smaps_rollup(std::string_view text);
+// `pid`'s memory, nullopt when it cannot be read (gone, or not ours to read).
+std::optional<MemoryUse> memory_use(pid_t pid);
+// `pid`'s CPU time (user + system, /proc/PID/stat), in nanoseconds; nullopt when gone.
+std::optional<uint64_t> cpu_time_ns(pid_t pid);
 
 // "SIGINT" etc. for a signal number.
 std::string signal_name(int sig);

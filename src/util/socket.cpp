@@ -7,6 +7,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -192,7 +193,7 @@ std::optional<std::string> read_line(int fd, const Deadline& dl, size_t max_len)
   }
 }
 
-Fd unix_listen(const std::string& path, int backlog) {
+Fd unix_bind(const std::string& path, const SocketAccess& access) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (path.size() >= sizeof addr.sun_path)
@@ -204,9 +205,101 @@ Fd unix_listen(const std::string& path, int backlog) {
   ::unlink(path.c_str());
   if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
     throw_errno("bind " + path);
-  ::chmod(path.c_str(), 0600);
+  if (::chmod(path.c_str(), access.mode) != 0) throw_errno("chmod " + path);
+  if ((access.uid != static_cast<uid_t>(-1) || access.gid != static_cast<gid_t>(-1)) &&
+      ::lchown(path.c_str(), access.uid, access.gid) != 0)
+    throw_errno("chown " + path);
+  return fd;
+}
+
+Fd unix_listen(const std::string& path, int backlog, const SocketAccess& access) {
+  Fd fd = unix_bind(path, access);
   if (::listen(fd.get(), backlog) != 0) throw_errno("listen " + path);
   return fd;
+}
+
+Listener listen_at(const std::string& path, int backlog, const SocketAccess& access) {
+  Listener l;
+  l.fd = unix_listen(path, backlog, access);
+  l.ino = inode_of(path);
+  return l;
+}
+
+ino_t inode_of(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+void unlink_if_ours(const std::string& path, const Listener& l) {
+  if (l.ino && inode_of(path) == l.ino) ::unlink(path.c_str());
+}
+
+long peer_pid(int fd) {
+  ucred cr{};
+  socklen_t len = sizeof cr;
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0 || cr.pid <= 0) return -1;
+  return static_cast<long>(cr.pid);
+}
+
+void send_with_fds(int fd, std::string_view data, std::span<const int> fds, const Deadline& dl) {
+  constexpr size_t kPerMessage = 250;  // the kernel takes at most SCM_MAX_FD (253) at once
+  size_t pieces = (fds.size() + kPerMessage - 1) / kPerMessage;
+  if (pieces > data.size()) fail("send: more descriptors than bytes to carry them");
+  size_t sent = 0, fd_i = 0;
+  while (fd_i < fds.size()) {
+    size_t n = std::min(kPerMessage, fds.size() - fd_i);
+    // The last piece carries the rest of the data, the others one byte each.
+    size_t len = fd_i + n == fds.size() ? data.size() - sent : 1;
+    std::vector<char> ctl(CMSG_SPACE(n * sizeof(int)));
+    iovec iov{const_cast<char*>(data.data() + sent), len};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = ctl.data();
+    msg.msg_controllen = ctl.size();
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(n * sizeof(int));
+    std::memcpy(CMSG_DATA(c), fds.data() + fd_i, n * sizeof(int));
+    for (;;) {
+      ssize_t r = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
+      if (r > 0) {
+        sent += static_cast<size_t>(r);
+        break;
+      }
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0 && errno == EAGAIN) {
+        wait_ready(fd, POLLOUT, dl, "send");
+        continue;
+      }
+      throw_errno("sendmsg with descriptors");
+    }
+    fd_i += n;
+  }
+  if (sent < data.size()) send_all(fd, data.substr(sent), dl);
+}
+
+ssize_t recv_with_fds(int fd, std::span<char> buf, std::vector<Fd>& fds) {
+  alignas(cmsghdr) char ctl[CMSG_SPACE(253 * sizeof(int))];
+  iovec iov{buf.data(), buf.size()};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = ctl;
+  msg.msg_controllen = sizeof ctl;
+  ssize_t n = ::recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+  if (n < 0) return n;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; i++) {
+      int got;
+      std::memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+      fds.emplace_back(got);
+    }
+  }
+  return n;
 }
 
 long peer_uid(int fd) {

@@ -3,6 +3,8 @@
 // readability aborts the wait with Cancelled, so a caller waiting for a guest can also notice
 // Ctrl-C or its VMM dying without polling. Sockets are non-blocking and close-on-exec.
 #pragma once
+#include <sys/types.h>
+
 #include <array>
 #include <chrono>
 #include <cstddef>
@@ -11,6 +13,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "util/error.h"
 #include "util/fd.h"
@@ -56,9 +59,42 @@ void wait_ready(int fd, short events, const Deadline& dl, const std::string& wha
 void sleep_ms(int ms, const Deadline& dl);
 // A connected unix stream socket. Throws Error carrying the connect errno (ENOENT, ECONNREFUSED).
 Fd unix_connect(const std::string& path, const Deadline& dl);
-// Creates a listening, non-blocking Unix stream socket at `path` (replacing a stale socket file),
-// mode 0600. Throws with a hint when the path is too long for sun_path.
-Fd unix_listen(const std::string& path, int backlog = 16);
+// Who may connect to a socket unix_listen() makes: its mode and owner (-1 keeps ours).
+struct SocketAccess {
+  mode_t mode = 0600;
+  uid_t uid = static_cast<uid_t>(-1);
+  gid_t gid = static_cast<gid_t>(-1);
+};
+// Creates a listening, non-blocking Unix stream socket at `path` (replacing a stale socket file)
+// with `access` (mode and owner set before listen(): no client connects earlier). The caller must
+// own the directory: the owner is set by path. Throws with a hint when the path is too long for
+// sun_path.
+Fd unix_listen(const std::string& path, int backlog = 16, const SocketAccess& access = {});
+// The same, bound but not yet listening: for a socket another process will serve, which then
+// calls listen() itself so that SO_PEERCRED names it (peer_pid()).
+Fd unix_bind(const std::string& path, const SocketAccess& access = {});
+// A listening socket and the inode of its file, so that only our own file is ever unlinked (a
+// later server may have bound the same path since).
+struct Listener {
+  Fd fd;
+  ino_t ino = 0;
+};
+// unix_listen() that remembers the inode.
+Listener listen_at(const std::string& path, int backlog, const SocketAccess& access = {});
+// The inode of `path` (lstat), 0 when there is none.
+ino_t inode_of(const std::string& path);
+// Unlinks `path` if it is still `l`'s file.
+void unlink_if_ours(const std::string& path, const Listener& l);
+// The pid of the peer of Unix socket `fd` (SO_PEERCRED, in our PID namespace), or -1. For a
+// connection to a listening socket that is the process that last called listen() on it.
+long peer_pid(int fd);
+// Sends `data` with the descriptors `fds` attached (SCM_RIGHTS), in pieces of at most 250
+// descriptors, each attached to a byte of `data`. Throws when `data` has fewer bytes than pieces,
+// on error or on deadline.
+void send_with_fds(int fd, std::string_view data, std::span<const int> fds, const Deadline& dl);
+// One recvmsg() into `buf`: returns the byte count (0 on EOF, -1 with errno on error) and
+// appends the descriptors that came with it to `fds` (close-on-exec).
+ssize_t recv_with_fds(int fd, std::span<char> buf, std::vector<Fd>& fds);
 // The uid of the peer of Unix socket `fd` (SO_PEERCRED), or -1 if it cannot be read.
 long peer_uid(int fd);
 // Whether that peer is root or runs as our effective uid: the only clients our sockets serve.

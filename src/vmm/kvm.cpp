@@ -23,6 +23,15 @@ Kvm::Kvm(const std::string& path) {
     if (e == EACCES) err.set_hint("run as root or add your user to the 'kvm' group");
     throw err;
   }
+  check();
+}
+
+Kvm::Kvm(Fd fd) : fd_(std::move(fd)) {
+  if (!fd_) fail("no /dev/kvm descriptor");
+  check();
+}
+
+void Kvm::check() {
   int v = ::ioctl(fd_.get(), KVM_GET_API_VERSION, 0);
   if (v != KVM_API_VERSION) fail("unsupported KVM API version " + std::to_string(v));
   int sz = ::ioctl(fd_.get(), KVM_GET_VCPU_MMAP_SIZE, 0);

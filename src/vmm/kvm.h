@@ -17,6 +17,8 @@ class Kvm {
  public:
   // Opens /dev/kvm (path overridable for tests); checks the API version is 12.
   explicit Kvm(const std::string& path = "/dev/kvm");
+  // The same over an open /dev/kvm (a jailed VMM has no /dev).
+  explicit Kvm(Fd fd);
   int fd() const { return fd_.get(); }
   // KVM_CHECK_EXTENSION on /dev/kvm; 0 when unsupported.
   int check_extension(int cap) const;
@@ -27,6 +29,7 @@ class Kvm {
   size_t vcpu_mmap_size() const { return vcpu_mmap_size_; }
 
  private:
+  void check();  // API version and vCPU mapping size
   Fd fd_;
   size_t vcpu_mmap_size_ = 0;
 };

@@ -2,6 +2,7 @@
 #include "vmm/machine.h"
 
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 
 #include <cstdio>
@@ -66,10 +67,15 @@ Machine::Machine(const MachineSpec& spec, EventLoop& loop, std::function<void()>
 
 Machine::Machine(const MachineSpec& spec, memory::GuestMemory memory, EventLoop& loop,
                  std::function<void()> on_exit)
+    : Machine(spec, MachineFiles{}, std::move(memory), loop, std::move(on_exit)) {}
+
+Machine::Machine(const MachineSpec& spec, MachineFiles files, memory::GuestMemory memory,
+                 EventLoop& loop, std::function<void()> on_exit)
     : spec_(spec),
+      kernel_fd_(std::move(files.kernel)),
       loop_(loop),
       on_exit_(std::move(on_exit)),
-      kvm_(),
+      kvm_(files.kvm ? Kvm(std::move(files.kvm)) : Kvm()),
       mem_(std::move(memory)),
       vm_(kvm_) {
   spec_.memory_bytes = mem_.size();
@@ -105,21 +111,25 @@ Machine::Machine(const MachineSpec& spec, memory::GuestMemory memory, EventLoop&
   // image slot.
   devices::VirtioBlock::Options blk_opts;
   blk_opts.serial = "space-root";
-  auto blk =
-      std::make_unique<devices::VirtioBlock>(open_file(spec.rootfs, O_RDWR, "rootfs"), blk_opts);
+  auto blk = std::make_unique<devices::VirtioBlock>(
+      files.rootfs ? std::move(files.rootfs) : open_file(spec.rootfs, O_RDWR, "rootfs"), blk_opts);
   devices::VirtioBlock* blk_ptr = blk.get();
   disks_.emplace_back(add_virtio("virtio-blk0", std::move(blk)), blk_ptr);
-  auto vsock = std::make_unique<devices::VirtioVsock>(loop_, spec.guest_cid, spec.vsock_uds,
-                                                      spec.vsock_routes);
+  auto vsock = files.vsock_listener ? std::make_unique<devices::VirtioVsock>(
+                                          loop_, spec.guest_cid, std::move(files.vsock_listener),
+                                          spec.vsock_uds, spec.vsock_routes)
+                                    : std::make_unique<devices::VirtioVsock>(
+                                          loop_, spec.guest_cid, spec.vsock_uds, spec.vsock_routes);
   vsock_ = vsock.get();
   vsock_dev_ = add_virtio("virtio-vsock", std::move(vsock));
   add_virtio("virtio-rng", std::make_unique<devices::VirtioRng>());
   // Last, so that the devices before it keep their windows and IRQs.
   devices::VirtioBlock::Options image_opts;
   image_opts.serial = "space-image";
-  auto image = std::make_unique<devices::VirtioBlock>(
-      spec.image_disk.empty() ? Fd() : open_file(spec.image_disk, O_RDWR, "image disk"),
-      image_opts);
+  Fd image_fd = files.image               ? std::move(files.image)
+                : spec.image_disk.empty() ? Fd()
+                                          : open_file(spec.image_disk, O_RDWR, "image disk");
+  auto image = std::make_unique<devices::VirtioBlock>(std::move(image_fd), image_opts);
   devices::VirtioBlock* image_ptr = image.get();
   disks_.emplace_back(add_virtio("virtio-blk1", std::move(image)), image_ptr);
   mark("devices");
@@ -127,6 +137,7 @@ Machine::Machine(const MachineSpec& spec, memory::GuestMemory memory, EventLoop&
   for (uint32_t i = 0; i < spec.vcpus; i++) {
     vcpus_.push_back(std::make_unique<Vcpu>(vm_.create_vcpu(kvm_, static_cast<int>(i)), pio_, mmio_,
                                             [this](const VmExit& e) { record_exit(e); }));
+    vcpus_.back()->set_thread_setup(spec.vcpu_thread_setup);
   }
   vcpu_cpuid_.resize(vcpus_.size());
   if (spec.host == HostKind::Pvm) {
@@ -198,7 +209,7 @@ void Machine::setup_vcpu(Vcpu& v, uint64_t entry, const std::vector<kvm_cpuid_en
 }
 
 void Machine::boot() {
-  Fd kfd = open_file(spec_.kernel, O_RDONLY, "kernel");
+  Fd kfd = kernel_fd_ ? std::move(kernel_fd_) : open_file(spec_.kernel, O_RDONLY, "kernel");
   x86::KernelImage img = x86::load_elf_kernel(mem_, kfd.get(), spec_.kernel);
   uint64_t initrd_addr = 0, initrd_size = 0;
   if (!spec_.initrd.empty()) {
@@ -225,6 +236,17 @@ void Machine::start() {
     vector_->configure(x86::vector_layout(vcpu_cpuid_[0], image), image);
   }
   for (auto& v : vcpus_) v->start();
+}
+
+Machine::Stats Machine::stats() const {
+  Stats st;
+  kvm_clock_data clock{};
+  if (::ioctl(vm_.fd(), KVM_GET_CLOCK, &clock) == 0) st.guest_clock_ns = clock.clock;
+  if (vsock_) {
+    st.host_connections = vsock_->host_connections();
+    st.guest_connections = vsock_->guest_connections();
+  }
+  return st;
 }
 
 void Machine::stop() {

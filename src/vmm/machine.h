@@ -56,6 +56,16 @@ struct MachineSpec {
   int console_fd = -1;  // serial output (not owned)
   HostKind host = HostKind::Unknown;
   PhaseLog* phases = nullptr;  // optional: construction phases are marked here
+  // Run first on every vCPU thread, before its first KVM_RUN (the jail's per-thread seccomp
+  // filter); if it throws, the VM ends with that error.
+  std::function<void()> vcpu_thread_setup;
+};
+
+// The files a machine uses, already open: a jailed VMM opens nothing by path. Each one left
+// invalid is opened from MachineSpec instead (kvm: /dev/kvm; image: none when its path is "" too;
+// vsock_listener: bound at spec.vsock_uds).
+struct MachineFiles {
+  Fd kvm, rootfs, image, kernel, vsock_listener;
 };
 
 class Machine {
@@ -64,6 +74,9 @@ class Machine {
   Machine(const MachineSpec& spec, EventLoop& loop, std::function<void()> on_exit);
   // Same over `memory` (spec.memory_bytes is ignored): a restore passes the mapped memory file.
   Machine(const MachineSpec& spec, memory::GuestMemory memory, EventLoop& loop,
+          std::function<void()> on_exit);
+  // Same with the files already open.
+  Machine(const MachineSpec& spec, MachineFiles files, memory::GuestMemory memory, EventLoop& loop,
           std::function<void()> on_exit);
   ~Machine();
 
@@ -87,15 +100,26 @@ class Machine {
   bool paused() const { return paused_.load(); }
   // Everything a snapshot holds except RAM; requires paused().
   snapshot::Snapshot capture();
+  // The guest's kvmclock (ns since its boot, carried through snapshots: its uptime) and the
+  // vsock connections begun so far (devices/virtio/vsock.h).
+  struct Stats {
+    uint64_t guest_clock_ns = 0;
+    uint64_t host_connections = 0, guest_connections = 0;
+  };
+  Stats stats() const;
   // fdatasync of every disk image, so a copy taken now matches what the guest wrote.
   void sync_disks();
   // The first exit recorded, once the guest has stopped.
   std::optional<VmExit> exit_reason() const;
   // The full kernel command line (after boot()).
   const std::string& cmdline() const { return cmdline_; }
+  // How many vCPUs it has.
+  uint32_t vcpu_count() const { return static_cast<uint32_t>(vcpus_.size()); }
   // The sandbox id this machine was built for.
   const std::string& id() const { return spec_.id; }
   const memory::GuestMemory& memory() const { return mem_; }
+  // The open /dev/kvm (a branch child builds its VM with it).
+  int kvm_fd() const { return kvm_.fd(); }
 
  private:
   class KvmIrq;
@@ -109,6 +133,7 @@ class Machine {
   void check_restorable(const snapshot::Snapshot& snap) const;
 
   MachineSpec spec_;
+  Fd kernel_fd_;  // MachineFiles::kernel, for boot()
   EventLoop& loop_;
   std::function<void()> on_exit_;
   Kvm kvm_;

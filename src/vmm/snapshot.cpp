@@ -203,13 +203,17 @@ Snapshot decode(std::span<const uint8_t> image, const std::string& origin) {
 }
 
 size_t write_vmstate(const std::string& path, const Snapshot& s) {
+  return write_vmstate(fs::file_at(path), s);
+}
+
+size_t write_vmstate(const fs::FileAt& to, const Snapshot& s) {
   auto image = encode(s);
-  fs::write_file_atomic(path, {reinterpret_cast<const char*>(image.data()), image.size()}, 0600);
+  fs::write_file_atomic_at(to, {reinterpret_cast<const char*>(image.data()), image.size()}, 0600);
   return image.size();
 }
 
-Snapshot read_vmstate(const std::string& path) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+std::vector<uint8_t> read_vmstate_bytes(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   if (!fd) {
     int e = errno;
     throw Error("snapshot " + path + ": " + std::strerror(e), e,
@@ -217,12 +221,17 @@ Snapshot read_vmstate(const std::string& path) {
   }
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) throw_errno("snapshot " + path + ": stat");
+  if (!S_ISREG(st.st_mode)) bad(path, "not a regular file");
   if (st.st_size < 0 || static_cast<uint64_t>(st.st_size) > kMaxFileBytes)
     bad(path, "implausibly large (" + std::to_string(st.st_size) + " bytes)");
   std::vector<uint8_t> image(static_cast<size_t>(st.st_size));
   size_t got = read_full(fd.get(), image.data(), image.size());
   if (got != image.size()) bad(path, "file shrank while being read");
-  return decode(image, path);
+  return image;
+}
+
+Snapshot read_vmstate(const std::string& path) {
+  return decode(read_vmstate_bytes(path), path);
 }
 
 }  // namespace space::vmm::snapshot

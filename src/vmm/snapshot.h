@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "util/fs.h"
 #include "vmm/arch/x86_64/cpu_features.h"
 #include "vmm/arch/x86_64/vcpu_state.h"
 #include "vmm/arch/x86_64/vm_state.h"
@@ -57,6 +58,11 @@ Snapshot decode(std::span<const uint8_t> image, const std::string& origin);
 // Writes `s` to `path` atomically (temp file, fsync, rename, fsync of the directory); returns
 // the bytes written.
 size_t write_vmstate(const std::string& path, const Snapshot& s);
+// The same through a directory descriptor (a jailed VMM's snapshot directory).
+size_t write_vmstate(const fs::FileAt& to, const Snapshot& s);
+// The bytes of vmstate file `path`, not yet decoded: a regular file, never through a symlink,
+// at most 64 MiB (a jailed VMM reads them before it enters its jail and decodes them after).
+std::vector<uint8_t> read_vmstate_bytes(const std::string& path);
 // Reads and decodes `path`.
 Snapshot read_vmstate(const std::string& path);
 // The hint attached to every snapshot validation error.

@@ -22,22 +22,43 @@ namespace {
 constexpr size_t kPage = 4096;
 constexpr size_t kMaxRun = 8u << 20;  // bytes per pwrite
 
-// Removes the temp file unless commit() was called.
+// A temp file beside the target (in the same directory descriptor), removed unless commit() was
+// called.
 class TempFile {
  public:
-  explicit TempFile(std::string path) : path_(std::move(path)) {
-    fd_.reset(::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-    if (!fd_) throw_errno("create " + path_);
+  explicit TempFile(const fs::FileAt& to) : to_(to) {
+    static unsigned counter = 0;
+    auto slash = to.name.rfind('/');
+    std::string dir = slash == std::string::npos ? "" : to.name.substr(0, slash + 1);
+    name_ = dir + "." + to.name.substr(slash + 1) + ".tmp-" + std::to_string(::getpid()) + "-" +
+            std::to_string(counter++);
+    fd_.reset(::openat(to.dir, name_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                       0600));
+    if (!fd_) throw_errno("create a temporary file for " + to.shown);
   }
   ~TempFile() {
-    if (!committed_) ::unlink(path_.c_str());
+    if (!committed_) ::unlinkat(to_.dir, name_.c_str(), 0);
   }
   int fd() const { return fd_.get(); }
-  const std::string& path() const { return path_; }
-  void commit() { committed_ = true; }
+  const std::string& shown() const { return to_.shown; }
+
+  // Makes the finished file the target: size, fsync, rename, fsync of the directory.
+  void commit(uint64_t size) {
+    if (::ftruncate(fd_.get(), static_cast<off_t>(size)) != 0) throw_errno("truncate " + shown());
+    if (::fsync(fd_.get()) != 0) throw_errno("fsync " + shown());
+    if (::renameat(to_.dir, name_.c_str(), to_.dir, to_.name.c_str()) != 0)
+      throw_errno("rename into " + shown());
+    committed_ = true;
+    auto slash = to_.name.rfind('/');
+    std::string parent = slash == std::string::npos ? "." : to_.name.substr(0, slash);
+    if (parent.empty()) parent = "/";
+    Fd d(::openat(to_.dir, parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!d || ::fsync(d.get()) != 0) throw_errno("fsync the directory of " + shown());
+  }
 
  private:
-  std::string path_;
+  fs::FileAt to_;
+  std::string name_;
   Fd fd_;
   bool committed_ = false;
 };
@@ -55,35 +76,11 @@ void pwrite_all(int fd, const uint8_t* p, size_t len, uint64_t off, const std::s
   }
 }
 
-std::string dir_of(const std::string& path) {
-  auto slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-// Makes the finished temp file `path`: size, fsync, rename, fsync of the directory.
-void commit(TempFile& tmp, const std::string& path, uint64_t size) {
-  if (::ftruncate(tmp.fd(), static_cast<off_t>(size)) != 0) throw_errno("truncate " + tmp.path());
-  if (::fsync(tmp.fd()) != 0) throw_errno("fsync " + tmp.path());
-  if (::rename(tmp.path().c_str(), path.c_str()) != 0)
-    throw_errno("rename " + tmp.path() + " to " + path);
-  tmp.commit();
-  std::string dir = dir_of(path);
-  Fd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!d || ::fsync(d.get()) != 0) throw_errno("fsync " + dir);
-}
-
-std::string temp_name(const std::string& path) {
-  return dir_of(path) + "/." + path.substr(path.rfind('/') + 1) + ".tmp-" +
-         std::to_string(::getpid());
-}
-
-// Why `base` cannot serve as the base of a diff of `ram`, or "" if it can (`fd` then opened).
-std::string check_base(const MemoryBase& base, std::span<const uint8_t> ram, Fd& fd) {
-  fd.reset(::open(base.path.c_str(), O_RDONLY | O_CLOEXEC));
+// Why `base` cannot serve as the base of a diff of `ram`, or "" if it can.
+std::string check_base(const MemoryBase& base, std::span<const uint8_t> ram) {
   struct stat st {};
-  if (!fd || ::fstat(fd.get(), &st) != 0) return base.path + ": " + std::strerror(errno);
-  if (st.st_dev != base.dev || st.st_ino != base.ino) return base.path + " was replaced";
+  if (base.fd < 0) return base.path + ": not open";
+  if (::fstat(base.fd, &st) != 0) return base.path + ": " + std::strerror(errno);
   if (static_cast<uint64_t>(st.st_size) != ram.size()) return base.path + " changed size";
   return "";
 }
@@ -91,16 +88,20 @@ std::string check_base(const MemoryBase& base, std::span<const uint8_t> ram, Fd&
 }  // namespace
 
 // pagemap entry bits: Documentation/admin-guide/mm/pagemap.rst.
-std::vector<uint64_t> read_pagemap(std::span<const uint8_t> ram) {
-  Fd fd(::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC));
-  if (!fd) return {};
+std::vector<uint64_t> read_pagemap(std::span<const uint8_t> ram, int pagemap_fd) {
+  Fd own;
+  if (pagemap_fd < 0) {
+    own.reset(::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC));
+    if (!own) return {};
+    pagemap_fd = own.get();
+  }
   std::vector<uint64_t> e(ram.size() / kPage);
   const uint64_t off = reinterpret_cast<uintptr_t>(ram.data()) / kPage * sizeof(uint64_t);
   auto* dst = reinterpret_cast<char*>(e.data());
   const size_t bytes = e.size() * sizeof(uint64_t);
   size_t done = 0;
   while (done < bytes) {
-    ssize_t n = ::pread(fd.get(), dst + done, bytes - done, static_cast<off_t>(off + done));
+    ssize_t n = ::pread(pagemap_fd, dst + done, bytes - done, static_cast<off_t>(off + done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return {};
     done += static_cast<size_t>(n);
@@ -114,60 +115,55 @@ bool page_written(uint64_t entry) {
 }
 
 MemoryBase memory_base_of(int fd, const std::string& path) {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) throw_errno("stat " + path);
-  return {path, st.st_dev, st.st_ino};
+  return {path, fd};
 }
 
-MemoryFileStats write_memory_diff(const std::string& path, std::span<const uint8_t> ram,
-                                  const MemoryBase& base, bool* diff) {
+MemoryFileStats write_memory_diff(const fs::FileAt& to, std::span<const uint8_t> ram,
+                                  const MemoryBase& base, int pagemap_fd, bool* diff) {
   if (diff) *diff = false;
-  if (base.path.empty()) return write_memory_file(path, ram);
-  if (ram.size() % kPage != 0) fail("write " + path + ": memory size is not a multiple of 4 KiB");
-  std::string why;
-  {
-    Fd b;
-    why = check_base(base, ram, b);
-    std::vector<uint64_t> map;
-    if (why.empty()) {
-      map = read_pagemap(ram);
-      if (map.empty()) why = "cannot read /proc/self/pagemap";
-    }
-    if (why.empty()) {
-      TempFile tmp(temp_name(path));
-      if (::ioctl(tmp.fd(), FICLONE, b.get()) != 0) {
-        why = "cannot reflink " + base.path + ": " + std::strerror(errno);
-      } else {
-        MemoryFileStats st;
-        st.size = ram.size();
-        size_t i = 0;
-        const size_t pages = map.size();
-        while (i < pages) {
-          if (!page_written(map[i])) {
-            i++;
-            continue;
-          }
-          const bool zero = page_is_zero(ram.data() + i * kPage);
-          size_t j = i + 1;
-          while (j < pages && (j - i) * kPage < kMaxRun && page_written(map[j]) &&
-                 page_is_zero(ram.data() + j * kPage) == zero)
-            j++;
-          const uint64_t off = i * kPage, len = (j - i) * kPage;
-          if (!zero || ::fallocate(tmp.fd(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-                                   static_cast<off_t>(off), static_cast<off_t>(len)) != 0) {
-            pwrite_all(tmp.fd(), ram.data() + off, len, off, tmp.path());
-            st.data_bytes += len;
-          }
-          i = j;
+  if (base.path.empty()) return write_memory_file(to, ram);
+  if (ram.size() % kPage != 0)
+    fail("write " + to.shown + ": memory size is not a multiple of 4 KiB");
+  std::string why = check_base(base, ram);
+  std::vector<uint64_t> map;
+  if (why.empty()) {
+    map = read_pagemap(ram, pagemap_fd);
+    if (map.empty()) why = "cannot read the pagemap";
+  }
+  if (why.empty()) {
+    TempFile tmp(to);
+    if (::ioctl(tmp.fd(), FICLONE, base.fd) != 0) {
+      why = "cannot reflink " + base.path + ": " + std::strerror(errno);
+    } else {
+      MemoryFileStats st;
+      st.size = ram.size();
+      size_t i = 0;
+      const size_t pages = map.size();
+      while (i < pages) {
+        if (!page_written(map[i])) {
+          i++;
+          continue;
         }
-        commit(tmp, path, ram.size());
-        if (diff) *diff = true;
-        return st;
+        const bool zero = page_is_zero(ram.data() + i * kPage);
+        size_t j = i + 1;
+        while (j < pages && (j - i) * kPage < kMaxRun && page_written(map[j]) &&
+               page_is_zero(ram.data() + j * kPage) == zero)
+          j++;
+        const uint64_t off = i * kPage, len = (j - i) * kPage;
+        if (!zero || ::fallocate(tmp.fd(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                                 static_cast<off_t>(off), static_cast<off_t>(len)) != 0) {
+          pwrite_all(tmp.fd(), ram.data() + off, len, off, tmp.shown());
+          st.data_bytes += len;
+        }
+        i = j;
       }
+      tmp.commit(ram.size());
+      if (diff) *diff = true;
+      return st;
     }
   }
   log::info("memory written in full, not as a diff: " + why);
-  return write_memory_file(path, ram);
+  return write_memory_file(to, ram);
 }
 
 bool page_is_zero(const uint8_t* p) {
@@ -176,9 +172,10 @@ bool page_is_zero(const uint8_t* p) {
   return head == 0 && std::memcmp(p, p + 8, kPage - 8) == 0;
 }
 
-MemoryFileStats write_memory_file(const std::string& path, std::span<const uint8_t> ram) {
-  if (ram.size() % kPage != 0) fail("write " + path + ": memory size is not a multiple of 4 KiB");
-  TempFile tmp(temp_name(path));
+MemoryFileStats write_memory_file(const fs::FileAt& to, std::span<const uint8_t> ram) {
+  if (ram.size() % kPage != 0)
+    fail("write " + to.shown + ": memory size is not a multiple of 4 KiB");
+  TempFile tmp(to);
   MemoryFileStats st;
   st.size = ram.size();
   size_t pos = 0;
@@ -189,16 +186,21 @@ MemoryFileStats write_memory_file(const std::string& path, std::span<const uint8
     }
     size_t end = pos + kPage;
     while (end < ram.size() && end - pos < kMaxRun && !page_is_zero(ram.data() + end)) end += kPage;
-    pwrite_all(tmp.fd(), ram.data() + pos, end - pos, pos, tmp.path());
+    pwrite_all(tmp.fd(), ram.data() + pos, end - pos, pos, tmp.shown());
     st.data_bytes += end - pos;
     pos = end;
   }
-  commit(tmp, path, ram.size());
+  tmp.commit(ram.size());
   return st;
 }
 
+MemoryFileStats write_memory_file(const std::string& path, std::span<const uint8_t> ram) {
+  return write_memory_file(fs::file_at(path), ram);
+}
+
 Fd open_memory_file(const std::string& path, uint64_t expected_bytes) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // A checkpoint's files were written by a jailed VMM: never follow a link it may have left.
+  Fd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   if (!fd) {
     int e = errno;
     throw Error("snapshot " + path + ": " + std::strerror(e), e, rebuild_hint());

@@ -95,6 +95,17 @@ void Vcpu::join() {
 // racing request_pause(): its pause_ store precedes its immediate_exit store, and our clear
 // precedes our next pause_ load, all seq_cst, so either we see pause_ or its store wins.
 void Vcpu::run_loop() {
+  if (setup_) {
+    try {
+      setup_();
+    } catch (const std::exception& e) {
+      on_exit_({VmExit::Kind::Error, "vcpu " + std::to_string(fd_.index()) + ": " + e.what()});
+      std::lock_guard lk(park_mu_);
+      ended_ = true;
+      park_cv_.notify_all();
+      return;
+    }
+  }
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGUSR1);

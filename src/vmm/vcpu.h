@@ -44,6 +44,8 @@ class Vcpu {
   const VcpuFd& fd() const { return fd_; }
   // Routes the keeper's ports to `keeper` (not owned; must outlive the vCPU). Before start().
   void set_vector_keeper(const x86::VectorStateKeeper* keeper) { vector_ = keeper; }
+  // Runs `f` first on the run thread (before start()); an exception from it ends the VM.
+  void set_thread_setup(std::function<void()> f) { setup_ = std::move(f); }
   // Installs the no-op SIGUSR1 handler used to kick vCPU threads; call once per process.
   static void install_kick_handler();
   // Starts the run thread.
@@ -72,6 +74,7 @@ class Vcpu {
   const Bus& mmio_;
   ExitHandler on_exit_;
   const x86::VectorStateKeeper* vector_ = nullptr;
+  std::function<void()> setup_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> pause_{false};

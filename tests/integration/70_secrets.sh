@@ -95,7 +95,7 @@ ls "$SPACE_ROOT/store/sandboxes/s1/checkpoint/memory" >/dev/null || fail "no che
 # Destroy: the grants go with the sandbox and its socket closes; a new s1 inherits nothing.
 expect_status 0 space grant s1 TOKEN
 expect_status 0 space destroy s1
-[ ! -e "$CRED/s/s1.sock" ] || fail "the helper still listens for the destroyed sandbox"
+[ ! -e "$SPACE_RUN_DIR/s1/cred.sock" ] || fail "the helper still listens for the destroyed sandbox"
 expect_status 0 space secret grants --format json
 case "$OUT" in *'"s1"'*) fail "grants of the destroyed sandbox remain: $OUT" ;; esac
 expect_status 0 space create --template base s1

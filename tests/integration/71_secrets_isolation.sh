@@ -3,8 +3,8 @@
 # vsock connection (another sandbox's id appended, a bad name, a frame of another type). A host
 # process that is not B's VMM, connecting to B's helper socket, is refused. Every refusal is in
 # the audit log. A stopped (SIGSTOP) helper gives the guest a clear timeout error naming the
-# credential helper; once it is killed (SIGKILL), the next request starts a new helper and
-# succeeds, and so does the next operator command. Branches: without --keep-secrets a branch of
+# credential helper; once it is killed (SIGKILL), the next exec starts a new helper (a jailed
+# VMM cannot) and its request succeeds, and so does the next operator command. Branches: without --keep-secrets a branch of
 # B can fetch nothing; with it, it has B's grants (and counts its own uses). `space run
 # --secret --secret-env` hands a value to its one command.
 source "$(dirname "$0")/lib.sh"
@@ -31,7 +31,7 @@ sys.stdout.buffer.write(struct.pack('<IHH', len(p), $1, 0) + p)"
 }
 frame 20 "s(b'SB')" >"$TEST_ROOT/plain"
 frame 20 "s(b'SB') + s(b'b')" >"$TEST_ROOT/with-id"
-frame 20 "s(b'../s/b.sock')" >"$TEST_ROOT/bad-name"
+frame 20 "s(b'../b/cred.sock')" >"$TEST_ROOT/bad-name"
 frame 1 "b'x' * 16" >"$TEST_ROOT/other-type"
 raw() { space exec -i a -- space-secret --raw <"$TEST_ROOT/$1"; }
 expect_status 0 raw plain
@@ -45,7 +45,7 @@ for f in with-id bad-name other-type; do
 done
 
 # A host process that is not B's VMM, on B's socket.
-reply=$(python3 - "$CRED/s/b.sock" <<'PY'
+reply=$(python3 - "$SPACE_RUN_DIR/b/cred.sock" <<'PY'
 import socket, struct, sys
 s = socket.socket(socket.AF_UNIX)
 s.connect(sys.argv[1])
@@ -81,7 +81,7 @@ expect_status 2 space exec b -- space-secret SB
 assert_contains "$ERR" "no answer from the credential helper" "fetch from a stopped helper"
 kill -KILL "$hp"
 wait_until 10 gone "$hp"
-# Killed: the next request brings a new helper up (the VMM starts it) and is served.
+# Killed: the next exec brings a new helper up (a jailed VMM cannot) and its request is served.
 expect_status 0 space exec b -- space-secret SB
 [ "$OUT" = value-of-b ] || fail "after the helper was killed: '$OUT'"
 hp2=$(pgrep -f -- "__credd --cred-dir $CRED" || true)

@@ -27,13 +27,19 @@ TEST_ROOT=$(mktemp -d /tmp/space-it.XXXXXX)
 export SPACE_ROOT=$TEST_ROOT/root
 export SPACE_RUN_DIR=$TEST_ROOT/run
 mkdir -p "$SPACE_ROOT"
+# [defaults] last: tests append keys to it.
 cat >"$SPACE_ROOT/config.toml" <<TOML
+[jail]
+cgroup_parent = "$(basename "$TEST_ROOT")"
 [defaults]
 kernel = "$KERNEL"
 rootfs = "$ROOTFS"
 memory_mib = 256
 cpus = 1
 TOML
+# This test's cgroups (jail/cgroup.h): <hierarchy>/<cgroup_parent>/<id>, removed with each sandbox.
+CGROUP_PARENT=$(basename "$TEST_ROOT")
+cgroup_dirs() { find /sys/fs/cgroup -mindepth 1 -maxdepth 3 -type d -name "$CGROUP_PARENT" 2>/dev/null || true; }
 
 space() { "$SPACE_BIN" "$@"; }
 
@@ -42,9 +48,17 @@ fail() {
   exit 1
 }
 
-# vmm_pids: pids of VMM processes serving this test's root (their command line is
-# "space --root ROOT [--log-level L --log-format F] __vmm ID ...").
-vmm_pids() { pgrep -f -- "--root $SPACE_ROOT( .* | )__vmm " || true; }
+# jail_pids: pids of the processes of this test's root's VMM jails (their command line is
+# "space --root ROOT [--log-level L --log-format F] __vmm ID ..."): each VMM and its jail's PID 1.
+jail_pids() { pgrep -f -- "--root $SPACE_ROOT( .* | )__vmm " || true; }
+# vmm_pids: the VMMs among them (a jail's PID 1 is PID 1 of its own PID namespace).
+vmm_pids() {
+  local p
+  for p in $(jail_pids); do
+    awk '/^NSpid:/ { exit ($NF == 1) ? 1 : 0 }' "/proc/$p/status" 2>/dev/null && echo "$p"
+  done
+  return 0
+}
 
 # store_leftovers: mounts under the test's directory and loop devices on its store image.
 store_leftovers() {
@@ -69,13 +83,26 @@ cleanup() {
   # The network broker of this root (a sandbox with a network started it): SIGTERM ends it and
   # it removes its sockets.
   for pid in $(pgrep -f -- "--root $SPACE_ROOT( .* | )__egress" || true); do kill "$pid" 2>/dev/null; done
-  left=$(vmm_pids)
+  for _ in 1 2 3 4 5 6 7 8 9 10; do  # a jail's PID 1 exits just after its VMM
+    left=$(jail_pids)
+    [ -n "$left" ] || break
+    sleep 0.2
+  done
   if [ -n "$left" ]; then
-    echo "FAIL: VMM processes left behind: $left" >&2
+    echo "FAIL: VMM or jail processes left behind: $left" >&2
     kill -9 $left 2>/dev/null
     sleep 0.5
     rc=1
   fi
+  # Every sandbox's cgroup goes with it; only the jails' shared "init" group may remain.
+  local d g
+  for d in $(cgroup_dirs); do
+    for g in "$d"/*/; do
+      [ -d "$g" ] || continue
+      case "$g" in */init/) rmdir "$g" 2>/dev/null ;; *) echo "FAIL: cgroup left behind: $g" >&2; rmdir "$g" 2>/dev/null; rc=1 ;; esac
+    done
+    rmdir "$d" 2>/dev/null
+  done
   if mountpoint -q "$SPACE_ROOT/store" 2>/dev/null && ! umount "$SPACE_ROOT/store"; then
     echo "FAIL: could not unmount $SPACE_ROOT/store" >&2
     rc=1

@@ -21,6 +21,7 @@
 // and kicks the event queue once done) nothing is put on RX: a host CONNECT that reached the guest
 // first would be established and then killed by the guest's own reset handling.
 #pragma once
+#include <atomic>
 #include <deque>
 #include <map>
 #include <string>
@@ -51,6 +52,15 @@ class VirtioVsock final : public VirtioBackend {
   // `routes` maps guest->host ports to other sockets (vsock_route.h).
   VirtioVsock(EventLoop& loop, uint64_t guest_cid, std::string uds_path,
               std::map<uint32_t, VsockHostRoute> routes = {});
+  // The same over `listener`, a socket already bound at `uds_path` (by a process that could;
+  // a jailed VMM cannot), on which it calls listen(). `uds_path` may be relative to the working
+  // directory: guest->host connections dial "<uds_path>_<port>". The destructor leaves the
+  // socket file alone.
+  VirtioVsock(EventLoop& loop, uint64_t guest_cid, Fd listener, std::string uds_path,
+              std::map<uint32_t, VsockHostRoute> routes = {});
+  // Binds a socket at `path` for the constructor above: a stale socket file there is replaced,
+  // anything else refused; mode 0600 before anyone can connect.
+  static Fd bind_listener(const std::string& path);
   // Unregisters every fd from the loop and unlinks uds_path. The loop must not be running (or
   // this runs on the loop thread). Construction, too, must precede the loop thread or run on it:
   // attach() registers the listener.
@@ -61,6 +71,11 @@ class VirtioVsock final : public VirtioBackend {
   void reset_transport();
   // Open connections (tests and diagnostics).
   size_t connection_count() const { return conns_.size(); }
+  // Connections begun since construction: by host clients (exec, cp, forward and the VMM's own
+  // Hello, all to guest-init) and by the guest (to the credential helper, the network broker).
+  // Read from any thread.
+  uint64_t host_connections() const { return host_connections_.load(); }
+  uint64_t guest_connections() const { return guest_connections_.load(); }
   uint64_t guest_cid() const { return guest_cid_; }
   const std::string& uds_path() const { return uds_path_; }
 
@@ -123,6 +138,7 @@ class VirtioVsock final : public VirtioBackend {
   EventLoop& loop_;
   uint64_t guest_cid_;
   std::string uds_path_;
+  bool owns_path_ = false;  // unlink uds_path_ on destruction
   std::map<uint32_t, VsockHostRoute> routes_;
   Fd listener_;
   Acceptor acceptor_;
@@ -139,6 +155,7 @@ class VirtioVsock final : public VirtioBackend {
   bool event_pending_ = false;      // TRANSPORT_RESET owed to the guest
   bool reset_unacked_ = false;      // TRANSPORT_RESET delivered, guest not done with it yet
   bool event_kicked_ = false;       // the guest notified the event queue since the delivery
+  std::atomic<uint64_t> host_connections_{0}, guest_connections_{0};
 };
 
 }  // namespace space::devices

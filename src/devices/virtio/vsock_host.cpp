@@ -37,30 +37,47 @@ bool would_block(int err) {
 }
 }  // namespace
 
+// Binds `path` (replacing a stale socket there), mode 0600: only root and our uid may connect,
+// and that is a shell in the guest.
+Fd VirtioVsock::bind_listener(const std::string& path) {
+  sockaddr_un addr;
+  if (!make_addr(path, addr))
+    fail("virtio-vsock: socket path '" + path + "' is empty or too long for sun_path",
+         "use a shorter run directory");
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode)) fail("virtio-vsock: " + path + " exists and is not a socket");
+    ::unlink(path.c_str());  // a stale socket from an earlier run
+  }
+  Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!fd) throw_errno("virtio-vsock: socket");
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
+    throw_errno("virtio-vsock: bind " + path);
+  // Set before listen(), so no client can connect in between.
+  if (::chmod(path.c_str(), 0600) != 0) throw_errno("virtio-vsock: chmod " + path);
+  return fd;
+}
+
 VirtioVsock::VirtioVsock(EventLoop& loop, uint64_t guest_cid, std::string uds_path,
+                         std::map<uint32_t, VsockHostRoute> routes)
+    : VirtioVsock(loop, guest_cid, bind_listener(uds_path), uds_path, std::move(routes)) {
+  owns_path_ = true;
+}
+
+VirtioVsock::VirtioVsock(EventLoop& loop, uint64_t guest_cid, Fd listener, std::string uds_path,
                          std::map<uint32_t, VsockHostRoute> routes)
     : loop_(loop),
       guest_cid_(guest_cid),
       uds_path_(std::move(uds_path)),
-      routes_(std::move(routes)) {
+      routes_(std::move(routes)),
+      listener_(std::move(listener)) {
   if (guest_cid_ < 3 || guest_cid_ >= 0xffffffffULL)
     fail("virtio-vsock: guest cid " + std::to_string(guest_cid_) + " is not in 3..4294967294");
   sockaddr_un addr;
-  if (!make_addr(uds_path_, addr))
+  if (!make_addr(uds_path_ + "_4294967295", addr))
     fail("virtio-vsock: socket path '" + uds_path_ + "' is empty or too long for sun_path",
          "use a shorter run directory");
-  struct stat st {};
-  if (::lstat(uds_path_.c_str(), &st) == 0) {
-    if (!S_ISSOCK(st.st_mode)) fail("virtio-vsock: " + uds_path_ + " exists and is not a socket");
-    ::unlink(uds_path_.c_str());  // a stale socket from an earlier run
-  }
-  listener_.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!listener_) throw_errno("virtio-vsock: socket");
-  if (::bind(listener_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
-    throw_errno("virtio-vsock: bind " + uds_path_);
-  // Only root and our uid may connect: that is a shell in the guest. Set before listen(), so no
-  // client can connect in between.
-  if (::chmod(uds_path_.c_str(), 0600) != 0) throw_errno("virtio-vsock: chmod " + uds_path_);
+  if (!listener_) fail("virtio-vsock: no listening socket");
   if (::listen(listener_.get(), 128) != 0) throw_errno("virtio-vsock: listen " + uds_path_);
   kick_.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
   if (!kick_) throw_errno("virtio-vsock: eventfd");
@@ -73,7 +90,7 @@ VirtioVsock::~VirtioVsock() {
     loop_.remove(listener_.get());
     loop_.remove(kick_.get());
   }
-  ::unlink(uds_path_.c_str());
+  if (owns_path_) ::unlink(uds_path_.c_str());
 }
 
 void VirtioVsock::attach(VirtioTransport& transport) {
@@ -150,6 +167,7 @@ void VirtioVsock::start_host_initiated(Fd client, uint32_t guest_port) {
     warn_.warn("virtio-vsock: connection limit reached; closing the client");
     return;
   }
+  host_connections_++;
   // A fresh host port: no live connection may use it as its local port.
   for (uint32_t tries = 0;; tries++) {
     uint32_t p = next_ephemeral_++;
@@ -185,9 +203,6 @@ void VirtioVsock::connect_to_host(const Header& h) {
     return Fd();
   };
   Fd s = dial();
-  if (!s && (errno == ENOENT || errno == ECONNREFUSED) && route != routes_.end() &&
-      route->second.start && route->second.start())
-    s = dial();  // the route's peer was started
   if (!s) {
     log::debug("virtio-vsock: guest connect to host port " + std::to_string(h.dst_port) +
                " refused: " + strerror(errno));
@@ -195,6 +210,7 @@ void VirtioVsock::connect_to_host(const Header& h) {
   }
   Conn* c = add_conn({h.dst_port, h.src_port}, std::move(s), Conn::State::Established);
   if (!c) return queue_rst(h);
+  guest_connections_++;
   c->peer_buf_alloc = h.buf_alloc;
   c->peer_fwd_cnt = h.fwd_cnt;
   c->pending = Conn::kSendResponse;

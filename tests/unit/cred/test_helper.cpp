@@ -3,7 +3,9 @@
 // cred_call, fetches on the sandbox's socket, a reader that does not read (200 pipelined fetches
 // of a 60 KB value) while the operator is still served, answers after the peer's EOF, a
 // malformed frame, and the exit after the idle period with the sockets removed; helper_running
-// before, during and after.
+// before, during and after. The sandbox's socket is in its run directory, open to that
+// directory's group (a jailed VMM's), and keeps the helper up while it exists: it exits only
+// once the grant is gone and the idle period has passed.
 #include <doctest/doctest.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -54,8 +56,11 @@ TEST_CASE("credd serves the operator and one sandbox's socket, and exits when id
   } umask_restore;
   ::unsetenv("SPACE_CRED_DIR");
   ::setenv("SPACE_CREDD_IDLE_SECONDS", "1", 1);
+  ::setenv("SPACE_RUN_DIR", (base + "/run").c_str(), 1);
   auto sp = store::sandbox_paths(root, "q1");
   fs::mkdir_p(sp.dir);
+  fs::mkdir_p(sp.run_dir);
+  REQUIRE(::chown(sp.run_dir.c_str(), 0, 4242) == 0);  // the jail's group
   store::SandboxState st;
   st.id = "q1";
   st.status = store::Status::Running;
@@ -82,12 +87,18 @@ TEST_CASE("credd serves the operator and one sandbox's socket, and exits when id
   for (size_t i = 0; i < value.size(); i++) value[i] = char(i * 7 + 3);
   CHECK_NOTHROW(cred::cred_call(ctx, proto::credd::SetRequest{"BIG", SecretString(value)}));
   CHECK_NOTHROW(cred::cred_call(ctx, proto::credd::GrantRequest{"q1", "BIG", {}, {}}));
-  REQUIRE(fs::exists(p.sandbox_socks + "/q1.sock"));
+  const std::string sock = cred::sandbox_socket("q1");
+  CHECK(sock == sp.run_dir + "/cred.sock");
+  REQUIRE(fs::exists(sock));
+  struct stat sst {};
+  REQUIRE(::lstat(sock.c_str(), &sst) == 0);
+  CHECK((sst.st_mode & 07777) == 0660);
+  CHECK(sst.st_gid == 4242);
 
   // 200 pipelined fetches, replies not read yet; the operator is served meanwhile. The first
   // CredService::kFetchBurst (and what the budget regains meanwhile) get the value, the rest are
   // refused for the rate, each with its own reply.
-  Fd s = dial(p.sandbox_socks + "/q1.sock");
+  Fd s = dial(sock);
   std::vector<uint8_t> many;
   for (int i = 0; i < 200; i++) {
     auto f = get_frame("BIG");
@@ -129,7 +140,7 @@ TEST_CASE("credd serves the operator and one sandbox's socket, and exits when id
   // An ungranted name, then a malformed frame: denied, then closed (after a pause that gives
   // the sandbox's rate budget a fetch back).
   ::usleep(300'000);
-  Fd s2 = dial(p.sandbox_socks + "/q1.sock");
+  Fd s2 = dial(sock);
   auto f = get_frame("NOPE");
   uint8_t bad[] = {5, 0, 0, 0, 20, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0};
   f.insert(f.end(), bad, bad + sizeof bad);
@@ -149,10 +160,17 @@ TEST_CASE("credd serves the operator and one sandbox's socket, and exits when id
   s.reset();
   s2.reset();
 
-  helper.join();  // idle for 1 s: it exits by itself
+  // With a grant and its socket, the helper stays up past the idle period: a jailed VMM could
+  // not start it again.
+  ::usleep(1'500'000);
+  CHECK(cred::helper_running(p));
+  CHECK(fs::exists(sock));
+  CHECK_NOTHROW(cred::cred_call(ctx, proto::credd::RevokeAllRequest{"q1", true, "test"}));
+  helper.join();  // no grant left, idle for 1 s: it exits by itself
   CHECK(rc == 0);
   CHECK_FALSE(cred::helper_running(p));  // the lock file stays, unlocked
   CHECK_FALSE(fs::exists(p.sock));
-  CHECK_FALSE(fs::exists(p.sandbox_socks + "/q1.sock"));
+  CHECK_FALSE(fs::exists(sock));
   ::unsetenv("SPACE_CREDD_IDLE_SECONDS");
+  ::unsetenv("SPACE_RUN_DIR");
 }

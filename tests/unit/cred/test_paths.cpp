@@ -24,9 +24,10 @@ TEST_CASE("the credential directory sits beside the root, or at $SPACE_CRED_DIR"
   CHECK(p.grants == "/c/grants.json");
   CHECK(p.audit == "/c/audit.log");
   CHECK(p.sock == "/c/credd.sock");
-  CHECK(sandbox_socket("/c", "abc") == "/c/s/abc.sock");
-  CHECK_THROWS_AS(sandbox_socket("/c", "../x"), Error);
-  CHECK_THROWS_AS(sandbox_socket("/" + std::string(100, 'd'), "abc"), Error);
+  ::setenv("SPACE_RUN_DIR", "/r", 1);
+  CHECK(sandbox_socket("abc") == "/r/abc/cred.sock");
+  CHECK_THROWS_AS(sandbox_socket("../x"), Error);
+  ::unsetenv("SPACE_RUN_DIR");
   CHECK_NOTHROW(check_socket_paths("/var/lib/space.cred"));
   CHECK_NOTHROW(check_socket_paths("/" + std::string(60, 'd')));
   CHECK_THROWS_AS(check_socket_paths("/" + std::string(100, 'd')), Error);

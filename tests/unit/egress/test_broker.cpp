@@ -39,6 +39,7 @@ void add_sandbox(const std::string& root, const std::string& id, pid_t vmm) {
   auto sp = store::sandbox_paths(root, id);
   fs::mkdir_p(sp.dir);
   fs::mkdir_p(store::run_base() + "/" + id);
+  REQUIRE(::chown((store::run_base() + "/" + id).c_str(), 0, 4243) == 0);  // the jail's group
   store::SandboxState st;
   st.id = id;
   st.status = store::Status::Running;
@@ -126,6 +127,12 @@ TEST_CASE("the broker serves its sandboxes' sockets, within limits, and exits wh
   CHECK(operator_says(p, "ping") == "ok");
   CHECK(operator_says(p, "what") == "error: unknown request");
 
+  // Each socket is open to its run directory's group (a jailed VMM's) and nobody else.
+  struct stat sst {};
+  REQUIRE(::lstat(sandbox_socket("q1").c_str(), &sst) == 0);
+  CHECK((sst.st_mode & 07777) == 0660);
+  CHECK(sst.st_gid == 4243);
+
   // q1: served, bytes both ways; a second connection at once is over its limit of 1.
   Fd c1 = dial(sandbox_socket("q1"));
   auto r1 = ask(c1.get(), "127.0.0.2", echo.port);
@@ -175,7 +182,14 @@ TEST_CASE("the broker serves its sandboxes' sockets, within limits, and exits wh
   CHECK(operator_says(p, "sync") == "ok");
   CHECK_FALSE(fs::exists(sandbox_socket("q2")));
 
-  broker.join();  // idle for 1 s: it exits by itself
+  // While a running sandbox has a policy the broker stays up past its idle time: a jailed VMM
+  // could not start it again.
+  ::usleep(1'500'000);
+  CHECK(daemon::running(p.lock));
+  CHECK(remove_policy(p, "q1"));
+  CHECK(remove_policy(p, "q3"));
+  CHECK(operator_says(p, "sync") == "ok");
+  broker.join();  // no sandbox left to serve, idle for 1 s: it exits by itself
   CHECK(rc == 0);
   CHECK_FALSE(daemon::running(p.lock));
   CHECK_FALSE(fs::exists(p.sock));
@@ -248,6 +262,9 @@ TEST_CASE("a sandbox flooding the broker does not starve another, nor leak descr
   flood.join();
   CHECK(refused == 10'000);
   held.clear();
+  CHECK(remove_policy(p, "flood"));  // nothing left to serve: the broker idles out
+  CHECK(remove_policy(p, "calm"));
+  CHECK(operator_says(p, "sync") == "ok");
   broker.join();
   CHECK(rc == 0);
   CHECK(open_fds() <= fds_before + 2);  // the echo server's and the ready pipe's ends at most

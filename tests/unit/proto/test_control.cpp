@@ -30,14 +30,31 @@ TEST_CASE("control requests round-trip and keep their wire names") {
   CHECK(round_trip_request(control::PauseRequest{.sync = true}).sync);
   CHECK_FALSE(round_trip_request(control::PauseRequest{}).sync);
   CHECK(round_trip_request(control::SnapshotRequest{"/a/b"}).dir == "/a/b");
+  CHECK_FALSE(round_trip_request(control::SnapshotRequest{"/a/b"}).pagemap);
+  CHECK(round_trip_request(control::SnapshotRequest{"/a/b", true}).pagemap);
+  CHECK(control::fd_count(control::SnapshotRequest{"/a", false}) == 1);
+  CHECK(control::fd_count(control::SnapshotRequest{"/a", true}) == 2);
+  json::Value cfg = json::Value::object();
+  cfg.set("id", "x-1");
   control::BranchRequest b;
-  b.targets = {{"x-1", "/s/x-1", "/run/x-1"}, {"x-2", "/s/x-2", "/run/x-2"}};
+  b.targets = {{"x-1", "/s/x-1", "/run/x-1", cfg},
+               {"x-2", "/s/x-2", "/run/x-2", cfg, true, true, 5}};
   b.resume = true;
   auto b2 = round_trip_request(b);
   REQUIRE(b2.targets.size() == 2);
   CHECK(b2.targets[1].id == "x-2");
   CHECK(b2.targets[1].dir == "/s/x-2");
   CHECK(b2.targets[1].run_dir == "/run/x-2");
+  CHECK(b2.targets[1].config == cfg);
+  CHECK_FALSE(b2.targets[0].image);
+  CHECK_FALSE(b2.targets[0].network);
+  CHECK(b2.targets[0].cgroup_fds == 0);
+  CHECK(b2.targets[1].image);
+  CHECK(b2.targets[1].network);
+  CHECK(b2.targets[1].cgroup_fds == 5);
+  // Descriptors per target: logs, disk, sockets and run directory, the image disk, cgroups.
+  CHECK(control::fd_count(b2.targets[0]) == 6);
+  CHECK(control::fd_count(b2.targets[1]) == 12);
   CHECK(b2.resume);
   for (const control::Request& r :
        {control::Request(control::PingRequest{}), control::Request(control::ResumeRequest{}),
@@ -109,6 +126,17 @@ TEST_CASE("malformed control requests are refused, naming the problem") {
   refused("{\"op\":\"branch\",\"targets\":[1]}", "each target must be an object");
   refused("{\"op\":\"branch\",\"targets\":[{\"id\":\"a\",\"dir\":\"/d\",\"run_dir\":\"r\"}]}",
           "\"run_dir\" must be an absolute path");
+  refused("{\"op\":\"branch\",\"targets\":[{\"id\":\"a\",\"dir\":\"/d\",\"run_dir\":\"/r\"}]}",
+          "no member \"config\"");
+  refused(
+      "{\"op\":\"branch\",\"targets\":[{\"id\":\"a\",\"dir\":\"/d\",\"run_dir\":\"/r\","
+      "\"config\":[]}]}",
+      "\"config\" must be an object");
+  refused(
+      "{\"op\":\"branch\",\"targets\":[{\"id\":\"a\",\"dir\":\"/d\",\"run_dir\":\"/r\","
+      "\"config\":{},\"cgroup_fds\":9}]}",
+      "cgroup_fds");
+  refused("{\"op\":\"snapshot\",\"dir\":\"/d\",\"pagemap\":1}", "pagemap");
   refused("{\"op\":\"branch\",\"targets\":[],\"resume\":1}", "\"resume\" must be true or false");
   // Errors say which request they are about.
   refused("{\"op\":\"snapshot\",\"dir\":\"x\"}", "control request \"snapshot\"");

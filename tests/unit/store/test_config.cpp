@@ -60,7 +60,7 @@ TEST_CASE("config.toml: errors name the key") {
   CHECK(error_of("[store]\nsize = 1\n") == "config.toml: store.size: unknown key");
   CHECK(error_of("[extra]\na = 1\n") == "config.toml: [extra]: unknown table");
   CHECK(error_of("top = 1\n") ==
-        "config.toml: top: expected a table ([defaults], [store], [cp] or [net])");
+        "config.toml: top: expected a table ([defaults], [store], [cp], [net] or [jail])");
   CHECK(error_of("[cp]\nmax_size_mib = -1\n").find("out of range") != std::string::npos);
   CHECK(error_of("[defaults]\ncpus = \"2\"\n") ==
         "config.toml: defaults.cpus: expected an integer");
@@ -115,4 +115,39 @@ max_connections = 16
   CHECK(error_of("[net]\nallow = [1]\n") ==
         "config.toml: net.allow: expected an array of rule strings");
   CHECK(error_of("[net]\nmax_connections = 0\n").find("net.max_connections") != std::string::npos);
+}
+
+TEST_CASE("config.toml: [jail]") {
+  auto d = store::parse_host_config("", "config.toml");
+  CHECK(d.jail_enable);
+  CHECK(d.jail_cgroups);
+  CHECK(d.jail_uid_first == 1000000000u);
+  CHECK(d.jail_uid_count == 1000000u);
+  CHECK(d.jail_cgroup_parent == "space");
+  CHECK(d.jail_memory_overhead_mib == 128u);
+  auto c = store::parse_host_config(R"([jail]
+enable = false
+cgroups = false
+uid_first = 200000
+uid_count = 1000
+cgroup_parent = "ci/space"
+memory_overhead_mib = 64
+)",
+                                    "config.toml");
+  CHECK_FALSE(c.jail_enable);
+  CHECK_FALSE(c.jail_cgroups);
+  CHECK(c.jail_uid_first == 200000u);
+  CHECK(c.jail_uid_count == 1000u);
+  CHECK(c.jail_cgroup_parent == "ci/space");
+  CHECK(c.jail_memory_overhead_mib == 64u);
+  CHECK(error_of("[jail]\nenable = 1\n") == "config.toml: jail.enable: expected true or false");
+  CHECK(error_of("[jail]\nuid_first = 0\n").find("jail.uid_first") != std::string::npos);
+  CHECK(error_of("[jail]\nuid_first = 2000000000\nuid_count = 200000000\n").find("below 2^31") !=
+        std::string::npos);
+  for (const char* bad : {"\"/space\"", "\"space/\"", "\"a/../b\"", "\"a//b\"", "\"\""})
+    CHECK(
+        error_of(std::string("[jail]\ncgroup_parent = ") + bad + "\n").find("jail.cgroup_parent") !=
+        std::string::npos);
+  CHECK(error_of("[jail]\nmemory_overhead_mib = 8\n").find("out of range") != std::string::npos);
+  CHECK(error_of("[jail]\nuids = 1\n") == "config.toml: jail.uids: unknown key");
 }

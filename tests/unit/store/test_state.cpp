@@ -1,9 +1,10 @@
 // Unit tests for store/state: state.json round trip, strict reading, observed liveness, the lock,
-// and the creation timestamp.
+// the creation timestamp, and the jail, expiry and disk-limit fields.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <ctime>
 #include <string>
 
 #include "store/state.h"
@@ -26,6 +27,11 @@ store::SandboxState sample() {
   s.image = "py";
   s.vcpus = 2;
   s.memory_mib = 512;
+  s.uid = 1000000042;
+  s.cgroup = "space/sb-1";
+  s.expires = "2025-01-31T14:00:00Z";
+  s.on_expiry = "checkpoint";
+  s.disk_limit = 5ull << 30;
   s.annotations = {{"owner", "ci"}, {"note", "a \"quoted\" value"}};
   return s;
 }
@@ -41,6 +47,11 @@ void check_same(const store::SandboxState& a, const store::SandboxState& b) {
   CHECK(a.image == b.image);
   CHECK(a.vcpus == b.vcpus);
   CHECK(a.memory_mib == b.memory_mib);
+  CHECK(a.uid == b.uid);
+  CHECK(a.cgroup == b.cgroup);
+  CHECK(a.expires == b.expires);
+  CHECK(a.on_expiry == b.on_expiry);
+  CHECK(a.disk_limit == b.disk_limit);
   CHECK(a.annotations == b.annotations);
 }
 }  // namespace
@@ -59,6 +70,18 @@ TEST_CASE("state.json round trip") {
   auto no_image = sample();
   no_image.image.clear();
   CHECK(store::state_to_json(no_image).at("image").is_null());
+  // Jail, expiry and disk limit: null when there is none.
+  store::SandboxState plain;
+  plain.id = "p";
+  auto pj = store::state_to_json(plain);
+  CHECK(pj.at("uid").as_int() == 0);
+  CHECK(pj.at("cgroup").is_null());
+  CHECK(pj.at("expires").is_null());
+  CHECK(pj.at("on_expiry").is_null());
+  CHECK(pj.at("disk_limit_bytes").is_null());
+  auto back = store::state_from_json(pj);
+  CHECK(back.expires.empty());
+  CHECK(back.disk_limit == 0);
   // Overwrite keeps it whole.
   auto s2 = sample();
   s2.status = store::Status::Paused;
@@ -77,6 +100,12 @@ TEST_CASE("state.json reading is checked") {
   v = store::state_to_json(sample());
   v.set("id", "../etc");
   CHECK_THROWS_AS(store::state_from_json(v), Error);
+  v = store::state_to_json(sample());
+  v.set("expires", "tomorrow");
+  CHECK_THROWS_WITH_AS(store::state_from_json(v), doctest::Contains("RFC 3339"), Error);
+  v = store::state_to_json(sample());
+  v.set("on_expiry", "explode");
+  CHECK_THROWS_WITH_AS(store::state_from_json(v), doctest::Contains("on_expiry"), Error);
   // Unknown keys are tolerated (newer writers may add fields); optional ones default.
   auto minimal = json::parse(R"({"id":"x","status":"stopped","future":1})");
   auto s = store::state_from_json(minimal);
@@ -137,6 +166,17 @@ TEST_CASE("rfc3339_now looks right") {
   CHECK(t[4] == '-');
   CHECK(t[10] == 'T');
   CHECK(t[19] == 'Z');
+}
+
+TEST_CASE("RFC 3339 times: written and parsed back") {
+  CHECK(store::rfc3339(0) == "1970-01-01T00:00:00Z");
+  CHECK(store::rfc3339(1738324800) == "2025-01-31T12:00:00Z");
+  CHECK(store::parse_rfc3339("2025-01-31T12:00:00Z").value() == 1738324800);
+  int64_t now = ::time(nullptr);
+  CHECK(store::parse_rfc3339(store::rfc3339(now)).value() == now);
+  for (const char* bad : {"", "2025-01-31", "2025-01-31T12:00:00", "2025-01-31T12:00:00+01:00",
+                          "2025-01-31 12:00:00Z", "2025-13-31T12:00:00Z x"})
+    CHECK_FALSE(store::parse_rfc3339(bad).has_value());
 }
 
 TEST_CASE("status rules: names round-trip, and which statuses claim a VMM") {

@@ -1,5 +1,6 @@
-// Unit tests for util/process: start times, liveness, pidfd handles, Child, detached spawning,
-// run() and find_program(), and the signal guard.
+// Unit tests for util/process: start times, liveness, pidfd handles, Child, detached spawning
+// (with one fd, and with SpawnOptions: several fds in order, a replaced environment, PID 1 of a
+// new PID namespace), run() and find_program(), and the signal guard.
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -7,6 +8,7 @@
 
 #include <string>
 
+#include "support/scoped_env.h"
 #include "support/temp_dir.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -104,6 +106,77 @@ TEST_CASE("spawn_detached: new session, stdio to the log, the passed fd as fd 3"
   char ebuf[64] = {};
   read_full(q.read.get(), ebuf, sizeof ebuf);
   CHECK(std::string(ebuf) == "error: exec failed\n");
+}
+
+TEST_CASE("spawn_detached with SpawnOptions: fds in order, only the given environment") {
+  test::TempDir d("proc");
+  std::string log = d.path + "/out.log", out = d.path + "/env";
+  test::ScopedEnv leak("SPACE_TEST_LEAK", "leaked");
+  Pipe a = Pipe::make(), b = Pipe::make();
+  proc::SpawnOptions o;
+  o.fds = {b.write.get(), a.write.get()};  // b becomes fd 3, a fd 4
+  o.env = std::vector<std::string>{"ONLY=yes", "SECOND=2"};
+  proc::Child c = proc::spawn_detached({"/bin/sh", "-c",
+                                        "/usr/bin/env > " + out +
+                                            "; echo three >&3; echo four >&4; "
+                                            "/bin/ls /proc/self/fd | /usr/bin/wc -l"},
+                                       log, o);
+  b.write.reset();
+  a.write.reset();
+  char buf[16] = {};
+  CHECK(read_full(b.read.get(), buf, sizeof buf) == 6);
+  CHECK(std::string(buf) == "three\n");
+  char buf2[16] = {};
+  CHECK(read_full(a.read.get(), buf2, sizeof buf2) == 5);
+  CHECK(std::string(buf2) == "four\n");
+  CHECK(WEXITSTATUS(c.wait()) == 0);
+  std::string env = fs::read_file(out);
+  CHECK(env.find("ONLY=yes\n") != std::string::npos);
+  CHECK(env.find("SECOND=2\n") != std::string::npos);
+  CHECK(env.find("SPACE_TEST_LEAK") == std::string::npos);
+  // Nothing else of ours: every line is one we gave, or the PWD the shell exports itself.
+  size_t start = 0;
+  while (start < env.size()) {
+    size_t nl = env.find('\n', start);
+    std::string line = env.substr(start, nl - start);
+    CHECK_MESSAGE((line == "ONLY=yes" || line == "SECOND=2" || line.rfind("PWD=", 0) == 0), line);
+    start = nl == std::string::npos ? env.size() : nl + 1;
+  }
+  // fds of `ls`: 0, 1, 2, 3, 4 and the one it opened for /proc/self/fd.
+  CHECK(fs::read_file(log) == "6\n");
+}
+
+TEST_CASE("spawn_detached with new_pid_namespace runs the child as PID 1") {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: needs root");
+    return;
+  }
+  test::TempDir d("proc");
+  std::string log = d.path + "/out.log", out = d.path + "/pid";
+  test::ScopedEnv leak("SPACE_TEST_LEAK", "leaked");
+  Pipe a = Pipe::make(), b = Pipe::make();
+  proc::SpawnOptions o;
+  o.fds = {a.write.get(), b.write.get()};
+  o.new_pid_namespace = true;
+  o.env = std::vector<std::string>{"ONLY=yes"};
+  proc::Child c = proc::spawn_detached(
+      {"/bin/sh", "-c",
+       "echo $$ ${ONLY-} ${SPACE_TEST_LEAK-none} > " + out + "; echo 3 >&3; echo 4 >&4"},
+      log, o);
+  a.write.reset();
+  b.write.reset();
+  char buf[8] = {};
+  CHECK(read_full(a.read.get(), buf, sizeof buf) == 2);
+  CHECK(std::string(buf) == "3\n");
+  char buf2[8] = {};
+  CHECK(read_full(b.read.get(), buf2, sizeof buf2) == 2);
+  CHECK(std::string(buf2) == "4\n");
+  CHECK(c.pid() > 1);  // its pid out here
+  int status = c.wait();
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(fs::read_file(out) == "1 yes none\n");
+  CHECK(fs::read_file(log).empty());
 }
 
 TEST_CASE("SignalGuard turns SIGINT into a readable fd") {

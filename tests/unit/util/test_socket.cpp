@@ -1,15 +1,20 @@
 // Unit tests for util/socket: deadlines and cancellation fds, line reads on pipes and sockets
-// (one line at a time, nothing past the newline consumed), unix_connect's errors, and who a
-// listener serves (mode 0600, and peer_trusted: root or our uid only).
+// (one line at a time, nothing past the newline consumed), unix_connect's errors, who a
+// listener serves (mode 0600, and peer_trusted: root or our uid only), descriptors passed in
+// pieces (600 at once) and received, unix_bind's mode and owner without listening, peer_pid
+// naming whoever called listen(), and unlink_if_ours leaving a later server's file alone.
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "support/temp_dir.h"
 #include "util/error.h"
@@ -120,4 +125,156 @@ TEST_CASE("unix_listen makes the socket 0600; peer_trusted accepts root and us, 
   int status = 0;
   REQUIRE(::waitpid(pid, &status, 0) == pid);
   CHECK(WEXITSTATUS(status) == 0);
+}
+
+TEST_CASE("send_with_fds carries 600 descriptors in pieces; recv_with_fds gets them all") {
+  int sv[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+  Fd a(sv[0]), b(sv[1]);
+  timeval two_s{2, 0};
+  REQUIRE(::setsockopt(b.get(), SOL_SOCKET, SO_RCVTIMEO, &two_s, sizeof two_s) == 0);
+  Pipe p = Pipe::make();
+  struct stat pipe_st {};
+  REQUIRE(::fstat(p.write.get(), &pipe_st) == 0);
+  std::vector<int> fds;
+  {
+    std::vector<Fd> dups;
+    for (int i = 0; i < 600; i++) {
+      dups.emplace_back(::fcntl(p.write.get(), F_DUPFD_CLOEXEC, 0));
+      REQUIRE(dups.back());
+      fds.push_back(dups.back().get());
+    }
+    const std::string line = "branch 600\n";
+    net::send_with_fds(a.get(), line, fds, net::Deadline::after_ms(2000));
+  }  // the sender's copies are closed: those in flight live on
+  std::string got;
+  std::vector<Fd> received;
+  char buf[64];
+  while (got.find('\n') == std::string::npos) {
+    ssize_t n = net::recv_with_fds(b.get(), buf, received);
+    REQUIRE(n > 0);
+    got.append(buf, static_cast<size_t>(n));
+  }
+  CHECK(got == "branch 600\n");
+  REQUIRE(received.size() == 600);
+  for (auto& fd : received) {
+    struct stat st {};
+    REQUIRE(::fstat(fd.get(), &st) == 0);
+    CHECK(st.st_ino == pipe_st.st_ino);
+    CHECK((::fcntl(fd.get(), F_GETFD) & FD_CLOEXEC) != 0);
+  }
+  write_str(received.back().get(), "z");
+  char c = 0;
+  CHECK(::read(p.read.get(), &c, 1) == 1);
+  CHECK(c == 'z');
+  // Without descriptors it is an ordinary send.
+  net::send_with_fds(a.get(), "plain\n", {}, net::Deadline::after_ms(1000));
+  std::vector<Fd> none;
+  CHECK(net::recv_with_fds(b.get(), buf, none) == 6);
+  CHECK(none.empty());
+}
+
+TEST_CASE("send_with_fds refuses more pieces of descriptors than bytes") {
+  int sv[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+  Fd a(sv[0]), b(sv[1]);
+  std::vector<int> many(251, sv[1]), one(1, sv[1]);
+  auto dl = net::Deadline::after_ms(1000);
+  CHECK_THROWS_WITH_AS(net::send_with_fds(a.get(), "x", many, dl),
+                       doctest::Contains("more descriptors than bytes"), Error);
+  CHECK_THROWS_WITH_AS(net::send_with_fds(a.get(), "", one, dl),
+                       doctest::Contains("more descriptors than bytes"), Error);
+  CHECK_NOTHROW(net::send_with_fds(a.get(), "xy", many, dl));  // two pieces, two bytes
+  std::vector<Fd> got;
+  char buf[8];
+  size_t bytes = 0;
+  while (bytes < 2) {
+    ssize_t n = net::recv_with_fds(b.get(), buf, got);
+    REQUIRE(n > 0);
+    bytes += static_cast<size_t>(n);
+  }
+  CHECK(got.size() == 251);
+}
+
+TEST_CASE("unix_bind sets mode and owner and does not listen") {
+  test::TempDir dir("bind");
+  std::string path = dir.path + "/s.sock";
+  gid_t gid = ::geteuid() == 0 ? 4321 : ::getegid();
+  Fd s = net::unix_bind(path, net::SocketAccess{0660, static_cast<uid_t>(-1), gid});
+  struct stat st {};
+  REQUIRE(::lstat(path.c_str(), &st) == 0);
+  CHECK(S_ISSOCK(st.st_mode));
+  CHECK((st.st_mode & 07777) == 0660);
+  CHECK(st.st_uid == ::geteuid());
+  CHECK(st.st_gid == gid);
+  CHECK((::fcntl(s.get(), F_GETFL) & O_NONBLOCK) != 0);
+  CHECK((::fcntl(s.get(), F_GETFD) & FD_CLOEXEC) != 0);
+  try {
+    net::unix_connect(path, net::Deadline::after_ms(500));
+    FAIL("connected before listen()");
+  } catch (const Error& e) {
+    CHECK(e.err() == ECONNREFUSED);
+  }
+  REQUIRE(::listen(s.get(), 4) == 0);
+  CHECK_NOTHROW(net::unix_connect(path, net::Deadline::after_ms(1000)));
+  // A stale file at the path is replaced.
+  Fd again = net::unix_bind(path);
+  REQUIRE(::lstat(path.c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0600);
+  CHECK_THROWS_WITH_AS(net::unix_bind(dir.path + "/" + std::string(120, 'x')),
+                       doctest::Contains("too long"), Error);
+}
+
+TEST_CASE("peer_pid names the process that called listen(), not the one that bound") {
+  test::TempDir dir("peerpid");
+  std::string path = dir.path + "/s.sock";
+  Fd s = net::unix_bind(path);
+  Pipe listening = Pipe::make(), hold = Pipe::make();
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    listening.read.reset();
+    hold.write.reset();
+    char c = ::listen(s.get(), 4) == 0 ? 'y' : 'n';
+    write_all(listening.write.get(), &c, 1);
+    char b;
+    while (::read(hold.read.get(), &b, 1) > 0) {
+    }
+    ::_exit(0);
+  }
+  listening.write.reset();
+  hold.read.reset();
+  char c = 0;
+  REQUIRE(read_full(listening.read.get(), &c, 1) == 1);
+  CHECK(c == 'y');
+  Fd conn = net::unix_connect(path, net::Deadline::after_ms(1000));
+  CHECK(net::peer_pid(conn.get()) == pid);
+  hold.write.reset();
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  // Our own listener names us; a descriptor that is no socket names nobody.
+  Fd mine = net::unix_listen(dir.path + "/mine.sock");
+  Fd conn2 = net::unix_connect(dir.path + "/mine.sock", net::Deadline::after_ms(1000));
+  CHECK(net::peer_pid(conn2.get()) == ::getpid());
+  CHECK(net::peer_pid(listening.read.get()) == -1);
+}
+
+TEST_CASE("listen_at and unlink_if_ours remove only our own socket file") {
+  test::TempDir dir("listen");
+  std::string path = dir.path + "/s.sock";
+  CHECK(net::inode_of(path) == 0);
+  net::Listener first = net::listen_at(path, 4);
+  CHECK(first.ino != 0);
+  CHECK(net::inode_of(path) == first.ino);
+  CHECK_NOTHROW(net::unix_connect(path, net::Deadline::after_ms(1000)));
+  // A later server binds the same path: the first may no longer remove it.
+  net::Listener second = net::listen_at(path, 4);
+  CHECK(second.ino != first.ino);
+  net::unlink_if_ours(path, first);
+  CHECK(net::inode_of(path) == second.ino);
+  net::unlink_if_ours(path, net::Listener{});  // no inode: never unlinks
+  CHECK(net::inode_of(path) == second.ino);
+  net::unlink_if_ours(path, second);
+  CHECK(net::inode_of(path) == 0);
+  CHECK_NOTHROW(net::unlink_if_ours(path, second));  // already gone
 }

@@ -2,6 +2,7 @@
 // content, size checks), the pagemap that tells which pages of a private file mapping were
 // written, the memory diff against a base file, and the zero-page test.
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -71,19 +72,41 @@ TEST_CASE("memory diff: pagemap tells written pages of a private file mapping") 
 
   // The diff (or, where the filesystem cannot reflink, the whole file) reads back as RAM does.
   bool diff = true;
-  auto st = write_memory_diff(d.path + "/memory", {mem.host_base(), mem.size()},
-                              memory_base_of(fd.get(), base), &diff);
+  auto st = write_memory_diff(fs::file_at(d.path + "/memory"), {mem.host_base(), mem.size()},
+                              memory_base_of(fd.get(), base), -1, &diff);
   CHECK(st.size == size);
   if (diff) CHECK(st.data_bytes == 4096);  // page 3; page 9 became a hole
   Fd back_fd = open_memory_file(d.path + "/memory", size);
   memory::GuestMemory back = memory::GuestMemory::from_file(back_fd.get(), size);
   CHECK(std::memcmp(back.host_base(), mem.host_base(), size) == 0);
 
-  // A base replaced since it was mapped is not used as one.
-  MemoryBase stale = memory_base_of(fd.get(), base);
-  stale.ino += 1;
-  write_memory_diff(d.path + "/memory2", {mem.host_base(), mem.size()}, stale, &diff);
+  // Through a directory descriptor and a pagemap descriptor, as a jailed VMM writes it: the same.
+  Fd dir(::open(d.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  Fd pagemap(::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC));
+  REQUIRE(dir);
+  REQUIRE(pagemap);
+  st = write_memory_diff({dir.get(), "memory3", "memory3"}, {mem.host_base(), mem.size()},
+                         memory_base_of(fd.get(), base), pagemap.get(), &diff);
+  Fd back3_fd = open_memory_file(d.path + "/memory3", size);
+  memory::GuestMemory back3 = memory::GuestMemory::from_file(back3_fd.get(), size);
+  CHECK(std::memcmp(back3.host_base(), mem.host_base(), size) == 0);
+  if (diff) CHECK(st.data_bytes == 4096);
+
+  // A base that is not open, or a pagemap that cannot be read, is no base: written in full.
+  MemoryBase closed = memory_base_of(-1, base);
+  write_memory_diff(fs::file_at(d.path + "/memory2"), {mem.host_base(), mem.size()}, closed, -1,
+                    &diff);
   CHECK_FALSE(diff);
+  write_memory_diff(fs::file_at(d.path + "/memory4"), {mem.host_base(), mem.size()},
+                    memory_base_of(fd.get(), base), dir.get(), &diff);  // not a pagemap
+  CHECK_FALSE(diff);
+  Fd back2_fd = open_memory_file(d.path + "/memory2", size);
+  memory::GuestMemory back2 = memory::GuestMemory::from_file(back2_fd.get(), size);
+  CHECK(std::memcmp(back2.host_base(), mem.host_base(), size) == 0);
+
+  // A memory file behind a symlink is refused (a jailed VMM wrote the checkpoint's files).
+  REQUIRE(::symlink((d.path + "/memory").c_str(), (d.path + "/link").c_str()) == 0);
+  CHECK_THROWS_AS(open_memory_file(d.path + "/link", size), Error);
 }
 
 TEST_CASE("memory file: zero-page test") {

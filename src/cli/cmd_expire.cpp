@@ -1,0 +1,19 @@
+// Hidden `space __expire`: the expiry reaper (core/expiry.h), started by the commands that give a
+// sandbox an expiry. Not for users.
+#include "cli/app.h"
+#include "core/expiry.h"
+
+namespace space::cli {
+
+void register_expire(CLI::App& app, GlobalOptions& g) {
+  auto* cmd = app.add_subcommand("__expire", "");
+  cmd->group("");  // an empty group hides it from --help
+  auto* ready_fd = g.hold<int>();
+  *ready_fd = -1;
+  cmd->add_option("--ready-fd", *ready_fd, "fd to report readiness on");
+  cmd->callback([&g, ready_fd] {
+    g.exit_code = core::reaper_main({g.root, g.log_level, g.log_format}, *ready_fd);
+  });
+}
+
+}  // namespace space::cli

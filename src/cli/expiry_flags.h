@@ -1,0 +1,20 @@
+// --ttl DURATION and --on-expiry destroy|checkpoint, shared by create, branch and resume
+// (core/expiry.h).
+#pragma once
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+
+namespace space::cli {
+
+struct ExpiryFlags {
+  std::string ttl;
+  std::string on_expiry = "destroy";
+  // Adds both flags to `cmd`; `what` names what ends ("the sandbox", "each branch").
+  void add(CLI::App* cmd, const std::string& what);
+  // The ttl in milliseconds (0 when --ttl was not given). Throws with a hint for a bad value, or
+  // for --on-expiry without --ttl.
+  uint64_t ttl_ms() const;
+};
+
+}  // namespace space::cli

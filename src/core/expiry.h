@@ -1,0 +1,38 @@
+// Sandboxes that end by themselves: `create --ttl DURATION [--on-expiry destroy|checkpoint]`
+// (and branch and resume) record when in state.json ("expires", "on_expiry"). The reaper,
+// `space __expire` (one per root, started by the command that set an expiry, gone once no
+// running sandbox has one), ends each at its time: destroys it, or checkpoints it (a later
+// `space resume` continues it, with no expiry unless given a new --ttl). A jailed VMM cannot
+// remove its own files, so the privileged reaper does the work; each VMM keeps a backstop of its
+// own: if its sandbox still runs 30 s past its expiry (no reaper), it stops its guest (destroy)
+// or pauses it (checkpoint), so an expired guest never runs on unnoticed.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "store/context.h"
+#include "store/state.h"
+
+namespace space::core {
+
+// --ttl and --on-expiry as a command got them.
+struct ExpiryOptions {
+  uint64_t ttl_ms = 0;  // 0: none given
+  std::string on_expiry = "destroy";
+};
+
+// Sets `st`'s expiry to `ttl_ms` from now with `on_expiry` ("destroy" or "checkpoint"; throws
+// naming the flag otherwise). A ttl of 0 clears it.
+void set_expiry(store::SandboxState& st, uint64_t ttl_ms, const std::string& on_expiry);
+// Unix seconds of `st`'s expiry, 0 when it has none.
+int64_t expires_at(const store::SandboxState& st);
+// Starts the reaper for `ctx.root` unless one runs. Throws with its message when it cannot start.
+void ensure_reaper(const store::Context& ctx);
+// Ends sandbox `id` as its expiry says, if it has expired and still runs; returns what it did
+// ("destroyed", "checkpointed") or "" when there was nothing to do. Throws on failure.
+std::string expire_sandbox(const store::Context& ctx, const std::string& id);
+// The reaper (`space __expire`): reports "ok" on `ready_fd`, then ends sandboxes as they expire
+// until none running has an expiry. Returns the exit code.
+int reaper_main(const store::Context& ctx, int ready_fd);
+
+}  // namespace space::core

@@ -1,0 +1,51 @@
+// The privileged CLI's half of the jail (jail/): before a VMM starts, claim the uid it will run
+// as and make its cgroup with limits from the VM's size; once it is gone (destroy, checkpoint, a
+// failed start), remove the cgroup. The uid's claim ends by itself when the jail's last process
+// exits. Settings come from config.toml's [jail] table (store/config.h).
+#pragma once
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+
+#include "jail/uid_pool.h"
+#include "store/config.h"
+#include "store/context.h"
+#include "store/paths.h"
+#include "util/fd.h"
+
+namespace space::core {
+
+struct VmmJail {
+  uid_t uid = 0;            // 0: the VMM runs unjailed ([jail] enable = false)
+  Fd uid_lock;              // the claim, handed to the VMM (jail/uid_pool.h)
+  std::string cgroup;       // the sandbox's group, "" = none
+  std::string init_cgroup;  // where the jail's PID 1 waits, "" = none
+};
+
+// The directory of the uid claims: <run base>/.uids.
+std::string uid_claims_dir();
+// Prepares the jail of a VMM for `key` (a sandbox id, or "template:NAME"): a uid claim, and,
+// when `cgroup_id` is not empty and cgroups are on, the cgroup <parent>/<cgroup_id> for a VM of
+// `vcpus` and `memory_mib`. Throws with a hint naming the [jail] setting when the host cannot.
+VmmJail prepare_jail(const store::HostConfig& hc, const std::string& key,
+                     const std::string& cgroup_id, uint32_t vcpus, uint32_t memory_mib);
+// Makes the cgroup of sandbox `id` (a branch, whose VMM is forked, not started) and returns its
+// relative path; "" when cgroups are off.
+std::string make_sandbox_cgroup(const store::HostConfig& hc, const std::string& id, uint32_t vcpus,
+                                uint32_t memory_mib);
+// The cgroup.procs files of group `rel` (for a process to join it).
+std::vector<std::string> cgroup_procs_files(const std::string& rel);
+// Removes group `rel` ("" = nothing) once its processes are gone, waiting up to a second for a
+// process on its way out; logs a warning if it is still busy.
+void remove_sandbox_cgroup(const std::string& rel);
+
+// What a sandbox given --disk-size `disk_bytes` (its image disk) may keep in the store of its own
+// (not shared with its template): that disk, its root disk, its RAM (a checkpoint's memory) and
+// 64 MiB for logs and records.
+uint64_t disk_limit_for(const store::SandboxPaths& p, uint64_t disk_bytes, uint32_t memory_mib);
+// Limits the sandbox's subvolume to `bytes` of its own (a btrfs qgroup; quotas are turned on for
+// the store first). Throws with a hint when the store cannot.
+void limit_sandbox_disk(const store::Context& ctx, const store::SandboxPaths& p, uint64_t bytes);
+
+}  // namespace space::core

@@ -1,0 +1,110 @@
+// Sandbox statistics; see stats.h.
+#include "core/stats.h"
+
+#include <sys/stat.h>
+
+#include "core/control_client.h"
+#include "core/sandbox.h"
+#include "jail/cgroup.h"
+#include "store/paths.h"
+#include "store/store.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "util/log.h"
+#include "util/process.h"
+
+namespace space::core {
+namespace {
+
+constexpr int kStatsTimeoutMs = 2000;
+
+// Bytes allocated to the files in `dir` and in its checkpoint (not following links).
+uint64_t allocated(const std::string& dir) {
+  uint64_t total = 0;
+  for (const std::string& sub : {std::string(), std::string("/checkpoint")}) {
+    if (!fs::is_dir(dir + sub)) continue;
+    for (const auto& name : fs::list_dir(dir + sub)) {
+      struct stat st {};
+      if (::lstat((dir + sub + "/" + name).c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+        total += uint64_t(st.st_blocks) * 512;
+    }
+  }
+  return total;
+}
+
+template <class T>
+json::Value or_null(const std::optional<T>& v) {
+  return v ? json::Value(*v) : json::Value();
+}
+
+SandboxStats stats_of(const store::Context& ctx, const store::SandboxState& st,
+                      const jail::CgroupLayout& layout) {
+  store::SandboxPaths p = store::sandbox_paths(ctx.root, st.id);
+  SandboxStats s;
+  s.id = st.id;
+  s.status = st.status;
+  s.disk_bytes = allocated(p.dir);
+  if (!store::claims_vmm(st.status, st.pid)) return s;
+  s.pid = st.pid;
+  if (!st.cgroup.empty()) {
+    jail::CgroupUsage u = jail::read_usage(layout, st.cgroup);
+    s.cpu_ns = u.cpu_ns;
+    s.memory_bytes = u.memory_bytes;
+    s.memory_peak_bytes = u.memory_peak_bytes;
+    s.memory_limit_bytes = u.memory_limit_bytes;
+    s.pids = u.pids;
+  }
+  if (!s.cpu_ns) s.cpu_ns = proc::cpu_time_ns(st.pid);
+  if (auto m = proc::memory_use(st.pid)) {
+    s.rss_bytes = m->rss_bytes;
+    s.pss_bytes = m->pss_bytes;
+  }
+  try {
+    auto r = control_call(p.control_sock, proto::control::StatsRequest{}, kStatsTimeoutMs);
+    s.guest_uptime_ns = r.guest_clock_ns;
+    s.running_since_ms = r.running_since_ms;
+    s.host_connections = r.host_connections;
+    s.guest_connections = r.guest_connections;
+  } catch (const Error& e) {
+    log::info("stats of " + st.id + ": " + e.what());
+  }
+  return s;
+}
+
+}  // namespace
+
+std::vector<SandboxStats> sandbox_stats(const store::Context& ctx,
+                                        const std::vector<std::string>& ids) {
+  std::vector<store::SandboxState> states;
+  if (ids.empty()) {
+    states = list_sandboxes(ctx);
+  } else {
+    for (const auto& id : ids) states.push_back(sandbox_state(ctx, id));
+  }
+  jail::CgroupLayout layout = jail::detect_layout();
+  std::vector<SandboxStats> out;
+  for (const auto& st : states) out.push_back(stats_of(ctx, st, layout));
+  return out;
+}
+
+json::Value stats_json(const SandboxStats& s) {
+  json::Value v = json::Value::object();
+  v.set("id", s.id);
+  v.set("status", store::status_name(s.status));
+  v.set("pid", s.pid ? json::Value(s.pid) : json::Value());
+  v.set("cpu_ns", or_null(s.cpu_ns));
+  v.set("rss_bytes", or_null(s.rss_bytes));
+  v.set("pss_bytes", or_null(s.pss_bytes));
+  v.set("memory_bytes", or_null(s.memory_bytes));
+  v.set("memory_peak_bytes", or_null(s.memory_peak_bytes));
+  v.set("memory_limit_bytes", or_null(s.memory_limit_bytes));
+  v.set("pids", or_null(s.pids));
+  v.set("disk_bytes", s.disk_bytes);
+  v.set("guest_uptime_ns", or_null(s.guest_uptime_ns));
+  v.set("running_since_ms", or_null(s.running_since_ms));
+  v.set("host_connections", or_null(s.host_connections));
+  v.set("guest_connections", or_null(s.guest_connections));
+  return v;
+}
+
+}  // namespace space::core

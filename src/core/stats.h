@@ -1,0 +1,41 @@
+// `space stats`: what each sandbox costs the host and how its guest is doing, from the kernel's
+// own accounting where it has one (the sandbox's cgroup: CPU time, charged memory and its peak,
+// processes), the VMM process (resident and proportional memory, /proc/PID/smaps_rollup), the
+// store (bytes allocated to the sandbox's files, its checkpoint included, before sharing with
+// its template) and the VMM itself (a "stats" control request: the guest's uptime by its
+// kvmclock, when this VMM started it, connections to and from the guest). Fields a host or a
+// stopped sandbox cannot give are null.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/context.h"
+#include "store/state.h"
+#include "util/json.h"
+
+namespace space::core {
+
+struct SandboxStats {
+  std::string id;
+  store::Status status = store::Status::Stopped;
+  int pid = 0;
+  std::optional<uint64_t> cpu_ns;  // the cgroup's CPU time, else the VMM process's
+  std::optional<uint64_t> rss_bytes, pss_bytes;
+  std::optional<uint64_t> memory_bytes, memory_peak_bytes, memory_limit_bytes;  // the cgroup's
+  std::optional<uint64_t> pids;
+  uint64_t disk_bytes = 0;
+  std::optional<uint64_t> guest_uptime_ns;
+  std::optional<int64_t> running_since_ms;
+  std::optional<uint64_t> host_connections, guest_connections;
+};
+
+// The stats of sandboxes `ids` (empty: every sandbox, in list order). Throws if an id does not
+// exist; a VMM that does not answer leaves its fields null (logged).
+std::vector<SandboxStats> sandbox_stats(const store::Context& ctx,
+                                        const std::vector<std::string>& ids);
+// {"id", "status", "pid", "cpu_ns", "rss_bytes", ... } with nulls for what is unknown.
+json::Value stats_json(const SandboxStats& s);
+
+}  // namespace space::core

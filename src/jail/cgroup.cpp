@@ -1,0 +1,309 @@
+// Sandbox control groups; see cgroup.h.
+#include "jail/cgroup.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <set>
+#include <sstream>
+
+#include "util/error.h"
+#include "util/fd.h"
+#include "util/fs.h"
+
+namespace space::jail {
+namespace {
+
+constexpr uint32_t kCpuPeriodUs = 100000;
+constexpr const char* kV2Controllers[] = {"memory", "pids", "cpu", "io"};
+
+// Undoes mountinfo's octal escapes (\040 for a space, and so on).
+std::string unescape(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); i++) {
+    if (s[i] == '\\' && i + 3 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1]))) {
+      out += static_cast<char>(std::strtol(std::string(s.substr(i + 1, 3)).c_str(), nullptr, 8));
+      i += 3;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(sep, start);
+    if (end == std::string_view::npos) end = s.size();
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+void write_value(const std::string& path, const std::string& value) {
+  Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd) throw_errno("cgroup: open " + path);
+  if (::write(fd.get(), value.data(), value.size()) != static_cast<ssize_t>(value.size()))
+    throw_errno("cgroup: write \"" + value + "\" to " + path);
+}
+
+std::optional<uint64_t> read_number(const std::string& path) {
+  try {
+    std::string s = fs::read_file(path, 4096);
+    if (s.empty() || s.rfind("max", 0) == 0) return std::nullopt;
+    char* end = nullptr;
+    uint64_t v = std::strtoull(s.c_str(), &end, 10);
+    if (end == s.c_str()) return std::nullopt;
+    return v;
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+// The value of `key` in a "key value" file (cpu.stat).
+std::optional<uint64_t> read_keyed(const std::string& path, const std::string& key) {
+  try {
+    std::istringstream in(fs::read_file(path, 64 * 1024));
+    std::string k;
+    uint64_t v;
+    while (in >> k >> v)
+      if (k == key) return v;
+  } catch (const Error&) {
+  }
+  return std::nullopt;
+}
+
+// The distinct hierarchy mounts of a v1 layout (cpu and cpuacct may share one).
+std::vector<std::string> v1_mounts(const CgroupLayout& l) {
+  std::vector<std::string> out;
+  for (const char* c : kV1Controllers) {
+    auto it = l.v1.find(c);
+    if (it != l.v1.end() && std::find(out.begin(), out.end(), it->second) == out.end())
+      out.push_back(it->second);
+  }
+  return out;
+}
+
+void mkdirs(const std::string& base, const std::string& rel) {
+  std::string path = base;
+  for (auto part : split(rel, '/')) {
+    path += "/" + std::string(part);
+    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) throw_errno("cgroup: mkdir " + path);
+  }
+}
+
+// v2: enables our controllers for the children of every directory from the root down to `rel`'s
+// parent; a controller the host lacks is skipped, except memory, which a sandbox needs.
+void enable_v2_controllers(const std::string& root, const std::string& rel) {
+  std::string dir = root;
+  auto parts = split(rel, '/');
+  for (size_t i = 0; i < parts.size(); i++) {
+    std::string have;
+    try {
+      have = fs::read_file(dir + "/cgroup.controllers", 4096);
+    } catch (const Error&) {
+    }
+    std::string enabled;
+    try {
+      enabled = fs::read_file(dir + "/cgroup.subtree_control", 4096);
+    } catch (const Error&) {
+    }
+    auto has = [](const std::string& list, const char* c) {
+      for (auto w : split(list, ' '))
+        if (std::string(w.substr(0, w.find('\n'))) == c) return true;
+      return false;
+    };
+    for (const char* c : kV2Controllers) {
+      if (has(enabled, c)) continue;
+      if (!has(have, c)) {
+        if (std::string(c) == "memory")
+          fail("cgroup: the memory controller is not available in " + dir,
+               "enable it for the cgroup space uses, or set [jail] cgroups = false");
+        continue;
+      }
+      write_value(dir + "/cgroup.subtree_control", std::string("+") + c);
+    }
+    dir += "/" + std::string(parts[i]);
+  }
+}
+
+}  // namespace
+
+CgroupLayout parse_mountinfo(std::string_view text, const std::string& fs_prefix,
+                             const std::string& v2_controllers) {
+  CgroupLayout l;
+  std::string v2_mount;
+  for (auto line : split(text, '\n')) {
+    size_t dash = line.find(" - ");
+    if (dash == std::string_view::npos) continue;
+    auto pre = split(line.substr(0, dash), ' ');
+    auto post = split(line.substr(dash + 3), ' ');
+    if (pre.size() < 5 || post.size() < 3) continue;
+    std::string mount = fs_prefix + unescape(pre[4]);
+    if (post[0] == "cgroup2") {
+      if (v2_mount.empty()) v2_mount = mount;
+    } else if (post[0] == "cgroup") {
+      for (auto opt : split(post[2], ','))
+        for (const char* c : kV1Controllers)
+          if (opt == c && !l.v1.count(c)) l.v1[c] = mount;
+    }
+  }
+  bool v2_has_memory = false;
+  for (auto w : split(v2_controllers, ' '))
+    if (std::string(w.substr(0, w.find('\n'))) == "memory") v2_has_memory = true;
+  if (!v2_mount.empty() && v2_has_memory) {
+    l.version = CgroupVersion::V2;
+    l.v2 = v2_mount;
+    l.v1.clear();
+  } else if (l.v1.count("memory")) {
+    l.version = CgroupVersion::V1;
+  } else {
+    l.v1.clear();
+  }
+  return l;
+}
+
+CgroupLayout detect_layout() {
+  std::string text;
+  try {
+    text = fs::read_file("/proc/self/mountinfo", 1u << 20);
+  } catch (const Error&) {
+    return {};
+  }
+  // The cgroup2 mount's controllers decide between v2 and v1 on a hybrid host.
+  CgroupLayout first = parse_mountinfo(text);
+  std::string controllers;
+  for (auto line : split(text, '\n')) {
+    size_t dash = line.find(" - cgroup2 ");
+    if (dash == std::string_view::npos) continue;
+    auto pre = split(line.substr(0, dash), ' ');
+    if (pre.size() < 5) continue;
+    try {
+      controllers = fs::read_file(unescape(pre[4]) + "/cgroup.controllers", 4096);
+    } catch (const Error&) {
+    }
+    break;
+  }
+  if (controllers.empty()) return first;
+  return parse_mountinfo(text, "", controllers);
+}
+
+const char* version_name(CgroupVersion v) {
+  switch (v) {
+    case CgroupVersion::V1:
+      return "v1";
+    case CgroupVersion::V2:
+      return "v2";
+    case CgroupVersion::None:
+      break;
+  }
+  return "none";
+}
+
+CgroupLimits sandbox_limits(uint32_t vcpus, uint32_t memory_mib, uint32_t overhead_mib) {
+  CgroupLimits l;
+  l.memory_bytes = (uint64_t(memory_mib) + overhead_mib) << 20;
+  l.pids = kSandboxPids;
+  l.cpu_percent = 100 * vcpus + 50;
+  l.cpu_weight = std::clamp<uint32_t>(100 * vcpus, 1, 10000);
+  return l;
+}
+
+std::vector<std::string> group_dirs(const CgroupLayout& l, const std::string& rel) {
+  std::vector<std::string> out;
+  if (l.version == CgroupVersion::V2) out.push_back(l.v2 + "/" + rel);
+  if (l.version == CgroupVersion::V1)
+    for (const auto& m : v1_mounts(l)) out.push_back(m + "/" + rel);
+  return out;
+}
+
+std::vector<std::string> procs_files(const CgroupLayout& l, const std::string& rel) {
+  std::vector<std::string> out;
+  for (auto& d : group_dirs(l, rel)) out.push_back(d + "/cgroup.procs");
+  return out;
+}
+
+void create_group(const CgroupLayout& l, const std::string& rel, const CgroupLimits& lim) {
+  if (l.version == CgroupVersion::None) fail("cgroup: this host has no usable cgroup hierarchy");
+  if (l.version == CgroupVersion::V2) {
+    enable_v2_controllers(l.v2, rel);
+    mkdirs(l.v2, rel);
+    std::string d = l.v2 + "/" + rel;
+    write_value(d + "/memory.max", lim.memory_bytes ? std::to_string(lim.memory_bytes) : "max");
+    if (fs::exists(d + "/pids.max"))
+      write_value(d + "/pids.max", lim.pids ? std::to_string(lim.pids) : "max");
+    if (fs::exists(d + "/cpu.max")) {
+      write_value(d + "/cpu.max",
+                  (lim.cpu_percent ? std::to_string(uint64_t(lim.cpu_percent) * kCpuPeriodUs / 100)
+                                   : std::string("max")) +
+                      " " + std::to_string(kCpuPeriodUs));
+      write_value(d + "/cpu.weight", std::to_string(lim.cpu_weight));
+    }
+    return;
+  }
+  for (const auto& m : v1_mounts(l)) mkdirs(m, rel);
+  auto dir = [&](const char* c) { return l.v1.at(c) + "/" + rel; };
+  write_value(dir("memory") + "/memory.limit_in_bytes",
+              lim.memory_bytes ? std::to_string(lim.memory_bytes) : "-1");
+  if (l.v1.count("pids"))
+    write_value(dir("pids") + "/pids.max", lim.pids ? std::to_string(lim.pids) : "max");
+  if (l.v1.count("cpu")) {
+    write_value(dir("cpu") + "/cpu.cfs_period_us", std::to_string(kCpuPeriodUs));
+    write_value(
+        dir("cpu") + "/cpu.cfs_quota_us",
+        lim.cpu_percent ? std::to_string(uint64_t(lim.cpu_percent) * kCpuPeriodUs / 100) : "-1");
+    write_value(dir("cpu") + "/cpu.shares", std::to_string(uint64_t(lim.cpu_weight) * 1024 / 100));
+  }
+}
+
+bool remove_group(const CgroupLayout& l, const std::string& rel) {
+  bool all = true;
+  for (const auto& d : group_dirs(l, rel)) {
+    if (::rmdir(d.c_str()) == 0 || errno == ENOENT) continue;
+    if (errno == EBUSY) {
+      all = false;
+      continue;
+    }
+    throw_errno("cgroup: rmdir " + d);
+  }
+  return all;
+}
+
+void join_group(const CgroupLayout& l, const std::string& rel) {
+  for (const auto& f : procs_files(l, rel)) write_value(f, "0");
+}
+
+CgroupUsage read_usage(const CgroupLayout& l, const std::string& rel) {
+  CgroupUsage u;
+  if (l.version == CgroupVersion::V2) {
+    std::string d = l.v2 + "/" + rel;
+    if (auto us = read_keyed(d + "/cpu.stat", "usage_usec")) u.cpu_ns = *us * 1000;
+    u.memory_bytes = read_number(d + "/memory.current");
+    u.memory_peak_bytes = read_number(d + "/memory.peak");
+    u.memory_limit_bytes = read_number(d + "/memory.max");
+    u.pids = read_number(d + "/pids.current");
+  } else if (l.version == CgroupVersion::V1) {
+    auto dir = [&](const char* c) {
+      auto it = l.v1.find(c);
+      return it == l.v1.end() ? std::string() : it->second + "/" + rel;
+    };
+    if (auto d = dir("cpuacct"); !d.empty()) u.cpu_ns = read_number(d + "/cpuacct.usage");
+    if (auto d = dir("memory"); !d.empty()) {
+      u.memory_bytes = read_number(d + "/memory.usage_in_bytes");
+      u.memory_peak_bytes = read_number(d + "/memory.max_usage_in_bytes");
+      u.memory_limit_bytes = read_number(d + "/memory.limit_in_bytes");
+    }
+    if (auto d = dir("pids"); !d.empty()) u.pids = read_number(d + "/pids.current");
+  }
+  return u;
+}
+
+}  // namespace space::jail

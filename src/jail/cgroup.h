@@ -1,0 +1,82 @@
+// Control groups for sandboxes, on cgroup v2 (one unified hierarchy) or v1 (one hierarchy per
+// controller; this build host has only v1). A sandbox's VMM runs in its own group,
+// <parent>/<id> (parent "space" by default), with
+//   memory  the guest's RAM plus an overhead for the VMM itself (limit; charged page cache is
+//           reclaimed before anything is killed),
+//   pids    a ceiling on processes and threads (vCPUs, branch forks in flight),
+//   cpu     a quota of (vCPUs + 1/2) cores and a weight proportional to the vCPUs,
+//   io      membership (v2 io / v1 blkio: accounting and the default fair weight), where the
+//           controller exists.
+// The jail's PID 1 waits in <parent>/init, a group without limits, so that it outlives a sandbox
+// whose branches still run. Groups are made and removed by the privileged CLI; a process joins
+// one by writing "0" to a cgroup.procs file it opened before entering its jail.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace space::jail {
+
+enum class CgroupVersion { None, V1, V2 };
+
+// Where the controllers are mounted.
+struct CgroupLayout {
+  CgroupVersion version = CgroupVersion::None;
+  std::string v2;                         // the cgroup2 mount (v2)
+  std::map<std::string, std::string> v1;  // controller -> its hierarchy's mount (v1)
+};
+
+// The controllers space uses, as v1 names (v2: memory, pids, cpu, io).
+inline constexpr const char* kV1Controllers[] = {"memory", "pids", "cpu", "cpuacct", "blkio"};
+
+// The layout described by /proc/self/mountinfo text, whose cgroup2 mount counts as v2 only when
+// it offers the memory controller (a hybrid host's empty "unified" mount does not). `fs_prefix`
+// is prepended to every mount point (for tests).
+CgroupLayout parse_mountinfo(std::string_view text, const std::string& fs_prefix = "",
+                             const std::string& v2_controllers = "");
+// This host's layout (reads /proc/self/mountinfo and the cgroup2 root's cgroup.controllers).
+CgroupLayout detect_layout();
+// "v1", "v2" or "none".
+const char* version_name(CgroupVersion v);
+
+struct CgroupLimits {
+  uint64_t memory_bytes = 0;  // 0 = no limit
+  uint32_t pids = 0;          // 0 = no limit
+  uint32_t cpu_percent = 0;   // quota: 100 = one core; 0 = none
+  uint32_t cpu_weight =
+      100;  // v2 scale (1..10000; 100 is the default); v1 shares = weight*1024/100
+};
+
+// Limits for a VM of `vcpus` and `memory_mib`, with `overhead_mib` for the VMM.
+CgroupLimits sandbox_limits(uint32_t vcpus, uint32_t memory_mib, uint32_t overhead_mib);
+// The most processes and threads a sandbox's group may hold.
+constexpr uint32_t kSandboxPids = 512;
+
+// The group's directory in each hierarchy (`rel` like "space/ID").
+std::vector<std::string> group_dirs(const CgroupLayout& l, const std::string& rel);
+// The cgroup.procs file of each of those directories.
+std::vector<std::string> procs_files(const CgroupLayout& l, const std::string& rel);
+// Makes group `rel` (and its parents; on v2 enabling the controllers in their
+// cgroup.subtree_control) and writes `limits`. An existing group is reused and its limits
+// rewritten. Throws Error naming the file.
+void create_group(const CgroupLayout& l, const std::string& rel, const CgroupLimits& limits);
+// Removes group `rel` in every hierarchy; a missing one is fine. Returns false (and leaves it) if
+// it still has processes.
+bool remove_group(const CgroupLayout& l, const std::string& rel);
+// Moves the calling process into group `rel`'s cgroup.procs files (writes "0"). Throws.
+void join_group(const CgroupLayout& l, const std::string& rel);
+
+struct CgroupUsage {
+  std::optional<uint64_t> cpu_ns;             // CPU time of the group's processes
+  std::optional<uint64_t> memory_bytes;       // charged memory now
+  std::optional<uint64_t> memory_peak_bytes;  // its peak
+  std::optional<uint64_t> memory_limit_bytes;
+  std::optional<uint64_t> pids;
+};
+// What group `rel` uses now; fields the host does not report stay empty.
+CgroupUsage read_usage(const CgroupLayout& l, const std::string& rel);
+
+}  // namespace space::jail

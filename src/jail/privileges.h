@@ -1,0 +1,31 @@
+// Dropping a jailed process's privileges for good, in the order that makes each step possible:
+// the capability bounding set is emptied while CAP_SETPCAP is still held, then supplementary
+// groups go, then the gid and uid become the sandbox's own (real, effective and saved alike, so
+// nothing can be taken back), which clears every remaining capability, ambient ones included.
+// Then no_new_privs, not dumpable (no core file, /proc/PID owned by root, no ptrace by the same
+// uid), RLIMIT_CORE 0 and RLIMIT_NOFILE at the size the VMM's connection limits need. Each step
+// is checked: drop() throws if a capability survived.
+#pragma once
+#include <sys/types.h>
+
+#include <cstdint>
+
+namespace space::jail {
+
+struct Identity {
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
+// Descriptors a VMM may hold: its vsock connections (1024) and handshakes, the control socket's
+// clients, the descriptors a branch request brings (7 per branch, up to 64), logs and disks.
+constexpr uint64_t kVmmMaxFiles = 2048;
+
+// Drops to `who` as above, with RLIMIT_NOFILE = `max_files`. Throws Error naming the step that
+// failed; the process must then exit (it may be half-dropped).
+void drop(const Identity& who, uint64_t max_files = kVmmMaxFiles);
+
+// The process's effective, permitted and bounding capability sets are all empty.
+bool has_no_capabilities();
+
+}  // namespace space::jail

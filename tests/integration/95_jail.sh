@@ -1,0 +1,106 @@
+# Scenario: every VMM is jailed (issue 15). For a VMM restored from a template, a branch child
+# and a VMM resumed from a checkpoint, /proc shows seccomp in filter mode, no_new_privs, no
+# capability in any set, a uid and gid of its own (not root, none supplementary), mount, PID,
+# network, IPC and UTS namespaces other than ours, an empty root (nothing of the host's files),
+# its run directory as working directory, and its own cgroup with the memory limit (guest RAM
+# plus the overhead) and pid limit; the jail's PID 1 is its parent and jailed alike. A branch
+# shares its source's uid and outlives it. Everything else still works under the jail (exec,
+# cp, pause, resume, checkpoint, branch). Destroy removes the cgroups and frees the uid.
+source "$(dirname "$0")/lib.sh"
+
+shared_template base
+
+status_field() { awk -v k="$2:" '$1 == k { $1 = ""; sub(/^ /, ""); print; exit }' "/proc/$1/status"; }
+ns_of() { stat -L -c %i "/proc/$1/ns/$2"; }
+
+# check_jailed PID ID: the VMM PID of sandbox ID is jailed as described above.
+check_jailed() {
+  local pid=$1 id=$2 what="VMM $1 of $2" uid
+  alive "$pid" || fail "$what is not running"
+  [ "$(status_field "$pid" Seccomp)" = 2 ] || fail "$what: seccomp is not in filter mode"
+  [ "$(status_field "$pid" NoNewPrivs)" = 1 ] || fail "$what: no_new_privs is not set"
+  for set in CapInh CapPrm CapEff CapBnd CapAmb; do
+    [ "$(status_field "$pid" $set)" = 0000000000000000 ] || fail "$what: $set is not empty"
+  done
+  uid=$(status_field "$pid" Uid | awk '{print $1}')
+  [ "$uid" -ne 0 ] || fail "$what runs as root"
+  [ "$(status_field "$pid" Uid)" = "$uid $uid $uid $uid" ] || fail "$what: real, effective, saved uids differ"
+  [ "$(status_field "$pid" Gid)" = "$uid $uid $uid $uid" ] || fail "$what: gids are not its uid"
+  [ -z "$(status_field "$pid" Groups)" ] || fail "$what has supplementary groups"
+  for ns in mnt pid net ipc uts; do
+    [ "$(ns_of "$pid" $ns)" != "$(ns_of $$ $ns)" ] || fail "$what shares our $ns namespace"
+  done
+  [ -z "$(ls -A "/proc/$pid/root/")" ] || fail "$what sees files in its root: $(ls -A "/proc/$pid/root/")"
+  [ "$(readlink "/proc/$pid/cwd")" = "$SPACE_RUN_DIR/$id" ] || fail "$what: cwd is not its run directory"
+  [ "$(space state "$id" | json_field uid)" = "$uid" ] || fail "$what: state.json names another uid"
+  # Its cgroup: its own, with the limits of a 256 MiB guest (plus 128 MiB for the VMM).
+  local cg=$CGROUP_PARENT/$id
+  [ "$(space state "$id" | json_field cgroup)" = "$cg" ] || fail "$what: state.json names no cgroup"
+  grep -q ":memory:/$cg\$" "/proc/$pid/cgroup" || fail "$what is not in memory cgroup $cg: $(cat /proc/$pid/cgroup)"
+  grep -q ":pids:/$cg\$" "/proc/$pid/cgroup" || fail "$what is not in pids cgroup $cg"
+  [ "$(cat /sys/fs/cgroup/memory/$cg/memory.limit_in_bytes)" = $(((256 + 128) << 20)) ] || fail "$what: memory limit"
+  [ "$(cat /sys/fs/cgroup/pids/$cg/pids.max)" = 512 ] || fail "$what: pid limit"
+  # The jail's PID 1, an ancestor (a branch's parent is its source until that exits), is
+  # jailed the same way and waits in the jails' own group.
+  local init=$pid
+  while [ "$(status_field "$init" NSpid | awk '{print $NF}')" != 1 ]; do
+    init=$(awk '{print $4}' "/proc/$init/stat")
+    [ "$init" -gt 1 ] || fail "$what: no jail PID 1 among its ancestors"
+  done
+  [ "$(ns_of "$init" pid)" = "$(ns_of "$pid" pid)" ] || fail "$what: its jail's PID 1 is in another PID namespace"
+  [ "$(status_field "$init" Seccomp)" = 2 ] || fail "$what: its jail's PID 1 has no seccomp filter"
+  [ "$(status_field "$init" Uid | awk '{print $1}')" = "$uid" ] || fail "$what: its jail's PID 1 runs as another uid"
+  [ "$(status_field "$init" CapEff)" = 0000000000000000 ] || fail "$what: its jail's PID 1 keeps capabilities"
+  grep -q ":memory:/$CGROUP_PARENT/init\$" "/proc/$init/cgroup" || fail "$what: its jail's PID 1 is not in the init group"
+  echo "$what: jailed as uid $uid"
+}
+
+expect_status 0 space create --template base a
+A=$(pid_of a)
+check_jailed "$A" a
+A_UID=$(space state a | json_field uid)
+# The caller's environment does not reach the VMM.
+CI_TOKEN=secret-of-the-ci expect_status 0 space create --template base e
+tr '\0' '\n' <"/proc/$(pid_of e)/environ" | grep -q CI_TOKEN && fail "the caller's environment reached the VMM"
+expect_status 0 space destroy e
+
+# Everything still works under the jail.
+expect_status 0 space exec a -- sh -c 'echo in-jail > /tmp/mark; cat /tmp/mark'
+[ "$OUT" = in-jail ] || fail "exec in a jailed sandbox: '$OUT'"
+echo copied >"$TEST_ROOT/f"
+expect_status 0 space cp "$TEST_ROOT/f" a:/tmp/f
+expect_status 0 space cp a:/tmp/f "$TEST_ROOT/g"
+[ "$(cat "$TEST_ROOT/g")" = copied ] || fail "cp through a jailed VMM"
+expect_status 0 space pause a
+expect_status 0 space resume a
+
+# A branch child: jailed alike, with the source's uid and a cgroup of its own; it outlives its
+# source.
+expect_status 0 space branch a --name b
+B=$(pid_of b)
+check_jailed "$B" b
+[ "$(space state b | json_field uid)" = "$A_UID" ] || fail "the branch does not share its source's uid"
+expect_status 0 space exec b -- cat /tmp/mark
+[ "$OUT" = in-jail ] || fail "the branch lost its source's memory"
+expect_status 0 space destroy a
+assert_gone a "$A"
+[ ! -d "/sys/fs/cgroup/memory/$CGROUP_PARENT/a" ] || fail "the source's cgroup outlived it"
+expect_status 0 space exec b -- echo still-here
+[ "$OUT" = still-here ] || fail "the branch did not outlive its source"
+
+# Checkpoint: the VMM goes, and its cgroup with it; resume makes a new jail.
+expect_status 0 space checkpoint b
+[ ! -d "/sys/fs/cgroup/memory/$CGROUP_PARENT/b" ] || fail "a checkpointed sandbox kept its cgroup"
+[ "$(space state b | json_field uid)" = 0 ] || fail "a checkpointed sandbox still names a uid"
+wait_until "$SPACE_TEST_TIMEOUT" gone "$B"
+expect_status 0 space resume b
+R=$(pid_of b)
+check_jailed "$R" b
+expect_status 0 space exec b -- cat /tmp/mark
+[ "$OUT" = in-jail ] || fail "the resumed VMM lost the guest's memory"
+R_UID=$(space state b | json_field uid)
+expect_status 0 space destroy b
+assert_gone b "$R"
+# The jail is gone with its last process: no process runs as its uids any more.
+wait_until "$SPACE_TEST_TIMEOUT" sh -c "! pgrep -U $A_UID >/dev/null && ! pgrep -U $R_UID >/dev/null"
+echo "PASS"

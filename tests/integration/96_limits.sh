@@ -1,0 +1,70 @@
+# Scenario: the limits a user sets (issue 15). --ttl ends a sandbox by itself: destroyed at its
+# time by the expiry reaper, or with --on-expiry checkpoint checkpointed (resume continues it);
+# list and state show the expiry; and with no reaper (killed), the VMM's own backstop stops the
+# guest soon after. --disk-size gives the image disk that size and limits what the sandbox may
+# keep in the store (a btrfs qgroup): a guest writing past it gets ENOSPC inside the guest, and
+# the store gets its space back on destroy. Restored from the shared test template.
+source "$(dirname "$0")/lib.sh"
+shared_template base
+
+reaper_pid() { pgrep -f -- "--root $SPACE_ROOT( .* | )__expire" || true; }
+exists() { [ -e "$SPACE_ROOT/store/sandboxes/$1/state.json" ]; }
+missing() { ! exists "$1"; }
+
+# --ttl 5s: destroyed by the reaper at its time.
+expect_status 0 space create --template base --ttl 5s t-destroy
+P=$(pid_of t-destroy)
+[ -n "$(space state t-destroy | json_field expires)" ] || fail "state shows no expiry"
+[ "$(space state t-destroy | json_field on_expiry)" = destroy ] || fail "state's on_expiry"
+assert_contains "$(space list)" "(destroy)" "list shows the expiry"
+[ -n "$(reaper_pid)" ] || fail "no expiry reaper runs"
+started=$SECONDS
+wait_until 30 missing t-destroy
+[ $((SECONDS - started)) -ge 3 ] || fail "the sandbox ended before its time"
+assert_gone t-destroy "$P"
+[ ! -d "/sys/fs/cgroup/memory/$CGROUP_PARENT/t-destroy" ] || fail "an expired sandbox kept its cgroup"
+
+# --on-expiry checkpoint: checkpointed at its time; resume continues it, with no expiry.
+expect_status 0 space create --template base --ttl 4s --on-expiry checkpoint t-ck
+expect_status 0 space exec t-ck -- sh -c 'echo kept > /root/mark; sync'
+wait_until 30 sh -c "[ \"\$($SPACE_BIN state t-ck | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"status\"])')\" = checkpointed ]"
+[ "$(space state t-ck | json_field expires)" = None ] || fail "a checkpointed expiry still shows"
+expect_status 0 space resume t-ck
+expect_status 0 space exec t-ck -- cat /root/mark
+[ "$OUT" = kept ] || fail "the expired checkpoint lost the guest's file: '$OUT'"
+expect_status 0 space destroy t-ck
+wait_until 30 sh -c "[ -z \"\$(pgrep -f -- '--root $SPACE_ROOT( .* | )__expire')\" ]"  # idle: gone
+
+# Errors name the flag.
+expect_status 125 space create --template base --ttl 5 t-bad
+assert_contains "$ERR" "--ttl 30s" "a ttl without a unit"
+expect_status 125 space create --template base --on-expiry checkpoint t-bad
+assert_contains "$ERR" "--on-expiry needs --ttl" "--on-expiry alone"
+
+# The backstop: the reaper killed, the VMM stops its guest on its own, 30 s past the expiry.
+expect_status 0 space create --template base --ttl 2s t-back
+P=$(pid_of t-back)
+kill -9 "$(reaper_pid)"
+wait_until 60 gone "$P"
+grep -q "expired and nothing destroyed it" "$SPACE_ROOT/store/sandboxes/t-back/vmm.log" ||
+  fail "the VMM did not say why it stopped"
+expect_status 0 space destroy t-back
+
+# --disk-size: an image disk of that size, and a store quota.
+mkdir -p "$TEST_ROOT/img/bin"
+cp "$(command -v busybox)" "$TEST_ROOT/img/bin/busybox"
+for a in sh dd df sync echo cat; do ln -s busybox "$TEST_ROOT/img/bin/$a"; done
+tar -C "$TEST_ROOT/img" -cf "$TEST_ROOT/img.tar" .
+expect_status 0 space image import --size 64M small "$TEST_ROOT/img.tar"
+expect_status 0 space create --template base --image small --disk-size 96M q
+limit=$(space state q | json_field disk_limit_bytes)
+[ "$limit" -gt $((96 << 20)) ] || fail "no disk limit recorded: $limit"
+btrfs qgroup show -re --raw "$SPACE_ROOT/store" | grep -q " $limit" || fail "no qgroup limit of $limit on the store"
+free_before=$(df -B1 --output=avail "$SPACE_ROOT/store" | tail -1)
+rc=0
+space exec q -- sh -c 'dd if=/dev/zero of=/fill bs=1M count=120 2>&1; sync' >"$TEST_ROOT/dd.out" 2>&1 || rc=$?
+grep -q "No space left on device" "$TEST_ROOT/dd.out" || fail "the guest wrote past --disk-size: $(cat "$TEST_ROOT/dd.out")"
+expect_status 0 space exec q -- df -k /
+expect_status 0 space destroy q
+wait_until 30 sh -c "[ \$(df -B1 --output=avail '$SPACE_ROOT/store' | tail -1) -ge $((free_before - (8 << 20))) ]"
+echo "PASS"

@@ -1,0 +1,167 @@
+// Unit tests for jail/init: serve_as_init() in a forked child that is a subreaper (standing in
+// for a PID namespace's init) with a grandchild as its "VMM": it exits with the VMM's code, or
+// 128+N when signal N killed it; it forwards SIGTERM, SIGINT and SIGHUP to the VMM while it lives
+// and no longer afterwards; and an orphan that outlives the VMM keeps it alive until the orphan
+// exits. Also exit_code_of() on waitpid() statuses.
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "jail/init.h"
+#include "util/fd.h"
+
+using namespace space;
+
+namespace {
+
+// Forks an init: it becomes a subreaper, blocks the signals serve_as_init() takes, forks the
+// VMM, which runs `vmm` with an empty signal mask and exits with what it returns, and serves as
+// the VMM's init. Both have default signal actions and no core files. Returns the init's pid.
+template <class Vmm>
+pid_t start_init(Vmm vmm) {
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    if (::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) ::_exit(120);
+    rlimit no_core{0, 0};
+    ::setrlimit(RLIMIT_CORE, &no_core);
+    for (int s = 1; s < NSIG; s++) ::signal(s, SIG_DFL);  // not the test runner's handlers
+    sigset_t set, none;
+    sigemptyset(&set);
+    sigemptyset(&none);
+    for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) sigaddset(&set, s);
+    ::sigprocmask(SIG_BLOCK, &set, nullptr);
+    pid_t v = ::fork();
+    if (v < 0) ::_exit(121);
+    if (v == 0) {
+      ::sigprocmask(SIG_SETMASK, &none, nullptr);
+      ::_exit(vmm());
+    }
+    jail::serve_as_init(v);
+  }
+  return pid;
+}
+
+// The waitpid() status of `pid` once it exits, or -1 if it has not within `ms` (it is then
+// killed and reaped).
+int wait_for(pid_t pid, int ms) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  for (;;) {
+    int status = 0;
+    pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) return status;
+    if (r < 0 || std::chrono::steady_clock::now() > end) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      return -1;
+    }
+    ::usleep(2000);
+  }
+}
+
+bool exited_with(int status, int code) {
+  return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == code;
+}
+
+// Writes one byte to `fd`.
+void send_byte(int fd) {
+  char c = 'r';
+  write_all(fd, &c, 1);
+}
+
+// Blocks until a byte arrives on `fd` (false on EOF).
+bool await_byte(int fd) {
+  char c;
+  return read_full(fd, &c, 1) == 1;
+}
+
+}  // namespace
+
+TEST_CASE("init: exits with the VMM's exit code") {
+  for (int code : {0, 7, 125}) {
+    CAPTURE(code);
+    pid_t init = start_init([code] { return code; });
+    CHECK(exited_with(wait_for(init, 2000), code));
+  }
+}
+
+TEST_CASE("init: a VMM killed by signal N makes it exit 128+N") {
+  pid_t init = start_init([] {
+    ::kill(::getpid(), SIGKILL);
+    return 0;
+  });
+  CHECK(exited_with(wait_for(init, 2000), 137));
+  init = start_init([] {
+    ::kill(::getpid(), SIGSEGV);  // no core file: RLIMIT_CORE is 0
+    return 0;
+  });
+  CHECK(exited_with(wait_for(init, 2000), 139));
+}
+
+TEST_CASE("init: SIGTERM, SIGINT and SIGHUP are forwarded to the VMM") {
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+    CAPTURE(sig);
+    Pipe ready = Pipe::make();
+    int w = ready.write.get();
+    pid_t init = start_init([w] {
+      send_byte(w);
+      for (;;) ::pause();
+      return 0;
+    });
+    ready.write.reset();
+    REQUIRE(await_byte(ready.read.get()));
+    CHECK(::kill(init, sig) == 0);
+    CHECK(exited_with(wait_for(init, 2000), 128 + sig));
+  }
+}
+
+TEST_CASE("init: an orphan that outlives the VMM keeps it alive; signals then go nowhere") {
+  Pipe ready = Pipe::make();
+  int w = ready.write.get();
+  auto start = std::chrono::steady_clock::now();
+  pid_t init = start_init([w] {
+    pid_t orphan = ::fork();
+    if (orphan == 0) {
+      send_byte(w);
+      ::usleep(400 * 1000);
+      ::_exit(9);
+    }
+    return 5;  // the VMM exits at once; the orphan becomes the init's child
+  });
+  ready.write.reset();
+  REQUIRE(await_byte(ready.read.get()));
+  ::usleep(150 * 1000);
+  int status = 0;
+  CHECK(::waitpid(init, &status, WNOHANG) == 0);  // still serving the orphan
+  // The VMM is gone: SIGTERM is not forwarded (nor does it kill the init).
+  CHECK(::kill(init, SIGTERM) == 0);
+  ::usleep(50 * 1000);
+  CHECK(::waitpid(init, &status, WNOHANG) == 0);
+  status = wait_for(init, 2000);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                  start)
+                .count();
+  CHECK(exited_with(status, 5));  // the VMM's code, not the orphan's
+  CHECK(ms >= 390);
+}
+
+TEST_CASE("init: exit_code_of") {
+  CHECK(jail::exit_code_of(W_EXITCODE(0, 0)) == 0);
+  CHECK(jail::exit_code_of(W_EXITCODE(7, 0)) == 7);
+  CHECK(jail::exit_code_of(W_EXITCODE(255, 0)) == 255);
+  CHECK(jail::exit_code_of(SIGKILL) == 137);
+  CHECK(jail::exit_code_of(SIGTERM) == 143);
+  CHECK(jail::exit_code_of(SIGSEGV | 0x80) == 139);  // with a core dump
+  CHECK(jail::exit_code_of(W_STOPCODE(SIGSTOP)) == 1);
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) ::_exit(42);
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  CHECK(jail::exit_code_of(status) == 42);
+}

@@ -1,0 +1,118 @@
+// Unit tests for jail/privileges: drop() in a forked child leaves it with the sandbox's uid and
+// gid (real, effective and saved), no supplementary groups, no capabilities in any set, no way
+// back to root, no_new_privs, not dumpable, no core files and the RLIMIT_NOFILE it was given;
+// and it refuses uid or gid 0 before changing anything. Needs root (skipped otherwise).
+#include <doctest/doctest.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "jail/privileges.h"
+#include "util/error.h"
+#include "util/fd.h"
+
+using namespace space;
+
+namespace {
+
+// Runs `body` in a forked child and returns what it wrote ("" if it wrote nothing) once it has
+// exited; `status` gets its waitpid() status.
+template <class Body>
+std::string in_child(Body body, int& status) {
+  Pipe p = Pipe::make();
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    p.read.reset();
+    std::string out;
+    try {
+      out = body();
+    } catch (const std::exception& e) {
+      out = std::string("threw: ") + e.what();
+    }
+    write_all(p.write.get(), out.data(), out.size());
+    ::_exit(0);
+  }
+  p.write.reset();
+  std::string out;
+  char buf[512];
+  size_t n;
+  while ((n = read_full(p.read.get(), buf, sizeof buf)) > 0) out.append(buf, n);
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  return out;
+}
+
+constexpr uid_t kUid = 1000000123;
+
+}  // namespace
+
+TEST_CASE("privileges: drop() leaves no way back") {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: needs root");
+    return;
+  }
+  CHECK_FALSE(jail::has_no_capabilities());  // root holds some
+  int status = 0;
+  std::string out = in_child(
+      [] {
+        jail::drop({kUid, kUid}, 300);
+        std::string failed;
+        auto check = [&](bool ok, const char* what) {
+          if (!ok) failed += std::string(what) + "; ";
+        };
+        uid_t r, e, s;
+        check(::getresuid(&r, &e, &s) == 0 && r == kUid && e == kUid && s == kUid, "uids");
+        gid_t gr, ge, gs;
+        check(::getresgid(&gr, &ge, &gs) == 0 && gr == kUid && ge == kUid && gs == kUid, "gids");
+        check(::getuid() == kUid && ::geteuid() == kUid && ::getgid() == kUid, "getuid");
+        check(::getgroups(0, nullptr) == 0, "groups");
+        check(jail::has_no_capabilities(), "capabilities");
+        check(::prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1, "no_new_privs");
+        check(::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 0, "dumpable");
+        check(::prctl(PR_CAPBSET_READ, 0, 0, 0, 0) == 0, "bounding set");  // CAP_CHOWN
+        rlimit core{}, files{};
+        check(::getrlimit(RLIMIT_CORE, &core) == 0 && core.rlim_cur == 0 && core.rlim_max == 0,
+              "RLIMIT_CORE");
+        check(::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur == 300 &&
+                  files.rlim_max == 300,
+              "RLIMIT_NOFILE");
+        check(::setresuid(0, 0, 0) != 0, "setresuid back to 0");
+        check(::setresgid(0, 0, 0) != 0, "setresgid back to 0");
+        rlimit more{301, 301};
+        check(::setrlimit(RLIMIT_NOFILE, &more) != 0, "raising RLIMIT_NOFILE");
+        return failed.empty() ? std::string("ok") : failed;
+      },
+      status);
+  CHECK(out == "ok");
+  CHECK(WIFEXITED(status));
+}
+
+TEST_CASE("privileges: drop() refuses uid or gid 0 before changing anything") {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: needs root");
+    return;
+  }
+  for (jail::Identity who : {jail::Identity{0, kUid}, jail::Identity{kUid, 0}}) {
+    int status = 0;
+    std::string out = in_child(
+        [who] {
+          std::string r;
+          try {
+            jail::drop(who, 300);
+            r = "dropped";
+          } catch (const Error& e) {
+            r = std::string("threw: ") + e.what();
+          }
+          rlimit files{};
+          ::getrlimit(RLIMIT_NOFILE, &files);
+          if (files.rlim_max == 300) r += " (RLIMIT_NOFILE changed)";
+          if (::geteuid() != 0 || jail::has_no_capabilities()) r += " (privileges changed)";
+          return r;
+        },
+        status);
+    CHECK(out == "threw: jail: refusing to run as uid or gid 0");
+  }
+}

@@ -1,0 +1,264 @@
+// Unit tests for jail/root: enter() refuses to run unless its caller is PID 1 (so these tests'
+// own process is never touched), and, in a child cloned as PID 1 of a new PID namespace (root
+// only), leaves it in an empty, read-only root with no /proc, its own hostname, mount, UTS and
+// network namespaces (loopback down), and its descriptors still usable, while the host's mounts
+// (a shared one included) and hostname stay as they were.
+#include <dirent.h>
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <string>
+
+#include "jail/root.h"
+#include "support/temp_dir.h"
+#include "util/error.h"
+#include "util/fd.h"
+#include "util/fs.h"
+
+using namespace space;
+
+namespace {
+
+ino_t inode(const std::string& path) {
+  struct stat st {};
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  return st.st_ino;
+}
+
+dev_t device_of(const std::string& path) {
+  struct stat st {};
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  return st.st_dev;
+}
+
+std::string hostname() {
+  char buf[HOST_NAME_MAX + 1] = {};
+  REQUIRE(::gethostname(buf, sizeof buf) == 0);
+  return buf;
+}
+
+// The checks a jailed child makes after enter(`name`): "" when all pass, else what failed.
+std::string check_jail(int data_dir, const std::string& name) {
+  std::string failed;
+  auto check = [&](bool ok, const char* what) {
+    if (!ok) failed += std::string(what) + "; ";
+  };
+  DIR* d = ::opendir("/");
+  check(d != nullptr, "opendir /");
+  if (d) {
+    while (dirent* e = ::readdir(d)) {
+      std::string n = e->d_name;
+      if (n != "." && n != "..") failed += "/ holds " + n + "; ";
+    }
+    ::closedir(d);
+  }
+  check(::access("/proc", F_OK) != 0 && errno == ENOENT, "/proc is gone");
+  check(::access("/tmp", F_OK) != 0 && errno == ENOENT, "/tmp is gone");
+  int f = ::open("/new-file", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  check(f < 0 && (errno == EROFS || errno == EACCES), "creating a file in / fails");
+  check(::mkdir("/new-dir", 0700) != 0, "creating a directory in / fails");
+  struct statfs sfs {};
+  check(::statfs("/", &sfs) == 0 && sfs.f_type == TMPFS_MAGIC, "/ is a tmpfs");
+  struct statvfs svfs {};
+  check(::statvfs("/", &svfs) == 0 && (svfs.f_flag & ST_RDONLY) && (svfs.f_flag & ST_NOEXEC) &&
+            (svfs.f_flag & ST_NOSUID) && (svfs.f_flag & ST_NODEV),
+        "/ is read-only, noexec, nosuid, nodev");
+  char cwd[64] = {};
+  check(::getcwd(cwd, sizeof cwd) && std::string(cwd) == "/", "cwd is /");
+  char host[HOST_NAME_MAX + 1] = {};
+  check(::gethostname(host, sizeof host) == 0 && host == name, "hostname");
+  // A descriptor opened before enter() still reaches the host's file.
+  Fd hello(::openat(data_dir, "hello", O_RDONLY | O_CLOEXEC));
+  char buf[8] = {};
+  check(hello && ::read(hello.get(), buf, sizeof buf) == 2 && std::string(buf) == "hi",
+        "a file through a directory fd opened before");
+  // The network namespace is empty: loopback is down.
+  Fd s(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(9);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  check(s && ::connect(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 &&
+            errno == ENETUNREACH,
+        "loopback is down");
+  return failed;
+}
+
+// A child cloned as PID 1 of a new PID namespace: it calls enter(`mount_point`, `name`), runs
+// check_jail() and writes "ok" or what failed, then stays until `release` is called, so that
+// the parent can look at it from outside.
+struct JailedChild {
+  pid_t pid = -1;
+  Pipe report = Pipe::make();
+  Pipe hold = Pipe::make();
+
+  JailedChild(const std::string& mount_point, const std::string& name, int data_dir) {
+    pid = static_cast<pid_t>(::syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0));
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      report.read.reset();
+      hold.write.reset();
+      std::string out;
+      try {
+        jail::enter(mount_point, name);
+        out = check_jail(data_dir, name);
+        if (out.empty()) out = "ok";
+      } catch (const std::exception& e) {
+        out = std::string("threw: ") + e.what();
+      }
+      write_all(report.write.get(), out.data(), out.size());
+      report.write.reset();
+      char c;
+      while (::read(hold.read.get(), &c, 1) > 0) {
+      }
+      ::_exit(0);
+    }
+    report.write.reset();
+    hold.read.reset();
+  }
+  // What it reported (once it has).
+  std::string result() {
+    std::string out;
+    char buf[512];
+    size_t n;
+    while ((n = read_full(report.read.get(), buf, sizeof buf)) > 0) out.append(buf, n);
+    return out;
+  }
+  // Lets it exit and reaps it; its waitpid() status.
+  int release() {
+    hold.write.reset();
+    int status = 0;
+    if (pid > 0) REQUIRE(::waitpid(pid, &status, 0) == pid);
+    pid = -1;
+    return status;
+  }
+  ~JailedChild() {
+    if (pid > 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+};
+
+bool mounted_at(const std::string& path) {
+  std::string mi = fs::read_file("/proc/self/mountinfo", 1u << 20);
+  return mi.find(" " + path + " ") != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("root: enter() refuses unless it is PID 1, before touching anything") {
+  if (::getpid() == 1) {
+    MESSAGE("skipped: this test process is PID 1");
+    return;
+  }
+  test::TempDir dir("root");
+  ino_t mnt_ns = inode("/proc/self/ns/mnt");
+  ino_t net_ns = inode("/proc/self/ns/net");
+  std::string host = hostname();
+  CHECK_THROWS_WITH_AS(jail::enter(dir.path, "refused"), doctest::Contains("not PID 1"), Error);
+  CHECK(inode("/proc/self/ns/mnt") == mnt_ns);
+  CHECK(inode("/proc/self/ns/net") == net_ns);
+  CHECK(hostname() == host);
+  CHECK_FALSE(mounted_at(dir.path));
+}
+
+TEST_CASE("root: enter() as PID 1 gives an empty read-only root and namespaces of its own") {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: needs root");
+    return;
+  }
+  test::TempDir mnt("root-mnt"), data("root-data");
+  fs::write_file_atomic(data.path + "/hello", "hi", 0644, fs::Sync::Volatile);
+  Fd data_dir(::open(data.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  REQUIRE(data_dir);
+  std::string host = hostname();
+  JailedChild child(mnt.path, "jtest", data_dir.get());
+  CHECK(child.result() == "ok");
+  // From outside, while it lives: namespaces of its own, and nothing of its mounts here.
+  std::string ns = "/proc/" + std::to_string(child.pid) + "/ns/";
+  for (const char* kind : {"mnt", "net", "uts", "ipc", "pid"}) {
+    CAPTURE(kind);
+    CHECK(inode(ns + kind) != inode(std::string("/proc/self/ns/") + kind));
+  }
+  CHECK_FALSE(mounted_at(mnt.path));
+  CHECK(device_of(mnt.path) == device_of("/tmp"));
+  CHECK(hostname() == host);
+  int status = child.release();
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(fs::list_dir(mnt.path).empty());
+}
+
+TEST_CASE("root: enter() under a shared mount propagates nothing to the host") {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: needs root");
+    return;
+  }
+  // A tmpfs of our own, shared: without enter() making its mounts private, the jail's tmpfs on
+  // a directory in it would appear here too (and pivot_root would refuse it).
+  test::TempDir base("root-shared"), data("root-data");
+  REQUIRE(::mount("space-test", base.path.c_str(), "tmpfs", 0, "size=64k") == 0);
+  struct Unmount {
+    std::string path;
+    ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }
+  } unmount{base.path};
+  REQUIRE(::mount(nullptr, base.path.c_str(), nullptr, MS_SHARED, nullptr) == 0);
+  const std::string mnt = base.path + "/mnt";
+  REQUIRE(::mkdir(mnt.c_str(), 0755) == 0);
+  Fd data_dir(::open(data.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  REQUIRE(data_dir);
+  fs::write_file_atomic(data.path + "/hello", "hi", 0644, fs::Sync::Volatile);
+  JailedChild child(mnt, "jtest", data_dir.get());
+  CHECK(child.result() == "ok");
+  CHECK(mounted_at(base.path));
+  CHECK_FALSE(mounted_at(mnt));
+  CHECK(device_of(mnt) == device_of(base.path));
+  CHECK(child.release() == 0);
+  CHECK(fs::list_dir(mnt).empty());
+}
+
+TEST_CASE("root: enter() truncates the hostname to 64 bytes and names a failed step") {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: needs root");
+    return;
+  }
+  test::TempDir mnt("root-mnt"), data("root-data");
+  fs::write_file_atomic(data.path + "/hello", "hi", 0644, fs::Sync::Volatile);
+  Fd data_dir(::open(data.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  REQUIRE(data_dir);
+  {
+    // check_jail() compares with the first 64 bytes of the name.
+    pid_t pid = static_cast<pid_t>(::syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0));
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      try {
+        jail::enter(mnt.path, std::string(100, 'h'));
+      } catch (...) {
+        ::_exit(2);
+      }
+      ::_exit(check_jail(data_dir.get(), std::string(64, 'h')).empty() ? 0 : 1);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
+  JailedChild missing(mnt.path + "/no-such-dir", "jtest", data_dir.get());
+  CHECK(missing.result().find("threw: jail: mount the jail's tmpfs on") == 0);
+  missing.release();
+}
