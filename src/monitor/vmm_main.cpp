@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -353,6 +354,9 @@ int vmm_main(const VmmOptions& opts) {
       std::vector<Fd> init_procs = open_procs(layout, opts.init_cgroup);
       std::vector<Fd> own_procs = open_procs(layout, opts.cgroup);
       phases.mark("cgroup open");
+      // Our own code formats times without libc's time zone code (util/utc.h); this loads the
+      // zone now, while files can still be opened, for any library call that wants it later.
+      ::tzset();
       jail::enter(paths.run_dir, run->cfg.id);
       phases.mark("jail enter");
       pid_t pid = ::fork();

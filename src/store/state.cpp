@@ -5,11 +5,13 @@
 #include <sys/file.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <ctime>
 
 #include "store/paths.h"
 #include "util/error.h"
 #include "util/process.h"
+#include "util/utc.h"
 
 namespace space::store {
 
@@ -116,21 +118,11 @@ std::string rfc3339_now() {
 }
 
 std::optional<int64_t> parse_rfc3339(std::string_view text) {
-  if (text.size() != 20) return std::nullopt;
-  struct tm tm {};
-  std::string t(text);
-  const char* end = ::strptime(t.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  if (!end || *end != '\0') return std::nullopt;
-  return static_cast<int64_t>(::timegm(&tm));
+  return utc::parse(text);
 }
 
 std::string rfc3339(int64_t unix_s) {
-  time_t now = static_cast<time_t>(unix_s);
-  struct tm tm {};
-  ::gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
+  return utc::rfc3339(unix_s);
 }
 
 SandboxLock::SandboxLock(const std::string& lock_path, bool nonblocking) {

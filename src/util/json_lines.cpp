@@ -10,18 +10,12 @@
 #include "util/error.h"
 #include "util/fd.h"
 #include "util/fs.h"
+#include "util/utc.h"
 
 namespace space::jsonl {
 
 std::string rfc3339_ms(uint64_t ms) {
-  time_t s = static_cast<time_t>(ms / 1000);
-  struct tm tm {};
-  ::gmtime_r(&s, &tm);
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<unsigned>(ms % 1000));
-  return buf;
+  return utc::rfc3339_ms(ms);
 }
 
 void append(const std::string& path, const json::Value& v) {

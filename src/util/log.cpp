@@ -11,6 +11,7 @@
 #include "util/capped_writer.h"
 #include "util/error.h"
 #include "util/timing.h"
+#include "util/utc.h"
 
 namespace space::log {
 namespace {
@@ -85,17 +86,15 @@ void write(Level level, std::string_view msg) {
   if (!enabled(level)) return;
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
-  tm t;
-  gmtime_r(&ts.tv_sec, &t);
-  char stamp[80];
-  std::snprintf(stamp, sizeof stamp, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", t.tm_year + 1900,
-                t.tm_mon + 1, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, ts.tv_nsec / 1000000);
+  // Not gmtime_r: its first call opens /etc/localtime, which kills a jailed VMM (util/utc.h).
+  std::string stamp = utc::rfc3339_ms(static_cast<uint64_t>(ts.tv_sec) * 1000 +
+                                      static_cast<uint64_t>(ts.tv_nsec / 1000000));
   std::string line;
   if (sink().format == Format::Json) {
     line = std::string("{\"time\":\"") + stamp + "\",\"level\":\"" + name(level) + "\",\"msg\":\"" +
            json_escape(msg) + "\"}\n";
   } else {
-    line = std::string(stamp) + " " + name(level) + " " + std::string(msg) + "\n";
+    line = stamp + " " + name(level) + " " + std::string(msg) + "\n";
   }
   if (sink().capped) {
     sink().capped->write(line);

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@
 #include "support/scoped_env.h"
 #include "util/error.h"
 #include "util/fd.h"
+#include "util/log.h"
 
 using namespace space;
 using jail::Role;
@@ -295,4 +297,42 @@ TEST_CASE("seccomp: unlisted_from_env reads SPACE_SECCOMP") {
     CHECK_THROWS_WITH_AS(jail::unlisted_from_env(),
                          doctest::Contains((std::string("SPACE_SECCOMP=") + bad).c_str()), Error);
   }
+}
+
+// A log line under the vcpu filter, in a fresh process: the first gmtime_r() of a process opens
+// /etc/localtime, which killed jailed VMMs at their first warning (a full disk). This test runs
+// itself again (so that nothing has loaded the time zone yet), loads the filter first, logs,
+// says "logged" on descriptor 3 and must exit 0.
+TEST_CASE("seccomp: a log line under the vcpu filter in a fresh process") {
+  static constexpr const char* kName =
+      "seccomp: a log line under the vcpu filter in a fresh process";
+  if (std::getenv("SPACE_TEST_LOG_UNDER_SECCOMP")) {
+    Fd null(::open("/dev/null", O_WRONLY | O_CLOEXEC));
+    jail::Program p = jail::compile(Role::Vcpu);
+    if (jail::load(p) != 0) ::_exit(100);
+    log::configure(log::Level::Warn, log::Format::Text, null.get());
+    log::write(log::Level::Warn, "a warning from a vCPU thread");
+    ::_exit(::write(3, "logged", 6) == 6 ? 0 : 1);
+  }
+  Pipe pipe = Pipe::make();
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::setenv("SPACE_TEST_LOG_UNDER_SECCOMP", "1", 1);
+    std::string filter = std::string("--test-case=") + kName;
+    const char* argv[] = {"unit_tests", filter.c_str(), nullptr};
+    int out = ::open("/dev/null", O_WRONLY);
+    ::dup2(out, 1);
+    ::dup2(pipe.write.get(), 3);
+    ::execv("/proc/self/exe", const_cast<char**>(argv));
+    ::_exit(127);
+  }
+  pipe.write.reset();
+  char buf[16] = {};
+  ssize_t n = ::read(pipe.read.get(), buf, sizeof buf);
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  CHECK_MESSAGE(exited_ok(status), "the child ended with status "
+                                       << status << " (signal 31 is SIGSYS: killed by its filter)");
+  CHECK(std::string(buf, n > 0 ? static_cast<size_t>(n) : 0) == "logged");
 }
