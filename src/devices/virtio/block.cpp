@@ -42,15 +42,17 @@ struct ReqHeader {
 };
 static_assert(sizeof(ReqHeader) == 16);
 
-// preadv/pwritev of all of `iov` at `off`, retrying partial transfers; false on error or EOF.
-bool transfer(int fd, std::vector<iovec> iov, uint64_t off, bool write) {
+// preadv/pwritev of all of `iov` at `off`, retrying partial transfers; 0, or the errno of the
+// failure (EIO for a read past the end of the file).
+int transfer(int fd, std::vector<iovec> iov, uint64_t off, bool write) {
   size_t i = 0;
   while (i < iov.size()) {
     int cnt = static_cast<int>(std::min<size_t>(iov.size() - i, IOV_MAX));
     ssize_t n = write ? ::pwritev(fd, &iov[i], cnt, static_cast<off_t>(off))
                       : ::preadv(fd, &iov[i], cnt, static_cast<off_t>(off));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
+    if (n < 0) return errno;
+    if (n == 0) return EIO;
     off += static_cast<uint64_t>(n);
     auto left = static_cast<size_t>(n);
     while (i < iov.size() && left >= iov[i].iov_len) left -= iov[i++].iov_len;
@@ -59,7 +61,7 @@ bool transfer(int fd, std::vector<iovec> iov, uint64_t off, bool write) {
       iov[i].iov_len -= left;
     }
   }
-  return true;
+  return 0;
 }
 
 }  // namespace
@@ -118,9 +120,10 @@ uint32_t VirtioBlock::handle(const DescChain& chain) {
       case kTypeIn:
         if (!file_ || !in_range(data_out)) {
           status = kStatusIoErr;
-        } else if (!transfer(file_.get(), chain_iovecs(mem, chain, true, 0, data_out),
-                             h.sector * kSector, false)) {
-          warn_.warn("virtio-blk: read failed at sector " + std::to_string(h.sector));
+        } else if (int err = transfer(file_.get(), chain_iovecs(mem, chain, true, 0, data_out),
+                                      h.sector * kSector, false)) {
+          warn_.warn("virtio-blk: read failed at sector " + std::to_string(h.sector) + ": " +
+                     std::strerror(err));
           status = kStatusIoErr;
         } else {
           written = data_out;
@@ -130,15 +133,21 @@ uint32_t VirtioBlock::handle(const DescChain& chain) {
         uint64_t len = chain.readable_bytes - sizeof h;
         if (!file_ || opts_.read_only || !in_range(len)) {
           status = kStatusIoErr;
-        } else if (!transfer(file_.get(), chain_iovecs(mem, chain, false, sizeof h, len),
-                             h.sector * kSector, true)) {
-          warn_.warn("virtio-blk: write failed at sector " + std::to_string(h.sector));
+        } else if (int err = transfer(file_.get(), chain_iovecs(mem, chain, false, sizeof h, len),
+                                      h.sector * kSector, true)) {
+          // A full store (ENOSPC) or quota (EDQUOT) is the guest's disk full: it sees an I/O
+          // error, as from a full physical disk; the log says which.
+          warn_.warn("virtio-blk: write failed at sector " + std::to_string(h.sector) + ": " +
+                     std::strerror(err));
           status = kStatusIoErr;
         }
         break;
       }
       case kTypeFlush:
-        if (!file_ || ::fdatasync(file_.get()) != 0) status = kStatusIoErr;
+        if (!file_ || ::fdatasync(file_.get()) != 0) {
+          if (file_) warn_.warn(std::string("virtio-blk: flush failed: ") + std::strerror(errno));
+          status = kStatusIoErr;
+        }
         break;
       case kTypeGetId: {
         uint8_t id[kSerialLen] = {};
