@@ -5,15 +5,19 @@
 # its own under $SPACE_CACHE/fuzz/<name> (default /var/cache/space/fuzz), so that the next run
 # starts where this one stopped; the seeds in tests/fuzz/corpus/<name> are read too. A crash
 # stops that harness; the input is saved as $SPACE_CACHE/fuzz/<name>-crash-* and named in the
-# table, and the script exits 1 at the end. No harness named: all of them.
+# table, and the script exits 1 at the end. No harness named: all of them. --jobs N runs N
+# harnesses at once (each still for N minutes of wall time; the table gives the CPU time each
+# had), and --nice runs them at nice 19, so that they take only the CPU nothing else wants.
 #
-# Usage: scripts/fuzz.sh [--minutes N] [--build DIR] [HARNESS...]
+# Usage: scripts/fuzz.sh [--minutes N] [--jobs N] [--nice] [--build DIR] [HARNESS...]
 # Harnesses: devices files frames lines passwd proxy tree
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$SRC/build
 MINUTES=10
+JOBS=1
+NICE=()
 CACHE=${SPACE_CACHE:-/var/cache/space}/fuzz
 ALL=(devices files frames lines passwd proxy tree)
 NAMES=()
@@ -23,6 +27,8 @@ while [ $# -gt 0 ]; do
   case $1 in
     --minutes) MINUTES=${2:?}; shift 2 ;;
     --build) BUILD=${2:?}; shift 2 ;;
+    --jobs) JOBS=${2:?}; shift 2 ;;
+    --nice) NICE=(nice -n 19); shift ;;
     -h|--help) usage ;;
     -*) usage ;;
     *) NAMES+=("$1"); shift ;;
@@ -30,6 +36,7 @@ while [ $# -gt 0 ]; do
 done
 [ ${#NAMES[@]} -gt 0 ] || NAMES=("${ALL[@]}")
 case $MINUTES in ''|*[!0-9]*|0) echo "fuzz.sh: --minutes takes a whole number above 0" >&2; exit 2 ;; esac
+case $JOBS in ''|*[!0-9]*|0) echo "fuzz.sh: --jobs takes a whole number above 0" >&2; exit 2 ;; esac
 
 targets=()
 for n in "${NAMES[@]}"; do
@@ -49,30 +56,49 @@ max_len() {  # the same limits ctest uses
   esac
 }
 
-failed=0
-rows=()
-for n in "${NAMES[@]}"; do
-  corpus=$CACHE/$n
+ROWS=$(mktemp -d)
+trap 'rm -rf "$ROWS"' EXIT
+
+# Runs harness $1 and writes its row of the table to $ROWS/$1 (and $ROWS/$1.failed on a crash).
+run_one() {
+  local n=$1 corpus=$CACHE/$1 log=$CACHE/$1.log seeds=() rc=0
   mkdir -p "$corpus"
-  seeds=()
   [ -d "$SRC/tests/fuzz/corpus/$n" ] && seeds=("$SRC/tests/fuzz/corpus/$n")
-  log=$CACHE/$n.log
   echo "fuzz.sh: $n for $MINUTES min (log $log)" >&2
-  rc=0
-  (cd "$CACHE" && "$BUILD/fuzz/fuzz_$n" -max_total_time=$((MINUTES * 60)) -max_len="$(max_len "$n")" \
-    -print_final_stats=1 -artifact_prefix="$CACHE/$n-" "$corpus" "${seeds[@]}") >"$log" 2>&1 || rc=$?
+  local t0 cpu
+  t0=$(date +%s)
+  # bash's time builtin gives the CPU seconds the harness had (user + system).
+  local TIMEFORMAT='%U %S'
+  { time (cd "$CACHE" && exec "${NICE[@]}" "$BUILD/fuzz/fuzz_$n" -max_total_time=$((MINUTES * 60)) \
+    -max_len="$(max_len "$n")" -print_final_stats=1 -artifact_prefix="$CACHE/$n-" \
+    "$corpus" "${seeds[@]}") >"$log" 2>&1 || rc=$?; } 2>"$ROWS/$n.cpu"
+  cpu=$(awk '{ printf "%dm", ($1 + $2) / 60 }' "$ROWS/$n.cpu")
+  local runs rate cov size crash
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   cov=$( (grep -o 'cov: [0-9]*' "$log" || true) | tail -1 | cut -d' ' -f2)
   size=$(find "$corpus" -type f | wc -l)
   crash=$( (grep -o "Test unit written to [^ ]*" "$log" || true) | tail -1 | sed 's/Test unit written to //')
   if [ $rc -ne 0 ]; then
-    failed=1
+    touch "$ROWS/$n.failed"
     crash=${crash:-"exit $rc, see $log"}
   fi
-  rows+=("$(printf '%-8s %12s %10s %8s %8s  %s' "$n" "${runs:-?}" "${rate:-?}" "${cov:-?}" "$size" "${crash:-none}")")
-done
+  printf '%-8s %6s %6s %12s %10s %8s %8s  %s\n' "$n" "$((($(date +%s) - t0) / 60))m" "$cpu" "${runs:-?}" \
+    "${rate:-?}" "${cov:-?}" "$size" "${crash:-none}" >"$ROWS/$n"
+}
 
-printf '%-8s %12s %10s %8s %8s  %s\n' harness executions "exec/s" coverage corpus crash
-printf '%s\n' "${rows[@]}"
+running=0
+for n in "${NAMES[@]}"; do
+  if [ "$running" -ge "$JOBS" ]; then wait -n; running=$((running - 1)); fi
+  run_one "$n" &
+  running=$((running + 1))
+done
+wait
+
+printf '%-8s %6s %6s %12s %10s %8s %8s  %s\n' harness wall cpu executions "exec/s" coverage corpus crash
+failed=0
+for n in "${NAMES[@]}"; do
+  cat "$ROWS/$n"
+  [ ! -e "$ROWS/$n.failed" ] || failed=1
+done
 exit $failed
