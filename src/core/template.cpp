@@ -131,6 +131,7 @@ bool is_build_dir_name(std::string_view entry) {
 
 std::vector<TemplateInfo> list_templates(const store::Context& ctx) {
   store::StorePaths sp = store::ensure_store(ctx, store::StoreUse::Existing);
+  if (fs::is_dir(sp.templates)) sweep_dead_template_builds(sp);
   std::vector<TemplateInfo> out;
   for (const auto& name : fs::list_dir(sp.templates)) {
     if (is_build_dir_name(name)) continue;

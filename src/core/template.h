@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "store/context.h"
+#include "store/paths.h"
 #include "util/json.h"
 
 namespace space::core {
@@ -61,6 +62,9 @@ struct TemplateInfo {
 };
 // Every template, sorted by name. Does not create the store.
 std::vector<TemplateInfo> list_templates(const store::Context& ctx);
+// Deletes the working directories of template builds that died (SIGKILL), with their run
+// directories, after killing a VMM that outlived its build; list_templates() does it first.
+void sweep_dead_template_builds(const store::StorePaths& sp);
 // What is known of template `name` in directory `dir`: never throws.
 TemplateInfo template_info(const std::string& name, const std::string& dir);
 // Template `name`; throws (with a hint) if it does not exist.

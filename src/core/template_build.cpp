@@ -4,9 +4,9 @@
 // renameat2(RENAME_NOREPLACE) for a new name, RENAME_EXCHANGE with --force (then the old one is
 // deleted). Any failure or signal before that deletes the subvolume, so there is never a half
 // template. The VMM's sockets go to <run base>/.template-<rand>, which no sandbox id can name.
-// If the build itself is killed (SIGKILL), the next build finds its directory unlocked, kills
-// the VMM its state.json names and deletes the rest. `template import` installs an exported
-// template the same way (hidden subvolume, then rename); `template export` copies one out.
+// If the build itself is killed (SIGKILL), the next build (or template list) finds its directory
+// unlocked, kills the VMM its state.json names and deletes the rest. `template import` installs an
+// exported template the same way (hidden subvolume, then rename); `template export` copies one out.
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/file.h>
@@ -47,18 +47,6 @@ namespace {
 
 std::string build_run_dir(const std::string& rand) {
   return store::run_base() + "/.template-" + rand;
-}
-
-// Deletes the working directories of template builds that died, with their run directories,
-// after killing a VMM that outlived its build (its state.json names it).
-void sweep_dead_template_builds(const store::StorePaths& sp) {
-  sweep_dead_builds(sp.templates, "template", [](const std::string& dir) {
-    auto mark = dir.rfind(kBuildMarker);
-    store::SandboxPaths p =
-        store::paths_in(dir, build_run_dir(dir.substr(mark + kBuildMarker.size())));
-    if (fs::exists(p.state)) stop_vmm(store::read_state(p.state), p, 0);
-    fs::remove_tree(p.run_dir);
-  });
 }
 
 // The VMM's part: boot, wait for guest-init, snapshot into p.dir, stop. Returns once it exited.
@@ -119,6 +107,18 @@ void boot_and_snapshot(const store::Context& ctx, const store::HostConfig& hc,
 }
 
 }  // namespace
+
+// Deletes the working directories of template builds that died, with their run directories,
+// after killing a VMM that outlived its build (its state.json names it).
+void sweep_dead_template_builds(const store::StorePaths& sp) {
+  sweep_dead_builds(sp.templates, "template", [](const std::string& dir) {
+    auto mark = dir.rfind(kBuildMarker);
+    store::SandboxPaths p =
+        store::paths_in(dir, build_run_dir(dir.substr(mark + kBuildMarker.size())));
+    if (fs::exists(p.state)) stop_vmm(store::read_state(p.state), p, 0);
+    fs::remove_tree(p.run_dir);
+  });
+}
 
 TemplateMeta build_template(const store::Context& ctx, const TemplateBuildOptions& o) {
   auto say = [&](const std::string& s) {
