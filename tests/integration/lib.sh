@@ -76,6 +76,13 @@ cleanup() {
   set +e
   local c
   for c in "${AT_EXIT[@]}"; do eval "$c"; done
+  if [ $rc != 0 ]; then  # what each sandbox's VMM and guest said last, to see why it failed
+    for c in "$SPACE_ROOT"/store/sandboxes/*/; do
+      [ -d "$c" ] || continue
+      echo "--- $(basename "$c"): vmm.log and console.log, last lines" >&2
+      tail -n 8 "$c/vmm.log" "$c/console.log" 2>/dev/null | sed 's/^/  /' >&2
+    done
+  fi
   for id in $(ls "$SPACE_ROOT/store/sandboxes" 2>/dev/null); do "$SPACE_BIN" destroy --force "$id" >/dev/null 2>&1; done
   local left
   # The credential helper of this root (destroy may have started it): stopped by its pid.
