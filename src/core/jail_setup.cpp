@@ -1,16 +1,20 @@
 // The CLI's side of the jail; see jail_setup.h.
 #include "core/jail_setup.h"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <string>
 #include <vector>
 
 #include "jail/cgroup.h"
 #include "store/btrfs.h"
 #include "store/paths.h"
 #include "util/error.h"
+#include "util/fs.h"
 #include "util/log.h"
+#include "util/process.h"
 
 namespace space::core {
 namespace {
@@ -28,6 +32,34 @@ std::string make_group(const store::HostConfig& hc, const jail::CgroupLayout& l,
   std::string rel = hc.jail_cgroup_parent + "/" + id;
   jail::create_group(l, rel, jail::sandbox_limits(vcpus, memory_mib, hc.jail_memory_overhead_mib));
   return rel;
+}
+
+// True if /proc/<pid>/cgroup puts `pid` in group `rel` in some hierarchy.
+bool in_group(pid_t pid, const std::string& rel) {
+  std::string text;
+  try {
+    text = fs::read_file("/proc/" + std::to_string(pid) + "/cgroup", 64 * 1024);
+  } catch (const Error&) {
+    return false;
+  }
+  return text.find(":/" + rel + "\n") != std::string::npos;
+}
+
+// SIGKILLs every process in group `rel`, each through a pidfd checked against the group after it
+// was opened, so that a pid recycled since the group was read is never signalled.
+void kill_group_members(const jail::CgroupLayout& l, const std::string& rel) {
+  for (int pid : jail::group_pids(l, rel)) {
+    auto start = proc::start_time(pid);
+    if (!start) continue;
+    auto ref = proc::ProcessRef::open(pid, *start);
+    if (!ref || !in_group(pid, rel)) continue;
+    log::info("cgroup " + rel + ": killing process " + std::to_string(pid) + " left in it");
+    try {
+      ref->signal(SIGKILL);
+    } catch (const Error& e) {
+      log::warn("cgroup " + rel + ": " + e.what());
+    }
+  }
 }
 
 }  // namespace
@@ -70,6 +102,9 @@ void remove_sandbox_cgroup(const std::string& rel) {
   try {
     for (int i = 0; i < 100; i++) {
       if (jail::remove_group(l, rel)) return;
+      // Its VMM is gone, so whatever is left there is a process of the sandbox that no record
+      // names (a branch VMM forked for a branch command that was killed before it recorded it).
+      kill_group_members(l, rel);
       ::usleep(10'000);
     }
     log::warn("cgroup " + rel + " still has processes; left in place");

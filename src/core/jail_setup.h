@@ -36,8 +36,9 @@ std::string make_sandbox_cgroup(const store::HostConfig& hc, const std::string& 
                                 uint32_t memory_mib);
 // The cgroup.procs files of group `rel` (for a process to join it).
 std::vector<std::string> cgroup_procs_files(const std::string& rel);
-// Removes group `rel` ("" = nothing) once its processes are gone, waiting up to a second for a
-// process on its way out; logs a warning if it is still busy.
+// Removes group `rel` ("" = nothing), SIGKILLing any process still in it (the caller has stopped
+// the VMM: what is left is a process no record names), waiting up to a second for them to go;
+// logs a warning if it is still busy.
 void remove_sandbox_cgroup(const std::string& rel);
 
 // What a sandbox given --disk-size `disk_bytes` (its image disk) may keep in the store of its own

@@ -277,6 +277,32 @@ bool remove_group(const CgroupLayout& l, const std::string& rel) {
   return all;
 }
 
+std::vector<int> group_pids(const CgroupLayout& l, const std::string& rel) {
+  std::vector<int> out;
+  for (const auto& f : procs_files(l, rel)) {
+    std::string text;
+    try {
+      text = fs::read_file(f, 1 << 20);
+    } catch (const Error& e) {
+      if (e.err() == ENOENT) continue;
+      throw;
+    }
+    size_t pos = 0;
+    while (pos < text.size()) {
+      size_t nl = text.find('\n', pos);
+      if (nl == std::string::npos) nl = text.size();
+      std::string line = text.substr(pos, nl - pos);
+      pos = nl + 1;
+      char* end = nullptr;
+      long v = std::strtol(line.c_str(), &end, 10);
+      if (line.empty() || *end != '\0' || v <= 0) continue;
+      if (std::find(out.begin(), out.end(), static_cast<int>(v)) == out.end())
+        out.push_back(static_cast<int>(v));
+    }
+  }
+  return out;
+}
+
 void join_group(const CgroupLayout& l, const std::string& rel) {
   for (const auto& f : procs_files(l, rel)) write_value(f, "0");
 }

@@ -66,6 +66,9 @@ void create_group(const CgroupLayout& l, const std::string& rel, const CgroupLim
 // Removes group `rel` in every hierarchy; a missing one is fine. Returns false (and leaves it) if
 // it still has processes.
 bool remove_group(const CgroupLayout& l, const std::string& rel);
+// The processes in group `rel` now, over every hierarchy, each once, in the caller's PID
+// namespace. A missing group has none.
+std::vector<int> group_pids(const CgroupLayout& l, const std::string& rel);
 // Moves the calling process into group `rel`'s cgroup.procs files (writes "0"). Throws.
 void join_group(const CgroupLayout& l, const std::string& rel);
 

@@ -4,14 +4,17 @@
 // procs files of each layout, and create/join/usage/remove on fake v1 and v2 trees in a
 // temporary directory (plain files standing for the controls, checked for what was written).
 // As root on a host with a usable hierarchy, a real group is made, joined by a forked child,
-// measured and removed.
+// measured and removed; and core::remove_sandbox_cgroup kills a process left in a group (a branch
+// VMM no record names) and removes the group.
 #include <doctest/doctest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <string>
 #include <vector>
 
+#include "core/jail_setup.h"
 #include "jail/cgroup.h"
 #include "support/temp_dir.h"
 #include "util/error.h"
@@ -239,6 +242,11 @@ TEST_CASE("cgroup: join, usage and remove on a fake v1 tree") {
   for (auto& d : jail::group_dirs(l, "space/empty")) CHECK_FALSE(fs::exists(d));
   for (auto& d : jail::group_dirs(l, "space")) CHECK(fs::is_dir(d));
   CHECK(jail::remove_group(l, "space/empty"));
+  // group_pids: the union over the hierarchies, each pid once, junk lines skipped.
+  put(l.v1.at("memory") + "/space/box/cgroup.procs", "12\n34\n");
+  put(l.v1.at("pids") + "/space/box/cgroup.procs", "34\n56\nnot-a-pid\n-3\n");
+  CHECK(jail::group_pids(l, "space/box") == std::vector<int>{12, 34, 56});
+  CHECK(jail::group_pids(l, "space/missing").empty());
 }
 
 TEST_CASE("cgroup: create_group on a fake v2 tree enables controllers and writes the limits") {
@@ -371,10 +379,57 @@ TEST_CASE("cgroup: a real group on this host, joined, measured and removed") {
   CHECK(u.cpu_ns.has_value());
   for (auto& f : jail::procs_files(l, rel))
     CHECK(fs::read_file(f).find(std::to_string(pid)) != std::string::npos);
+  CHECK(jail::group_pids(l, rel) == std::vector<int>{pid});
   CHECK_FALSE(jail::remove_group(l, rel));  // busy while the child is in it
   hold.write.reset();
   int status = 0;
   REQUIRE(::waitpid(pid, &status, 0) == pid);
   CHECK(jail::remove_group(l, rel));
   for (auto& d : jail::group_dirs(l, rel)) CHECK_FALSE(fs::exists(d));
+}
+
+TEST_CASE("cgroup: remove_sandbox_cgroup kills a process left in the group, then removes it") {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: needs root");
+    return;
+  }
+  CgroupLayout l = jail::detect_layout();
+  if (l.version == CgroupVersion::None) {
+    MESSAGE("skipped: no usable cgroup hierarchy on this host");
+    return;
+  }
+  const std::string rel = "space-unit-test/left-" + std::to_string(::getpid());
+  try {
+    jail::create_group(l, rel, jail::sandbox_limits(1, 64, 64));
+  } catch (const Error& e) {
+    MESSAGE("skipped: cannot make a cgroup here: " << e.what());
+    return;
+  }
+  Pipe joined = Pipe::make();
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    joined.read.reset();
+    char ok = 'y';
+    try {
+      jail::join_group(l, rel);
+    } catch (...) {
+      ok = 'n';
+    }
+    write_all(joined.write.get(), &ok, 1);
+    for (;;) ::pause();  // until killed
+  }
+  joined.write.reset();
+  char ok = 0;
+  CHECK(read_full(joined.read.get(), &ok, 1) == 1);
+  CHECK(ok == 'y');
+  core::remove_sandbox_cgroup(rel);
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGKILL);
+  // The kill came first, the rmdir after it once the process was reaped: at most a second.
+  for (int i = 0; i < 100 && !jail::remove_group(l, rel); i++) ::usleep(10'000);
+  for (auto& d : jail::group_dirs(l, rel)) CHECK_FALSE(fs::exists(d));
+  jail::remove_group(l, "space-unit-test");
 }
