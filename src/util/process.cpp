@@ -70,6 +70,11 @@ bool is_alive(pid_t pid, uint64_t start) {
   return f && f->state != 'Z' && f->state != 'X' && f->start_time == start;
 }
 
+bool is_stopped(pid_t pid) {
+  auto f = read_stat(pid);
+  return f && (f->state == 'T' || f->state == 't');
+}
+
 std::optional<ProcessRef> ProcessRef::open(pid_t pid, uint64_t start) {
   if (pid <= 0) return std::nullopt;
   // Open first, verify second: if the start time still matches after the pidfd exists, the

@@ -22,6 +22,8 @@ namespace space::proc {
 std::optional<uint64_t> start_time(pid_t pid);
 // True if `pid` exists, is not a zombie, and started at `start_time`.
 bool is_alive(pid_t pid, uint64_t start_time);
+// True if `pid` is stopped (SIGSTOP, SIGTSTP or a tracer): state T or t in /proc/PID/stat.
+bool is_stopped(pid_t pid);
 
 // A pidfd on one verified process.
 class ProcessRef {
