@@ -1,6 +1,7 @@
 // Control socket server; see control_server.h.
 #include "monitor/control_server.h"
 
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -17,6 +18,12 @@ namespace {
 constexpr size_t kMaxLine = 64 * 1024;
 constexpr size_t kMaxClients = 16;
 constexpr size_t kMaxFds = 512;  // a branch of 64 brings 7 each
+
+// True when the peer has closed its end (no client half-closes: each waits for its reply).
+bool caller_gone(int fd) {
+  pollfd p{fd, POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP)) != 0;
+}
 }  // namespace
 
 ControlServer::ControlServer(EventLoop& loop, const std::string& path, Handler handler)
@@ -74,6 +81,14 @@ void ControlServer::on_client(int fd) {
     return;
   }
   it->second.in.append(buf, static_cast<size_t>(n));
+  if (caller_gone(fd)) {
+    // The caller gave up (its timeout, a signal) before we read its request, as when this VMM
+    // was stopped: carrying it out now would surprise whoever was told it failed.
+    warn_.warn("control: the caller closed its connection before its request was read; "
+               "not carried out");
+    close_client(fd);
+    return;
+  }
   size_t nl;
   while ((nl = it->second.in.find('\n')) != std::string::npos) {
     std::string line = it->second.in.substr(0, nl);

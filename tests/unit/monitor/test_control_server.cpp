@@ -2,7 +2,8 @@
 // reaches the handler with exactly the descriptors that came with it (three, none, two with a
 // line sent in two parts), usable there and closed after it; the server made from a listener
 // bound by someone else listens itself (so peer_pid names this process) and leaves its socket
-// file, while the one made from a path removes its own.
+// file, while the one made from a path removes its own; a request whose caller hung up before
+// the server read it is dropped, not carried out.
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -40,12 +41,14 @@ struct LoopThread {
 struct Recorder {
   std::mutex mu;
   std::vector<size_t> counts;
+  std::vector<std::string> lines;
   monitor::ControlServer::Handler handler() {
     return [this](const std::string& line, std::vector<Fd>& fds) {
       for (auto& fd : fds)
         if (::write(fd.get(), "x", 1) != 1) return std::string("write failed\n");
       std::lock_guard<std::mutex> g(mu);
       counts.push_back(fds.size());
+      lines.push_back(line);
       return line + " " + std::to_string(fds.size()) + "\n";
     };
   }
@@ -138,4 +141,25 @@ TEST_CASE("control server: a path server removes its socket file, a listener ser
   // A listener that cannot listen is refused.
   EventLoop loop3;
   CHECK_THROWS_AS(monitor::ControlServer(loop3, Fd(), rec.handler()), Error);
+}
+
+TEST_CASE("control server: a request whose caller hung up before it was read is not carried out") {
+  // As when the VMM was stopped (SIGSTOP, a hung host) while a pause waited and timed out: once
+  // the VMM runs again, the request is still in its socket, and its caller has gone.
+  test::TempDir dir("ctl");
+  std::string path = dir.path + "/control.sock";
+  EventLoop loop;
+  Recorder rec;
+  monitor::ControlServer server(loop, path, rec.handler());
+  {
+    Fd gone = net::unix_connect(path, soon());
+    net::send_all(gone.get(), "pause\n", soon());
+  }  // closed before the loop ever ran
+  Fd live = net::unix_connect(path, soon());
+  net::send_all(live.get(), "ping\n", soon());
+  // Both are in the backlog now: the loop's first passes accept them and read their lines.
+  for (int i = 0; i < 10; i++) loop.run_once(20);
+  CHECK(net::read_line(live.get(), soon()) == "ping 0");
+  std::lock_guard<std::mutex> g(rec.mu);
+  CHECK(rec.lines == std::vector<std::string>{"ping"});
 }
