@@ -16,6 +16,7 @@
 #include "cred/hooks.h"
 #include "egress/client.h"
 #include "util/error.h"
+#include "util/fs.h"
 #include "util/process.h"
 #include "util/terminal.h"
 
@@ -51,6 +52,27 @@ void require_running(const store::SandboxPaths& p, const std::string& id) {
     throw Error("guest-init in sandbox " + id + " does not answer: " + e.what(), e.err(),
                 "see " + p.console_log);
   throw Error(e.what(), e.err(), e.hint());
+}
+
+// A connection lost because the sandbox went away under the command (a destroy, a checkpoint or
+// a pause from another shell, a dead VMM) is said so, instead of blaming guest-init.
+void explain_if_gone(const Error& e, const std::string& id, const store::SandboxPaths& p) {
+  const int err = e.err();
+  if (err != ECONNRESET && err != EPIPE && err != ETIMEDOUT && err != ENOENT && err != ECONNREFUSED)
+    return;
+  if (!fs::exists(p.state))
+    throw Error("sandbox " + id + " was destroyed while the command ran (" + e.what() + ")", err,
+                "'space list' shows the sandboxes there are");
+  store::Status observed = store::Status::Running;
+  try {
+    observed = store::observed_status(store::read_state(p.state));
+  } catch (const Error&) {
+    return;  // a record being rewritten: the original error stands
+  }
+  if (observed != store::Status::Running)
+    throw Error("sandbox " + id + " became " + store::status_name(observed) +
+                    " while the command ran (" + e.what() + ")",
+                err, "'space state " + id + "' shows its status");
 }
 
 }  // namespace
@@ -122,6 +144,7 @@ ExecResult exec_in_sandbox(const store::Context& ctx, const std::string& id,
     r.stats.total_us = us_since(t0);
     return r;
   } catch (Error& e) {
+    explain_if_gone(e, id, p);
     e.add_context("exec in sandbox " + id);
     throw;
   }

@@ -167,7 +167,7 @@ class Bridge {
       if (errno == EAGAIN || errno == EINTR) return;
       throw_errno("read from the guest");
     }
-    if (n == 0) fail("the guest closed the connection before the command ended");
+    if (n == 0) throw Error("the guest closed the connection before the command ended", ECONNRESET);
     try {
       dec_.feed({buf_.get(), static_cast<size_t>(n)});
       while (!exit_) {
