@@ -34,7 +34,7 @@ for d in $(cgroup_dirs); do find "$d" -mindepth 1 -depth -type d -exec rmdir {} 
 
 # After the restart.
 expect_status 0 space list --format json
-statuses=$(echo "$OUT" | python3 -c 'import json,sys; print(" ".join(s["id"] + "=" + s["status"] for s in json.load(sys.stdin)))')
+statuses=$(echo "$OUT" | python3 -c 'import json,sys; print(" ".join(sorted(s["id"] + "=" + s["status"] for s in json.load(sys.stdin))))')
 [ "$statuses" = "ck1=stopped pz1=stopped run1=stopped" ] || fail "after a host restart list shows: $statuses"
 expect_status 0 space resume ck1
 expect_status 0 space exec ck1 -- cat /root/mark /tmp/mem
