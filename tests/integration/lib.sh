@@ -23,7 +23,38 @@ KERNEL=${SPACE_TEST_KERNEL:-$("$SRC/scripts/build-kernel.sh")}
 SPACE_SECRET_BIN=${SPACE_SECRET_BIN:-$(dirname "$SPACE_GUEST_INIT")/space-secret}
 ROOTFS=${SPACE_TEST_ROOTFS:-$("$SRC/scripts/build-rootfs.sh" --guest-init "$SPACE_GUEST_INIT" --space-secret "$SPACE_SECRET_BIN")}
 
+# A test killed outright (ctest's timeout sends SIGKILL, which no trap sees) leaves its root and
+# VMMs behind, and they would load the host under every later test. Each root names its test's
+# process (pid and start time) in "owner"; roots whose owner is gone are cleaned up here first.
+sweep_dead_test_roots() {
+  local - d pid start id
+  set +e
+  exec {sweep_lock}>/tmp/space-it.sweep.lock
+  flock "$sweep_lock"
+  for d in /tmp/space-it.*/; do
+    d=${d%/}
+    [ -f "$d/owner" ] || continue
+    read -r pid start <"$d/owner" || continue
+    [ "$(awk '{ print $22 }' "/proc/$pid/stat" 2>/dev/null)" != "$start" ] || continue
+    echo "lib.sh: cleaning up $d, left by test process $pid, which was killed" >&2
+    for id in $(ls "$d/root/store/sandboxes" 2>/dev/null); do
+      SPACE_ROOT=$d/root SPACE_RUN_DIR=$d/run "$SPACE_BIN" destroy --force "$id" >/dev/null 2>&1
+    done
+    pkill -9 -f -- "--root $d/root( .* | )__" 2>/dev/null
+    pkill -9 -f -- "__credd --cred-dir $d/" 2>/dev/null
+    sleep 0.2
+    umount "$d/root/store" 2>/dev/null
+    rm -rf --one-file-system "$d" 2>/dev/null
+    find /sys/fs/cgroup -mindepth 1 -maxdepth 2 -type d -name "$(basename "$d")" 2>/dev/null |
+      while read -r c; do find "$c" -depth -type d -exec rmdir {} + 2>/dev/null; done
+  done
+  exec {sweep_lock}>&-
+  return 0
+}
+sweep_dead_test_roots
+
 TEST_ROOT=$(mktemp -d /tmp/space-it.XXXXXX)
+echo "$$ $(awk '{ print $22 }' /proc/$$/stat)" >"$TEST_ROOT/owner"
 export SPACE_ROOT=$TEST_ROOT/root
 export SPACE_RUN_DIR=$TEST_ROOT/run
 mkdir -p "$SPACE_ROOT"
@@ -121,6 +152,9 @@ cleanup() {
   done
   if [ -n "$left" ]; then
     echo "FAIL: left behind after unmounting the store: $left" >&2
+    # Who still holds the store mounted, in a mount namespace of its own?
+    grep -l " $SPACE_ROOT/store " /proc/[0-9]*/mountinfo 2>/dev/null | cut -d/ -f3 | head -5 |
+      while read -r p; do echo "  held by $p: $(tr '\0' ' ' <"/proc/$p/cmdline" | cut -c1-160)" >&2; done
     findmnt -rn -o TARGET | grep "^$TEST_ROOT/" | sort -r | xargs -r -n1 umount -l
     losetup -j "$SPACE_ROOT/store.img" -O NAME -n | xargs -r -n1 losetup -d
     rc=1
