@@ -69,9 +69,10 @@ run_one() {
   t0=$(date +%s)
   # bash's time builtin gives the CPU seconds the harness had (user + system).
   local TIMEFORMAT='%U %S'
-  { time (cd "$CACHE" && exec "${NICE[@]}" "$BUILD/fuzz/fuzz_$n" -max_total_time=$((MINUTES * 60)) \
+  # (The inner braces keep the harness's redirection off time's own report.)
+  { time { (cd "$CACHE" && exec "${NICE[@]}" "$BUILD/fuzz/fuzz_$n" -max_total_time=$((MINUTES * 60)) \
     -max_len="$(max_len "$n")" -print_final_stats=1 -artifact_prefix="$CACHE/$n-" \
-    "$corpus" "${seeds[@]}") >"$log" 2>&1 || rc=$?; } 2>"$ROWS/$n.cpu"
+    "$corpus" "${seeds[@]}") >"$log" 2>&1 || rc=$?; }; } 2>"$ROWS/$n.cpu"
   cpu=$(awk '{ printf "%dm", ($1 + $2) / 60 }' "$ROWS/$n.cpu")
   local runs rate cov size crash
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)

@@ -84,8 +84,9 @@ void ControlServer::on_client(int fd) {
   if (caller_gone(fd)) {
     // The caller gave up (its timeout, a signal) before we read its request, as when this VMM
     // was stopped: carrying it out now would surprise whoever was told it failed.
-    warn_.warn("control: the caller closed its connection before its request was read; "
-               "not carried out");
+    warn_.warn(
+        "control: the caller closed its connection before its request was read; "
+        "not carried out");
     close_client(fd);
     return;
   }

@@ -3,7 +3,9 @@
 # list and state show the expiry; and with no reaper (killed), the VMM's own backstop stops the
 # guest soon after. --disk-size gives the image disk that size and limits what the sandbox may
 # keep in the store (a btrfs qgroup): a guest writing past it gets ENOSPC inside the guest, and
-# the store gets its space back on destroy. Restored from the shared test template.
+# the store gets its space back on destroy. A guest program that allocates past the guest's RAM
+# is killed by the guest's own OOM killer, and the VMM (in its cgroup, limited to RAM plus the
+# overhead) never is. Restored from the shared test template.
 source "$(dirname "$0")/lib.sh"
 shared_template base
 
@@ -25,8 +27,13 @@ assert_gone t-destroy "$P"
 [ ! -d "/sys/fs/cgroup/memory/$CGROUP_PARENT/t-destroy" ] || fail "an expired sandbox kept its cgroup"
 
 # --on-expiry checkpoint: checkpointed at its time; resume continues it, with no expiry.
-expect_status 0 space create --template base --ttl 4s --on-expiry checkpoint t-ck
+# (The expiry is given by resume --ttl, after the file is written: an exec still running at the
+# expiry ends with the sandbox.)
+expect_status 0 space create --template base t-ck
 expect_status 0 space exec t-ck -- sh -c 'echo kept > /root/mark; sync'
+expect_status 0 space pause t-ck
+expect_status 0 space resume --ttl 3s --on-expiry checkpoint t-ck
+[ "$(space state t-ck | json_field on_expiry)" = checkpoint ] || fail "resume --ttl set no expiry"
 wait_until 30 sh -c "[ \"\$($SPACE_BIN state t-ck | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"status\"])')\" = checkpointed ]"
 [ "$(space state t-ck | json_field expires)" = None ] || fail "a checkpointed expiry still shows"
 expect_status 0 space resume t-ck
@@ -49,6 +56,32 @@ wait_until 60 gone "$P"
 grep -q "expired and nothing destroyed it" "$SPACE_ROOT/store/sandboxes/t-back/vmm.log" ||
   fail "the VMM did not say why it stopped"
 expect_status 0 space destroy t-back
+
+# Past the guest's RAM: the guest kills the program; the VMM lives, its cgroup never hit its limit.
+MEMHOG=$(dirname "$SPACE_BIN")/memhog
+[ -x "$MEMHOG" ] || fail "no $MEMHOG: build it first (ninja -C build memhog)"
+expect_status 0 space create --template base m
+P=$(pid_of m)
+expect_status 0 space exec -i m -- sh -c 'cat >/root/memhog && chmod 755 /root/memhog' <"$MEMHOG"
+rc=0
+space exec m -- /root/memhog 1024 >"$TEST_ROOT/memhog.out" 2>&1 || rc=$?
+[ $rc = 137 ] || fail "memhog past the guest's RAM exited $rc, not 137 (SIGKILL by the guest): $(tail -3 "$TEST_ROOT/memhog.out")"
+alive "$P" || fail "the VMM died when its guest ran out of memory"
+expect_status 0 space exec m -- echo still-here
+cg=/sys/fs/cgroup/memory/$CGROUP_PARENT/m
+if [ -d "$cg" ]; then
+  # At the limit the kernel reclaims page cache (the template's memory file, read before the
+  # guest overwrote it): that is allowed; killing anything in the group is not.
+  kills=$(awk '$1 == "oom_kill" { print $2 }' "$cg/memory.oom_control")
+  [ "${kills:-0}" = 0 ] || fail "the kernel OOM-killed $kills processes in the VMM's cgroup"
+  echo "VMM peak memory: $(($(cat "$cg/memory.max_usage_in_bytes") >> 20)) MiB of a $(($(cat "$cg/memory.limit_in_bytes") >> 20)) MiB limit, reached $(cat "$cg/memory.failcnt") times (page cache reclaimed)"
+elif [ -f "/sys/fs/cgroup/$CGROUP_PARENT/m/memory.events" ]; then  # cgroup v2
+  kills=$(awk '$1 == "oom_kill" { print $2 }' "/sys/fs/cgroup/$CGROUP_PARENT/m/memory.events")
+  [ "${kills:-0}" = 0 ] || fail "the kernel OOM-killed $kills processes in the VMM's cgroup"
+else
+  fail "the VMM has no memory cgroup"
+fi
+expect_status 0 space destroy m
 
 # --disk-size: an image disk of that size, and a store quota.
 mkdir -p "$TEST_ROOT/img/bin"

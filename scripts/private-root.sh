@@ -1,0 +1,62 @@
+# Sourced by the campaign scripts (chaos.sh, soak.sh): a private space root for a run, and the
+# "base" template in it. private_root NAME makes $WORK=/tmp/space-NAME.XXXXXX with SPACE_ROOT and
+# SPACE_RUN_DIR under it and a config.toml naming the cached kernel and rootfs (built when
+# missing), unless SPACE_ROOT is already set (an integration test's root: then it only reads
+# the root's cgroup parent). private_root_cleanup destroys every sandbox of a private root,
+# stops its helpers, unmounts its store and deletes it (with KEEP=1, keeps it). base_template
+# imports the newest cached test template as "base", or boots one.
+# Needs: SRC (the source tree) and SPACE_BIN.
+
+private_root() {
+  OWN_ROOT=0
+  if [ -z "${SPACE_ROOT:-}" ]; then
+    OWN_ROOT=1
+    WORK=$(mktemp -d "/tmp/space-$1.XXXXXX")
+    export SPACE_ROOT=$WORK/root SPACE_RUN_DIR=$WORK/run
+    mkdir -p "$SPACE_ROOT"
+    local kernel rootfs
+    kernel=$("$SRC/scripts/build-kernel.sh")
+    rootfs=$("$SRC/scripts/build-rootfs.sh" --guest-init "$SRC/build/guest-init" --space-secret "$SRC/build/space-secret")
+    cat >"$SPACE_ROOT/config.toml" <<TOML
+[jail]
+cgroup_parent = "$(basename "$WORK")"
+[defaults]
+kernel = "$kernel"
+rootfs = "$rootfs"
+memory_mib = 256
+cpus = 1
+TOML
+  fi
+  CGROUP_PARENT=$(python3 -c '
+import sys, tomllib
+try:
+    print(tomllib.load(open(sys.argv[1], "rb")).get("jail", {}).get("cgroup_parent", "space"))
+except FileNotFoundError:
+    print("space")' "$SPACE_ROOT/config.toml")
+}
+
+private_root_cleanup() {
+  [ "$OWN_ROOT" = 1 ] && [ "${KEEP:-0}" = 0 ] || return 0
+  local id pid
+  for id in $(ls "$SPACE_ROOT/store/sandboxes" 2>/dev/null); do "$SPACE_BIN" destroy --force "$id" >/dev/null 2>&1; done
+  for pid in $(pgrep -f -- "--root $SPACE_ROOT( .* | )__(credd|egress|expire)" || true); do kill "$pid" 2>/dev/null; done
+  pkill -f -- "__credd --cred-dir $SPACE_ROOT.cred" 2>/dev/null
+  sleep 0.5
+  umount "$SPACE_ROOT/store" 2>/dev/null
+  rm -rf --one-file-system "$WORK" "$SPACE_ROOT.cred"
+  find /sys/fs/cgroup -mindepth 1 -maxdepth 2 -type d -name "$CGROUP_PARENT" 2>/dev/null |
+    while read -r d; do find "$d" -depth -type d -exec rmdir {} + 2>/dev/null; done
+  return 0
+}
+
+base_template() {
+  "$SPACE_BIN" template inspect base >/dev/null 2>&1 && return 0
+  local dir=${TEMPLATE_DIR:-}
+  [ -n "$dir" ] || dir=$(ls -1dt "${SPACE_CACHE:-/var/cache/space}"/test-templates/*/ 2>/dev/null | head -1 || true)
+  if [ -n "$dir" ] && "$SPACE_BIN" template import base "$dir" >/dev/null 2>&1; then
+    echo "$(basename "$0"): imported template base from $dir" >&2
+  else
+    echo "$(basename "$0"): building template base (one cold boot)" >&2
+    "$SPACE_BIN" template build base >/dev/null
+  fi
+}
