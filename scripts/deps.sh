@@ -4,7 +4,7 @@
 # ensure_debian_packages installs only what is missing, so with everything present it costs one
 # dpkg-query.
 SPACE_DEBIAN_PACKAGES=(
-  g++ cmake ninja-build pkg-config
+  g++ cmake ninja-build pkg-config ccache
   libcli11-dev libseccomp-dev libbtrfsutil-dev libtomlplusplus-dev doctest-dev libarchive-dev
   linux-source-6.1 bc flex bison libelf-dev libssl-dev xz-utils cpio
   busybox-static e2fsprogs btrfs-progs python3 procps
@@ -27,9 +27,25 @@ ensure_debian_packages() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >&2
 }
 
-# build_space BUILD_DIR: configures (once) and builds space, guest-init and the tests.
+# use_ccache: compiles go through ccache, whose cache lives outside the clone in
+# $SPACE_CACHE/ccache (keyed by each compile's preprocessed input, compiler and flags), so a
+# clean clone rebuilds only what changed since the last build on this host.
+use_ccache() {
+  export CCACHE_DIR=${CCACHE_DIR:-${SPACE_CACHE:-/var/cache/space}/ccache}
+  # Paths relative to the clone, wherever it is: another clone's outputs serve this one.
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
+  mkdir -p "$CCACHE_DIR"
+  [ -f "$CCACHE_DIR/ccache.conf" ] || ccache --max-size 5G >/dev/null
+  CCACHE_FLAGS=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+}
+
+# build_space BUILD_DIR [CMAKE ARGS]: configures (once) and builds space, guest-init and the
+# tests.
 build_space() {
   local dir=$1
-  [ -f "$dir/build.ninja" ] || cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2
+  shift
+  use_ccache
+  [ -f "$dir/build.ninja" ] ||
+    cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${CCACHE_FLAGS[@]}" "$@" >&2
   ninja -C "$dir" -j2 >&2
 }

@@ -37,6 +37,7 @@ except FileNotFoundError:
 
 private_root_cleanup() {
   [ "$OWN_ROOT" = 1 ] && [ "${KEEP:-0}" = 0 ] || return 0
+  set +e  # every step runs, whatever the one before it found (a helper already gone)
   local id pid
   for id in $(ls "$SPACE_ROOT/store/sandboxes" 2>/dev/null); do "$SPACE_BIN" destroy --force "$id" >/dev/null 2>&1; done
   for pid in $(pgrep -f -- "--root $SPACE_ROOT( .* | )__(credd|egress|expire)" || true); do kill "$pid" 2>/dev/null; done

@@ -16,8 +16,9 @@ source scripts/deps.sh
 ensure_debian_packages
 if [ "${1:-}" = --sanitize ]; then
   shift
+  use_ccache
   [ -f build-sanitize/build.ninja ] ||
-    cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPACE_SANITIZE=ON >&2
+    cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPACE_SANITIZE=ON "${CCACHE_FLAGS[@]}" >&2
   ninja -C build-sanitize -j2 unit_tests guest-init space-secret >&2
   # Reports go to files, not stderr: the tests read the stderr of the programs they run.
   logs=$PWD/build-sanitize/sanitizer-logs

@@ -63,7 +63,8 @@ std::vector<std::string> branch_ids(const store::Context& ctx, const BranchOptio
 
 // Makes branch directory `bp.dir`, a new subvolume, from the paused source's: a reflink of every
 // file (the disk as it is now, shared copy-on-write, like the template's memory and vmstate),
-// without the source's checkpoint (its history is not the branch's to resume), logs and lock.
+// without what left_out_of_branch names (the record, the checkpoint: its history is not the
+// branch's to resume, logs and lock).
 // A subvolume snapshot would do the same, but each one commits a btrfs transaction, serialised
 // across branches, while creating an empty subvolume and reflinking files does not (the figures
 // are in ARCHITECTURE.md, "Measurements").
@@ -71,15 +72,9 @@ void clone_source(const store::SandboxPaths& src, const store::SandboxPaths& bp)
   struct stat st {};
   if (::stat(src.dir.c_str(), &st) != 0) throw_errno("stat " + src.dir);
   store::btrfs::create_subvolume(bp.dir, st.st_mode & 07777);
-  auto in_dir = [&](const std::string& path) { return path.substr(src.dir.size() + 1); };
-  const std::string checkpoint = in_dir(checkpoint_dir(src));
-  const std::vector<std::string> left_out = {checkpoint, checkpoint + ".tmp",
-                                             in_dir(src.console_log), in_dir(src.vmm_log),
-                                             in_dir(src.lock)};
   try {
-    fs::copy_tree(src.dir, bp.dir, [&](const std::string& rel) {
-      return std::find(left_out.begin(), left_out.end(), rel) != left_out.end();
-    });
+    fs::copy_tree(src.dir, bp.dir,
+                  [&](const std::string& rel) { return left_out_of_branch(src, rel); });
   } catch (...) {
     store::remove_store_tree(bp.dir);
     throw;
@@ -150,6 +145,15 @@ proto::control::BranchTarget branch_target(const store::SandboxPaths& bp,
 }
 
 }  // namespace
+
+bool left_out_of_branch(const store::SandboxPaths& src, const std::string& rel) {
+  auto in_dir = [&](const std::string& path) { return path.substr(src.dir.size() + 1); };
+  const std::string checkpoint = in_dir(checkpoint_dir(src));
+  for (const std::string& out : {in_dir(src.state), checkpoint, checkpoint + ".tmp",
+                                 in_dir(src.console_log), in_dir(src.vmm_log), in_dir(src.lock)})
+    if (rel == out) return true;
+  return false;
+}
 
 std::vector<store::SandboxState> branch_sandbox(const store::Context& ctx, const std::string& id,
                                                 const BranchOptions& opts) {

@@ -76,6 +76,11 @@ void destroy_sandbox(const store::Context& ctx, const std::string& id, bool forc
         log::warn("destroy " + id + ": " + e.what() + "; removing it anyway (--force)");
       }
     }
+    if (st && st->id != id) {  // another sandbox's record: its VMM and cgroup are not ours
+      log::warn("destroy " + id + ": its record names sandbox " + st->id +
+                "; removing the directory without touching that sandbox's VMM");
+      st.reset();
+    }
     cred::revoke_sandbox_grants(ctx, id, "destroy", /*forget=*/true);
     set_policy(ctx, id, std::nullopt);  // its audit log stays, for `space net log`
     if (st) {

@@ -1,6 +1,7 @@
 // `list` and `state`: read state.json files without locking (writers replace them atomically)
 // and report the observed status rather than the recorded one.
 #include <algorithm>
+#include <cerrno>
 
 #include "core/sandbox.h"
 #include "store/store.h"
@@ -18,6 +19,9 @@ std::vector<store::SandboxState> list_sandboxes(const store::Context& ctx) {
       store::SandboxPaths p = store::sandbox_paths(ctx.root, name);
       if (!fs::exists(p.state)) continue;  // being created, or remains of a crash
       store::SandboxState s = store::read_state(p.state);
+      if (s.id != name)
+        throw Error("its record names sandbox " + s.id, EINVAL,
+                    "'space destroy --force " + name + "' removes it");
       s.status = store::observed_status(s);
       out.push_back(std::move(s));
     } catch (const Error& e) {
@@ -35,6 +39,9 @@ store::SandboxState sandbox_state(const store::Context& ctx, const std::string& 
   store::ensure_store(ctx, store::StoreUse::Existing);
   require_sandbox(p, id);
   store::SandboxState s = store::read_state(p.state);
+  if (s.id != id)
+    throw Error("the record of sandbox " + id + " names sandbox " + s.id, EINVAL,
+                "'space destroy --force " + id + "' removes it");
   s.status = store::observed_status(s);
   return s;
 }

@@ -62,6 +62,11 @@ struct BranchOptions {
 std::vector<store::SandboxState> branch_sandbox(const store::Context& ctx, const std::string& id,
                                                 const BranchOptions& opts);
 
+// Whether `rel` (a path inside the source's directory) stays out of a branch's copy: the
+// source's record (the branch writes its own; a copy would name the source's id and VMM if the
+// branch were interrupted before that), its checkpoint, logs and lock.
+bool left_out_of_branch(const store::SandboxPaths& src, const std::string& rel);
+
 // <dir>/checkpoint: where a sandbox's last checkpoint lives.
 std::string checkpoint_dir(const store::SandboxPaths& p);
 

@@ -22,8 +22,11 @@ shared_template base
 expect_status 0 space create --template base s1
 [ "$(vmm_pids)" = "$(pid_of s1)" ] || fail "vmm_pids sees '$(vmm_pids)', not s1's VMM $(pid_of s1)"
 x() { space exec "$@"; }  # exec in a sandbox, output on stdout
-counter='i=0; while :; do i=$((i+1)); echo $i >/tmp/count; sleep 0.05; done'
-expect_status 0 x s1 -- sh -c "setsid sh -c '$counter' </dev/null >/dev/null 2>&1 & echo before >/root/file; sync"
+# The counter forks nothing: it waits 0.1 s in `read -t` on a FIFO no one writes (a shell
+# builtin), where `sleep` would fork and exec, which costs the guest kernel about half a second
+# of CPU per step on a PVM host, and with five sandboxes counting would take both host cores.
+counter='exec 3<>/tmp/tick; i=0; while :; do i=$((i+1)); echo $i >/tmp/count; read -t 0.1 x <&3; done'
+expect_status 0 x s1 -- sh -c "mkfifo /tmp/tick && { setsid sh -c '$counter' </dev/null >/dev/null 2>&1 & } && echo before >/root/file; sync"
 # count ID: the counter's value. The loop rewrites the file in place (truncate, then write), so a
 # read can land in between and see it empty: read again then.
 count() {
@@ -34,10 +37,9 @@ count() {
   done
   echo "$v"
 }
-# advancing ID: the counter of ID moves forward within a minute; prints its value. Each step of
-# the counter forks and execs sleep: about half a second on a quiet PVM host, several seconds on
-# a loaded one, so one sample half a second apart is not enough. A counter stopped for good (a
-# lost timer after a restore, say) still fails.
+# advancing ID: the counter of ID moves forward within a minute; prints its value. On a loaded
+# host one sample half a second apart is not enough. A counter stopped for good (a lost timer
+# after a restore, say) still fails.
 advancing() {
   local a b deadline=$((SECONDS + 60))
   a=$(count "$1")

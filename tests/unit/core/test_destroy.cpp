@@ -1,6 +1,7 @@
 // Unit tests for core/destroy (destroy, core/sandbox.h) against a stand-in VMM process: the
 // recorded VMM is killed and both directories removed, a recycled pid is never signalled, and an
-// unreadable state.json needs --force.
+// unreadable state.json needs --force, and a record naming another sandbox (the source's, copied
+// into an interrupted branch) never gets that sandbox's VMM signalled.
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 
@@ -44,4 +45,15 @@ TEST_CASE("destroy with an unreadable state needs --force") {
   CHECK(fs::exists(f.p.dir));
   core::destroy_sandbox(f.ctx, "broken", true);
   CHECK_FALSE(fs::exists(f.p.dir));
+}
+
+TEST_CASE("destroy of a directory whose record names another sandbox leaves that VMM alone") {
+  FakeSandbox f("source");
+  std::string copy = store::sandbox_paths(f.ctx.root, "source-b1").dir;
+  fs::mkdir_p(copy);
+  fs::write_file_atomic(copy + "/state.json", fs::read_file(f.p.state));  // the source's record
+  core::destroy_sandbox(f.ctx, "source-b1", /*force=*/true);
+  CHECK_FALSE(f.vmm.exited());
+  CHECK_FALSE(fs::exists(copy));
+  CHECK(fs::exists(f.p.dir));
 }
