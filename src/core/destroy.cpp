@@ -1,7 +1,7 @@
 // `destroy`: stop the VMM (politely, then SIGKILL), then remove the run directory and delete the
 // sandbox's subvolume (or its plain directory, for sandboxes made before the btrfs store).
 // The VMM is addressed through a pidfd opened only after its start time matched the record, so a
-// recycled pid is never signalled.
+// recycled pid is never signalled. The sandbox's cgroup goes too, recorded or not.
 #include <signal.h>
 
 #include <cerrno>
@@ -11,6 +11,7 @@
 #include "core/net.h"
 #include "core/sandbox.h"
 #include "cred/hooks.h"
+#include "store/config.h"
 #include "store/store.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -87,6 +88,15 @@ void destroy_sandbox(const store::Context& ctx, const std::string& id, bool forc
       stop_vmm(*st, p, force ? 0 : kPoliteStopMs);
       remove_sandbox_cgroup(st->cgroup);
     }
+    // The group its id names, too: a create, resume or branch killed after making the group
+    // and before recording it leaves one that no record names (and perhaps a VMM in it).
+    std::string named;
+    try {
+      named = sandbox_cgroup_name(store::load_host_config(ctx.root), id);
+    } catch (const Error& e) {
+      log::warn("destroy " + id + ": " + e.what() + "; its cgroup, if any, is left");
+    }
+    if (!named.empty() && (!st || named != st->cgroup)) remove_sandbox_cgroup(named);
     // A directory without state.json is the remains of an interrupted create: remove it too.
     fs::remove_tree(p.run_dir);
     store::remove_store_tree(p.dir);

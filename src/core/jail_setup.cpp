@@ -29,7 +29,7 @@ jail::CgroupLayout host_layout() {
 
 std::string make_group(const store::HostConfig& hc, const jail::CgroupLayout& l,
                        const std::string& id, uint32_t vcpus, uint32_t memory_mib) {
-  std::string rel = hc.jail_cgroup_parent + "/" + id;
+  std::string rel = hc.jail_cgroup_parent + "/" + id;  // sandbox_cgroup_name's
   jail::create_group(l, rel, jail::sandbox_limits(vcpus, memory_mib, hc.jail_memory_overhead_mib));
   return rel;
 }
@@ -89,6 +89,11 @@ std::string make_sandbox_cgroup(const store::HostConfig& hc, const std::string& 
                                 uint32_t memory_mib) {
   if (!hc.jail_enable || !hc.jail_cgroups) return "";
   return make_group(hc, host_layout(), id, vcpus, memory_mib);
+}
+
+std::string sandbox_cgroup_name(const store::HostConfig& hc, const std::string& id) {
+  if (!hc.jail_enable || !hc.jail_cgroups) return "";
+  return hc.jail_cgroup_parent + "/" + id;
 }
 
 std::vector<std::string> cgroup_procs_files(const std::string& rel) {

@@ -34,6 +34,9 @@ VmmJail prepare_jail(const store::HostConfig& hc, const std::string& key,
 // relative path; "" when cgroups are off.
 std::string make_sandbox_cgroup(const store::HostConfig& hc, const std::string& id, uint32_t vcpus,
                                 uint32_t memory_mib);
+// The cgroup sandbox `id` gets (<parent>/<id>) when cgroups are on, else "": destroy removes
+// it even when no record names it (a create, resume or branch killed after making it).
+std::string sandbox_cgroup_name(const store::HostConfig& hc, const std::string& id);
 // The cgroup.procs files of group `rel` (for a process to join it).
 std::vector<std::string> cgroup_procs_files(const std::string& rel);
 // Removes group `rel` ("" = nothing), SIGKILLing any process still in it (the caller has stopped

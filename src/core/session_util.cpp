@@ -75,12 +75,29 @@ proc::Child start_restored(const store::Context& ctx, const store::SandboxPaths&
   VmmLaunch launch =
       launch_vmm(ctx, hc, p, st.id, VmmMode{restore_dir, false, "", expires_at(st), st.on_expiry},
                  JailRequest{st.id, st.id, st.vcpus, st.memory_mib});
+  // Recorded at once, as being created, with the process we started (the VMM, or its jail's
+  // PID 1, whose end ends the VMM): if this command is killed before it records the VMM as
+  // running, the sandbox shows as creating and destroy stops that process, where an unrecorded
+  // VMM would run on beside a second one started by the next resume, on the same disk.
+  const store::SandboxState before = st;
+  st.status = store::Status::Creating;
+  st.pid = launch.child.pid();
+  st.pid_start_time = proc::start_time(st.pid).value_or(0);
+  st.uid = launch.uid;
+  st.cgroup = launch.cgroup;
   try {
+    store::write_state(p.state, st, fs::Sync::Volatile);
     wait_started(launch.child, launch.ready, p, /*guest=*/false, sig, boot_timeout_seconds());
     st.pid = launch.uid ? served_by(p.control_sock) : launch.child.pid();
   } catch (Error& e) {
     launch.child = proc::Child();  // SIGKILL + reap before reading its log
     remove_sandbox_cgroup(launch.cgroup);
+    st = before;
+    try {
+      store::write_state(p.state, st, fs::Sync::Volatile);  // as it was: resumable again
+    } catch (const Error& again) {
+      log::error("sandbox " + st.id + ": could not restore its record: " + again.what());
+    }
     throw Error(std::string(e.what()) + log_tails(p), e.err(), e.hint());
   }
   st.pid_start_time = proc::start_time(st.pid).value_or(0);

@@ -1,13 +1,19 @@
 // Unit tests for core/destroy (destroy, core/sandbox.h) against a stand-in VMM process: the
 // recorded VMM is killed and both directories removed, a recycled pid is never signalled, and an
 // unreadable state.json needs --force, and a record naming another sandbox (the source's, copied
-// into an interrupted branch) never gets that sandbox's VMM signalled.
+// into an interrupted branch) never gets that sandbox's VMM signalled; the cgroup a sandbox's id
+// names goes with it even when no record names it (as root, on a host with cgroups).
 #include <doctest/doctest.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <string>
 
+#include "core/jail_setup.h"
 #include "core/sandbox.h"
+#include "jail/cgroup.h"
+#include "store/config.h"
 #include "store/state.h"
 #include "support/fake_sandbox.h"
 #include "util/error.h"
@@ -56,4 +62,50 @@ TEST_CASE("destroy of a directory whose record names another sandbox leaves that
   CHECK_FALSE(f.vmm.exited());
   CHECK_FALSE(fs::exists(copy));
   CHECK(fs::exists(f.p.dir));
+}
+
+TEST_CASE("destroy removes the cgroup its id names when no record does, and what is in it") {
+  if (::geteuid() != 0 || jail::detect_layout().version == jail::CgroupVersion::None) {
+    MESSAGE("skipped: needs root and a usable cgroup hierarchy");
+    return;
+  }
+  FakeSandbox f("unrecorded");
+  const std::string parent = "space-unit-destroy-" + std::to_string(::getpid());
+  fs::write_file_atomic(f.ctx.root + "/config.toml",
+                        "[jail]\ncgroup_parent = \"" + parent + "\"\n");
+  store::HostConfig hc = store::load_host_config(f.ctx.root);
+  std::string rel;
+  try {
+    rel = core::make_sandbox_cgroup(hc, "unrecorded", 1, 64);
+  } catch (const Error& e) {
+    MESSAGE("skipped: cannot make a cgroup here: " << e.what());
+    return;
+  }
+  CHECK(rel == core::sandbox_cgroup_name(hc, "unrecorded"));
+  jail::CgroupLayout l = jail::detect_layout();
+  pid_t member = ::fork();  // a VMM started by a resume that was killed before recording it
+  REQUIRE(member >= 0);
+  if (member == 0) {
+    jail::join_group(l, rel);
+    for (;;) ::pause();
+  }
+  for (int i = 0; i < 200 && jail::group_pids(l, rel).empty(); i++) ::usleep(5000);
+  REQUIRE(jail::group_pids(l, rel) == std::vector<int>{member});
+  auto st = store::read_state(f.p.state);
+  st.cgroup.clear();  // the record does not name the group
+  store::write_state(f.p.state, st);
+  core::destroy_sandbox(f.ctx, "unrecorded", /*force=*/true);
+  for (auto& d : jail::group_dirs(l, rel)) CHECK_FALSE(fs::exists(d));
+  int status = 0;
+  pid_t got = 0;
+  for (int i = 0; i < 200 && got == 0; i++, ::usleep(5000))
+    got = ::waitpid(member, &status, WNOHANG);
+  CHECK(got == member);  // destroy killed it
+  if (got == 0) {        // (it did not: end it here, not hang)
+    ::kill(member, SIGKILL);
+    ::waitpid(member, &status, 0);
+  }
+  jail::remove_group(l, rel);
+  jail::remove_group(l, parent);
+  CHECK_FALSE(fs::exists(f.p.dir));
 }

@@ -77,6 +77,71 @@ CgroupLayout fake_v1(const std::string& prefix, const std::string& rel) {
   return l;
 }
 
+// RealGroup: a group "space-unit-test/<name>-<pid>" on this host's hierarchy, made with small
+// limits, or a reason to skip (not root, no usable hierarchy, or the kernel refused); the
+// groups are removed when it goes.
+struct RealGroup {
+  CgroupLayout l;
+  std::string rel;
+  std::string skip;  // why the real-host case cannot run here; "" when the group exists
+  explicit RealGroup(const std::string& name) {
+    rel = "space-unit-test/" + name + "-" + std::to_string(::getpid());
+    if (::geteuid() != 0) {
+      skip = "needs root";
+      return;
+    }
+    l = jail::detect_layout();
+    if (l.version == CgroupVersion::None) {
+      skip = "no usable cgroup hierarchy on this host";
+      return;
+    }
+    try {
+      jail::create_group(l, rel, jail::sandbox_limits(1, 64, 64));
+    } catch (const Error& e) {
+      skip = std::string("cannot make a cgroup here: ") + e.what();
+    }
+  }
+  ~RealGroup() {
+    if (l.version == CgroupVersion::None) return;
+    try {
+      jail::remove_group(l, rel);
+      jail::remove_group(l, "space-unit-test");
+    } catch (...) {
+    }
+  }
+  // A child that joins the group, says whether it could, then waits for the write end of
+  // `hold` to close (or, with no `hold`, for a signal). Returns its pid once it has joined.
+  pid_t fork_member(Pipe* hold = nullptr) {
+    Pipe joined = Pipe::make();
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      joined.read.reset();
+      char ok = 'y';
+      try {
+        jail::join_group(l, rel);
+      } catch (...) {
+        ok = 'n';
+      }
+      write_all(joined.write.get(), &ok, 1);
+      char b;
+      if (hold) {
+        hold->write.reset();
+        while (::read(hold->read.get(), &b, 1) > 0) {
+        }
+      } else {
+        for (;;) ::pause();  // until killed
+      }
+      ::_exit(0);
+    }
+    joined.write.reset();
+    char ok = 0;
+    CHECK(read_full(joined.read.get(), &ok, 1) == 1);
+    CHECK(ok == 'y');
+    return pid;
+  }
+};
+
 }  // namespace
 
 TEST_CASE("cgroup: parse_mountinfo on pure v1, cpu and cpuacct sharing a hierarchy") {
@@ -320,57 +385,17 @@ TEST_CASE("cgroup: usage on a fake v2 tree") {
 }
 
 TEST_CASE("cgroup: a real group on this host, joined, measured and removed") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: needs root");
+  RealGroup g("real");
+  if (!g.skip.empty()) {
+    MESSAGE("skipped: " << g.skip);
     return;
   }
-  CgroupLayout l = jail::detect_layout();
-  if (l.version == CgroupVersion::None) {
-    MESSAGE("skipped: no usable cgroup hierarchy on this host");
-    return;
-  }
-  const std::string rel = "space-unit-test/" + std::to_string(::getpid());
-  struct Cleanup {
-    const CgroupLayout& l;
-    std::string rel;
-    ~Cleanup() {
-      try {
-        jail::remove_group(l, rel);
-        jail::remove_group(l, "space-unit-test");
-      } catch (...) {
-      }
-    }
-  } cleanup{l, rel};
-  try {
-    jail::create_group(l, rel, jail::sandbox_limits(1, 64, 64));
-  } catch (const Error& e) {
-    MESSAGE("skipped: cannot make a cgroup here: " << e.what());
-    return;
-  }
+  const CgroupLayout& l = g.l;
+  const std::string& rel = g.rel;
   for (auto& d : jail::group_dirs(l, rel)) CHECK(fs::is_dir(d));
-  Pipe joined = Pipe::make(), hold = Pipe::make();
-  pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    joined.read.reset();
-    hold.write.reset();
-    char ok = 'y';
-    try {
-      jail::join_group(l, rel);
-    } catch (...) {
-      ok = 'n';
-    }
-    write_all(joined.write.get(), &ok, 1);
-    char b;
-    while (::read(hold.read.get(), &b, 1) > 0) {
-    }
-    ::_exit(0);
-  }
-  joined.write.reset();
+  Pipe hold = Pipe::make();
+  pid_t pid = g.fork_member(&hold);
   hold.read.reset();
-  char ok = 0;
-  CHECK(read_full(joined.read.get(), &ok, 1) == 1);
-  CHECK(ok == 'y');
   jail::CgroupUsage u = jail::read_usage(l, rel);
   REQUIRE(u.pids.has_value());
   CHECK(*u.pids >= 1);
@@ -389,40 +414,14 @@ TEST_CASE("cgroup: a real group on this host, joined, measured and removed") {
 }
 
 TEST_CASE("cgroup: remove_sandbox_cgroup kills a process left in the group, then removes it") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: needs root");
+  RealGroup g("left");
+  if (!g.skip.empty()) {
+    MESSAGE("skipped: " << g.skip);
     return;
   }
-  CgroupLayout l = jail::detect_layout();
-  if (l.version == CgroupVersion::None) {
-    MESSAGE("skipped: no usable cgroup hierarchy on this host");
-    return;
-  }
-  const std::string rel = "space-unit-test/left-" + std::to_string(::getpid());
-  try {
-    jail::create_group(l, rel, jail::sandbox_limits(1, 64, 64));
-  } catch (const Error& e) {
-    MESSAGE("skipped: cannot make a cgroup here: " << e.what());
-    return;
-  }
-  Pipe joined = Pipe::make();
-  pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    joined.read.reset();
-    char ok = 'y';
-    try {
-      jail::join_group(l, rel);
-    } catch (...) {
-      ok = 'n';
-    }
-    write_all(joined.write.get(), &ok, 1);
-    for (;;) ::pause();  // until killed
-  }
-  joined.write.reset();
-  char ok = 0;
-  CHECK(read_full(joined.read.get(), &ok, 1) == 1);
-  CHECK(ok == 'y');
+  const CgroupLayout& l = g.l;
+  const std::string& rel = g.rel;
+  pid_t pid = g.fork_member();
   core::remove_sandbox_cgroup(rel);
   int status = 0;
   REQUIRE(::waitpid(pid, &status, 0) == pid);
@@ -431,5 +430,4 @@ TEST_CASE("cgroup: remove_sandbox_cgroup kills a process left in the group, then
   // The kill came first, the rmdir after it once the process was reaped: at most a second.
   for (int i = 0; i < 100 && !jail::remove_group(l, rel); i++) ::usleep(10'000);
   for (auto& d : jail::group_dirs(l, rel)) CHECK_FALSE(fs::exists(d));
-  jail::remove_group(l, "space-unit-test");
 }
