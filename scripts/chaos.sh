@@ -38,20 +38,8 @@ while [ $# -gt 0 ]; do
     *) echo "chaos: unknown argument '$1'" >&2; usage ;;
   esac
 done
-[ -e /dev/kvm ] || { echo "chaos: /dev/kvm is absent" >&2; exit 1; }
-[ -x "$SPACE_BIN" ] || { echo "chaos: no space binary at $SPACE_BIN" >&2; exit 1; }
-
 source "$SRC/scripts/private-root.sh"
-private_root chaos
-cleanup() {
-  local rc=$?
-  set +e
-  private_root_cleanup
-  exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-base_template
+campaign_root chaos
 
 echo "chaos: $TRIALS trials, seed $SEED, root $SPACE_ROOT, space $SPACE_BIN"
 python3 - "$SPACE_BIN" "$SPACE_ROOT" "${SPACE_RUN_DIR:-/run/space}" "$CGROUP_PARENT" "$TRIALS" "$SEED" \

@@ -4,7 +4,9 @@
 # missing), unless SPACE_ROOT is already set (an integration test's root: then it only reads
 # the root's cgroup parent). private_root_cleanup destroys every sandbox of a private root,
 # stops its helpers, unmounts its store and deletes it (with KEEP=1, keeps it). base_template
-# imports the newest cached test template as "base", or boots one.
+# imports the newest cached test template as "base", or boots one. campaign_root NAME does all
+# of it for a campaign script: checks /dev/kvm and the binary, makes the root, arranges its
+# cleanup on exit (and on INT/TERM) and provides "base".
 # Needs: SRC (the source tree) and SPACE_BIN.
 
 private_root() {
@@ -60,4 +62,13 @@ base_template() {
     echo "$(basename "$0"): building template base (one cold boot)" >&2
     "$SPACE_BIN" template build base >/dev/null
   fi
+}
+
+campaign_root() {
+  [ -e /dev/kvm ] || { echo "$1: /dev/kvm is absent" >&2; exit 1; }
+  [ -x "$SPACE_BIN" ] || { echo "$1: no space binary at $SPACE_BIN" >&2; exit 1; }
+  private_root "$1"
+  trap 'rc=$?; set +e; private_root_cleanup; exit $rc' EXIT
+  trap 'exit 130' INT TERM
+  base_template
 }

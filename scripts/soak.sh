@@ -37,20 +37,8 @@ while [ $# -gt 0 ]; do
     *) echo "soak: unknown argument '$1'" >&2; usage ;;
   esac
 done
-[ -e /dev/kvm ] || { echo "soak: /dev/kvm is absent" >&2; exit 1; }
-[ -x "$SPACE_BIN" ] || { echo "soak: no space binary at $SPACE_BIN" >&2; exit 1; }
-
 source "$SRC/scripts/private-root.sh"
-private_root soak
-cleanup() {
-  local rc=$?
-  set +e
-  private_root_cleanup
-  exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-base_template
+campaign_root soak
 
 echo "soak: root $SPACE_ROOT, space $SPACE_BIN"
 python3 - "$SPACE_BIN" "$SPACE_ROOT" "$WORKERS" "$MINUTES" "$DENSITY" "$LOAD" "$DENS" <<'PY'
