@@ -44,8 +44,8 @@ proto::control::ReplyOf<Req> vmm_op(const store::SandboxPaths& p, const Req& req
 
 // Starts a VMM for sandbox `st.id` (files in p) restored from `restore_dir`, records it as
 // creating with the process started, waits until it runs, and records it (status running,
-// pid) in `st` and state.json; on failure the record is put back as it was. The returned Child kills
-// the VMM if destroyed before release().
+// pid) in `st` and state.json; on failure the record is put back as it was. The returned Child
+// kills the VMM if destroyed before release().
 proc::Child start_restored(const store::Context& ctx, const store::SandboxPaths& p,
                            store::SandboxState& st, const std::string& restore_dir,
                            proc::SignalGuard& sig);
