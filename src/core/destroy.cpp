@@ -10,6 +10,7 @@
 #include "core/jail_setup.h"
 #include "core/net.h"
 #include "core/sandbox.h"
+#include "core/session_util.h"
 #include "cred/hooks.h"
 #include "store/config.h"
 #include "store/store.h"
@@ -56,16 +57,17 @@ void destroy_sandbox(const store::Context& ctx, const std::string& id, bool forc
       ctx, store::StoreUse::Existing);  // after a reboot: mount the image to see the sandbox
   if (!fs::is_dir(p.dir)) require_sandbox(p, id);  // throws: no directory, no state
   try {
+    // With --force, a command stuck on a stopped VMM is freed by killing that VMM (which
+    // destroy would kill anyway); without, destroy says what is stuck.
     std::optional<store::SandboxLock> lock;
     try {
-      lock.emplace(p.lock, /*nonblocking=*/true);
-      if (!lock->held()) {
-        log::warn("sandbox " + id + " is busy (another space command holds it); waiting");
-        lock.reset();
-        lock.emplace(p.lock);
+      lock.emplace(wait_sandbox_lock(p, id, force ? StoppedVmm::Kill : StoppedVmm::Fail));
+    } catch (const Error&) {
+      // The command we freed (a create) removed its half-made sandbox itself: what we came for.
+      if (force && !fs::is_dir(p.dir)) {
+        log::info("sandbox " + id + " was removed by the command that held it");
+        return;
       }
-    } catch (const Error& e) {
-      if (e.err() == ENOENT) require_sandbox(p, id);  // removed while we looked
       throw;
     }
     std::optional<store::SandboxState> st;

@@ -1,6 +1,7 @@
 // Shared pieces of the session operations; see session_util.h.
 #include "core/session_util.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -25,22 +26,82 @@ std::string checkpoint_dir(const store::SandboxPaths& p) {
   return p.dir + "/checkpoint";
 }
 
+namespace {
+
+// How often a waiting command looks at the holder of the lock and at the sandbox's VMM.
+constexpr int kLockCheckMs = 100;
+
+std::string describe_holders(const std::vector<pid_t>& holders) {
+  if (holders.empty()) return "another space command holds it";
+  std::string cmd = proc::command_line(holders.front());
+  if (cmd.size() > 120) cmd = cmd.substr(0, 117) + "...";
+  return "pid " + std::to_string(holders.front()) + (cmd.empty() ? "" : " (" + cmd + ")") +
+         " holds it";
+}
+
+}  // namespace
+
+store::SandboxLock wait_sandbox_lock(const store::SandboxPaths& p, const std::string& id,
+                                     StoppedVmm on_stopped) {
+  auto try_lock = [&] {
+    try {
+      store::SandboxLock l(p.lock, /*nonblocking=*/true);
+      if (!l.held() && !fs::exists(p.lock)) require_sandbox(p, id);  // removed meanwhile
+      return l;
+    } catch (const Error& e) {
+      if (e.err() == ENOENT) require_sandbox(p, id);
+      throw;
+    }
+  };
+  store::SandboxLock lock = try_lock();
+  if (lock.held()) return lock;
+  log::warn("sandbox " + id + " is busy (" + describe_holders(proc::flock_holders(p.lock)) +
+            "); waiting");
+  pid_t killed = 0;
+  for (;;) {
+    ::usleep(kLockCheckMs * 1000);
+    lock = try_lock();
+    if (lock.held()) return lock;
+    const std::vector<pid_t> holders = proc::flock_holders(p.lock);
+    for (pid_t h : holders)
+      if (proc::is_stopped(h))
+        throw Error("sandbox " + id + " is locked by pid " + std::to_string(h) + " (" +
+                        proc::command_line(h) + "), which is stopped (SIGSTOP or a debugger)",
+                    EAGAIN, "'kill -CONT " + std::to_string(h) + "' lets it go on and finish");
+    // The holder may be waiting on the VMM (a create for its first answer, a pause for its
+    // reply): a stopped VMM never gives one. The record is read without the lock (it is
+    // replaced atomically).
+    store::SandboxState st;
+    try {
+      st = store::read_state(p.state);
+    } catch (const Error&) {
+      continue;  // not written yet, or being replaced: look again
+    }
+    if (st.pid <= 0 || st.pid == killed || !proc::is_alive(st.pid, st.pid_start_time) ||
+        !proc::is_stopped(st.pid))
+      continue;
+    const std::string vmm = std::to_string(st.pid);
+    if (on_stopped == StoppedVmm::Kill) {
+      log::warn("sandbox " + id + ": its VMM (pid " + vmm +
+                ") is stopped and the command holding the lock waits for it; killing the VMM");
+      if (auto ref = proc::ProcessRef::open(st.pid, st.pid_start_time)) ref->signal(SIGKILL);
+      killed = st.pid;
+      continue;
+    }
+    throw Error("sandbox " + id + " is busy (" + describe_holders(holders) + ") and its VMM (pid " +
+                    vmm + ") is stopped (SIGSTOP or a debugger), so that command cannot finish",
+                EAGAIN,
+                "'kill -CONT " + vmm + "' lets both go on; 'space destroy --force " + id +
+                    "' removes the sandbox");
+  }
+}
+
 LockedSandbox lock_sandbox(const store::Context& ctx, const std::string& id) {
   LockedSandbox s;
   s.p = store::sandbox_paths(ctx.root, id);
   store::ensure_store(ctx, store::StoreUse::Existing);
   require_sandbox(s.p, id);
-  try {
-    s.lock.emplace(s.p.lock, /*nonblocking=*/true);
-    if (!s.lock->held()) {
-      log::warn("sandbox " + id + " is busy (another space command holds it); waiting");
-      s.lock.reset();
-      s.lock.emplace(s.p.lock);
-    }
-  } catch (const Error& e) {
-    if (e.err() == ENOENT) require_sandbox(s.p, id);  // removed while we looked
-    throw;
-  }
+  s.lock.emplace(wait_sandbox_lock(s.p, id));
   require_sandbox(s.p, id);
   s.st = store::read_state(s.p.state);
   s.observed = store::observed_status(s.st);

@@ -22,8 +22,22 @@ struct LockedSandbox {
   store::Status observed = store::Status::Stopped;
 };
 
-// Mounts the store if needed, checks that `id` exists, takes its lock (waiting, with a warning,
-// if another command holds it) and reads its state. Throws "sandbox <id> does not exist".
+// What wait_sandbox_lock() does when the command holding the lock is stuck on a stopped VMM.
+enum class StoppedVmm {
+  Fail,  // throw a clear error (EAGAIN) naming both processes
+  Kill,  // SIGKILL the VMM, so that the holder fails and lets go, and go on waiting
+};
+
+// Takes the lock of sandbox `id` (files in p). If another command holds it, this warns, naming
+// that command, and waits for it. Waiting stays bounded: if the holder is itself stopped, or the
+// sandbox's recorded VMM is stopped (SIGSTOP or a debugger; a holder talking to it would wait on
+// it), this throws at once with a hint (kill -CONT, destroy --force), or, with StoppedVmm::Kill,
+// kills that VMM. Throws "sandbox <id> does not exist" if it is removed meanwhile.
+store::SandboxLock wait_sandbox_lock(const store::SandboxPaths& p, const std::string& id,
+                                     StoppedVmm on_stopped = StoppedVmm::Fail);
+
+// Mounts the store if needed, checks that `id` exists, takes its lock (wait_sandbox_lock) and
+// reads its state. Throws "sandbox <id> does not exist".
 LockedSandbox lock_sandbox(const store::Context& ctx, const std::string& id);
 
 // Throws the error for `verb` ("pause", "branch", ...) on a sandbox whose observed status does

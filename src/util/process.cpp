@@ -2,11 +2,13 @@
 // glibc has no wrappers for them.
 #include "util/process.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +16,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "util/error.h"
@@ -73,6 +76,64 @@ bool is_alive(pid_t pid, uint64_t start) {
 bool is_stopped(pid_t pid) {
   auto f = read_stat(pid);
   return f && (f->state == 'T' || f->state == 't');
+}
+
+std::vector<pid_t> flock_holders(const std::string& path) {
+  std::vector<pid_t> out;
+  struct stat target {};
+  if (::stat(path.c_str(), &target) != 0) return out;
+  const std::string base = path.substr(path.rfind('/') + 1);
+  std::unique_ptr<DIR, int (*)(DIR*)> procs(::opendir("/proc"), ::closedir);
+  if (!procs) return out;
+  const pid_t self = ::getpid();
+  while (dirent* pe = ::readdir(procs.get())) {
+    char* end = nullptr;
+    const long pid = std::strtol(pe->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0' || pid == self) continue;
+    const std::string fd_dir = "/proc/" + std::string(pe->d_name) + "/fd";
+    std::unique_ptr<DIR, int (*)(DIR*)> fds(::opendir(fd_dir.c_str()), ::closedir);
+    if (!fds) continue;  // gone, or not ours to inspect
+    while (dirent* fe = ::readdir(fds.get())) {
+      if (fe->d_name[0] == '.') continue;
+      const std::string link = fd_dir + "/" + fe->d_name;
+      char buf[4096];
+      ssize_t n = ::readlink(link.c_str(), buf, sizeof buf);
+      if (n <= 0) continue;
+      std::string_view name(buf, static_cast<size_t>(n));
+      // A cheap filter by name first; then the file itself, by device and inode.
+      if (name.size() < base.size() || name.substr(name.size() - base.size()) != base) continue;
+      struct stat st {};
+      if (::stat(link.c_str(), &st) != 0 || st.st_dev != target.st_dev ||
+          st.st_ino != target.st_ino)
+        continue;
+      std::string info;
+      try {
+        info = fs::read_file("/proc/" + std::string(pe->d_name) + "/fdinfo/" + fe->d_name, 65536);
+      } catch (const Error&) {
+        continue;
+      }
+      // "lock:\t1: FLOCK  ADVISORY  WRITE 1234 00:2f:258 0 EOF" for a lock taken through this
+      // open file; a request still waiting is not listed.
+      if (info.find("lock:") != std::string::npos && info.find("FLOCK") != std::string::npos) {
+        out.push_back(static_cast<pid_t>(pid));
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+std::string command_line(pid_t pid) {
+  std::string text;
+  try {
+    text = fs::read_file("/proc/" + std::to_string(pid) + "/cmdline", 1u << 20);
+  } catch (const Error&) {
+    return "";
+  }
+  while (!text.empty() && text.back() == '\0') text.pop_back();
+  for (char& c : text)
+    if (c == '\0') c = ' ';
+  return text;
 }
 
 std::optional<ProcessRef> ProcessRef::open(pid_t pid, uint64_t start) {

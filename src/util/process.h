@@ -24,6 +24,12 @@ std::optional<uint64_t> start_time(pid_t pid);
 bool is_alive(pid_t pid, uint64_t start_time);
 // True if `pid` is stopped (SIGSTOP, SIGTSTP or a tracer): state T or t in /proc/PID/stat.
 bool is_stopped(pid_t pid);
+// The processes (other than this one) that hold a flock on the file at `path`, as each one's
+// /proc/PID/fdinfo shows for an fd it has open on that file; a process waiting for the lock is
+// not one. Processes this one may not inspect are not seen. Empty if the file does not exist.
+std::vector<pid_t> flock_holders(const std::string& path);
+// The command line of `pid`, its arguments joined by spaces; "" if it cannot be read.
+std::string command_line(pid_t pid);
 
 // A pidfd on one verified process.
 class ProcessRef {
