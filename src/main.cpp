@@ -12,7 +12,7 @@ int main(int argc, char** argv) {
   CLI::App app{"space: run untrusted code in KVM microVMs", "space"};
   space::cli::GlobalOptions g;
   try {
-    space::cli::build_app(app, g);
+    space::cli::build_app_for(app, g, argc, argv);
     app.parse_complete_callback([&] {
       space::log::configure(space::log::parse_level(g.log_level),
                             space::log::parse_format(g.log_format));

@@ -1,14 +1,58 @@
-// The command table: global flags, then one register_<name>() per command file.
+// The command table: global flags, then one register_<name>() per command file. A run builds
+// only the command its command line names (CLI11 would otherwise build every command's options at
+// each start, a large part of the start-up of a short command such as `space state`).
 #include "cli/app.h"
 
 #include <cstdlib>
 #include <string>
+#include <string_view>
 
 #include "proto/agent.h"
 
 namespace space::cli {
 
-void build_app(CLI::App& app, GlobalOptions& g) {
+namespace {
+
+using Register = void (*)(CLI::App&, GlobalOptions&);
+
+// Every top-level command, in the order `space --help` lists them, with its register function.
+constexpr struct {
+  const char* name;
+  Register add;
+} kCommands[] = {
+    {"create", register_create},
+    {"destroy", register_destroy},
+    {"list", register_list},
+    {"state", register_state},
+    {"check", register_check},
+    {"exec", register_exec},
+    {"run", register_run},
+    {"template", register_template},
+    {"image", register_image},
+    {"pause", register_pause},
+    {"resume", register_resume},
+    {"checkpoint", register_checkpoint},
+    {"branch", register_branch},
+    {"secret", register_secret},
+    {"grant", register_grant},
+    {"revoke", register_revoke},
+    {"__vmm", register_vmm},
+    {"__credd", register_credd},
+    {"__egress", register_egress},
+    {"net", register_net},
+    {"forward", register_forward},
+    {"cp", register_cp},
+    {"stats", register_stats},
+    {"__expire", register_expire},
+    {"completion", register_completion},
+};
+
+// The global options that take a value (in the next argument unless written --name=value).
+bool global_takes_value(std::string_view arg) {
+  return arg == "--root" || arg == "--log-level" || arg == "--log-format" || arg == "--format";
+}
+
+void add_globals(CLI::App& app, GlobalOptions& g) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("space ") + SPACE_VERSION + " (agent protocol " +
                                         std::to_string(proto::kVersion) + ")");
@@ -21,31 +65,40 @@ void build_app(CLI::App& app, GlobalOptions& g) {
   app.add_option("--log-format", g.log_format, "text|json")->check(CLI::IsMember({"text", "json"}));
   app.add_option("--format", g.format, "Output format: text|json")
       ->check(CLI::IsMember({"text", "json"}));
-  register_create(app, g);
-  register_destroy(app, g);
-  register_list(app, g);
-  register_state(app, g);
-  register_check(app, g);
-  register_exec(app, g);
-  register_run(app, g);
-  register_template(app, g);
-  register_image(app, g);
-  register_pause(app, g);
-  register_resume(app, g);
-  register_checkpoint(app, g);
-  register_branch(app, g);
-  register_secret(app, g);
-  register_grant(app, g);
-  register_revoke(app, g);
-  register_vmm(app, g);
-  register_credd(app, g);
-  register_egress(app, g);
-  register_net(app, g);
-  register_forward(app, g);
-  register_cp(app, g);
-  register_stats(app, g);
-  register_expire(app, g);
-  register_completion(app, g);
+}
+
+}  // namespace
+
+void build_app(CLI::App& app, GlobalOptions& g) {
+  add_globals(app, g);
+  for (const auto& c : kCommands) c.add(app, g);
+}
+
+std::string invoked_command(int argc, const char* const* argv) {
+  for (int i = 1; i < argc; i++) {
+    std::string_view a = argv[i];
+    if (a == "--") return "";
+    if (a.empty() || a[0] != '-') return std::string(a);
+    if (global_takes_value(a)) i++;  // its value
+  }
+  return "";
+}
+
+void build_app_for(CLI::App& app, GlobalOptions& g, int argc, const char* const* argv) {
+  const std::string name = invoked_command(argc, argv);
+  bool help = false;
+  for (int i = 1; i < argc; i++) {
+    std::string_view a = argv[i];
+    if (a == "--") break;
+    if (a == "-h" || a == "--help" || a == "--help-all") help = true;
+  }
+  // The completion script covers every command; top-level help lists them all.
+  if (name == "completion" || (name.empty() && help)) return build_app(app, g);
+  add_globals(app, g);
+  if (name.empty()) return;  // --version, or the "a subcommand is required" error
+  for (const auto& c : kCommands)
+    if (name == c.name) return c.add(app, g);
+  for (const auto& c : kCommands) c.add(app, g);  // an unknown name: CLI11's error, as with all
 }
 
 }  // namespace space::cli
