@@ -51,8 +51,12 @@ done
 [ -e /dev/kvm ] || { echo "bench-create: /dev/kvm is absent" >&2; exit 1; }
 [ -x "$SPACE_BIN" ] || { echo "bench-create: no space binary at $SPACE_BIN" >&2; exit 1; }
 if [ "$QEMU_COUNT" -gt 0 ] && ! command -v qemu-system-x86_64 >/dev/null; then
-  echo "bench-create: qemu-system-x86_64 is not installed (apt-get install qemu-system-x86, or --qemu-count 0)" >&2
-  exit 1
+  # The peer is installed like the rest of the dependencies (as root; otherwise it says how).
+  . "$SRC/scripts/deps.sh"
+  ensure_debian_packages "${SPACE_BENCH_PACKAGES[@]}" || {
+    echo "bench-create: qemu-system-x86_64 is not installed (apt-get install qemu-system-x86, or --qemu-count 0)" >&2
+    exit 1
+  }
 fi
 
 KERNEL=$("$SRC/scripts/build-kernel.sh")

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Benchmarks of long-running sessions: pause and resume latency (the CLI command's wall time,
+# Benchmarks of long-running sessions: the CLI's start-up (--version, state, list) next to
+# /bin/true in the same loop; pause and resume latency (the CLI command's wall time,
 # and the VMM's own time to park or release the vCPUs); checkpoint and restore (resume) time of
 # sandboxes whose guest wrote $BENCH_WRITE_MIB MiB of non-zero data to memory since the
 # template (the writer's memory is branched, so each checkpointed sandbox has the whole write
@@ -27,10 +28,10 @@ WRITE_MIB=${BENCH_WRITE_MIB:-64}
 timed() {
   local file=$1 t0 t1
   shift
-  t0=$(date +%s%N)
+  t0=${EPOCHREALTIME/./}  # microseconds, read without a fork (a $(date) would be timed too)
   "$@" >"$TEST_ROOT/bench.out" 2>"$TEST_ROOT/bench.err" || fail "'$*' failed: $(cat "$TEST_ROOT/bench.err")"
-  t1=$(date +%s%N)
-  echo "scale=3; ($t1 - $t0) / 1000000" | bc >>"$file"
+  t1=${EPOCHREALTIME/./}
+  echo "scale=3; ($t1 - $t0) / 1000" | bc >>"$file"
 }
 # field KEY: the JSON field KEY of $TEST_ROOT/bench.out.
 field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$TEST_ROOT/bench.out" "$1"; }
@@ -70,6 +71,29 @@ for _ in $(seq "$RUNS"); do
   timed "$B/resume" space resume s --format json
   echo "scale=3; $(field resume_us) / 1000" | bc >>"$B/resume_vmm"
 done
+
+echo "bench: CLI start-up x$((RUNS * 10)), each command interleaved with /bin/true" >&2
+# One python3 process times every run (perf_counter_ns around the exec), so nothing else forks
+# inside a sample. The peer is /bin/true, started the same way in the same loop.
+python3 - "$SPACE_BIN" $((RUNS * 10)) >"$B/startup" <<'PY'
+import subprocess, sys, time
+space, n = sys.argv[1], int(sys.argv[2])
+cmds = {"/bin/true": ["/bin/true"], "space --version": [space, "--version"],
+        "space state s": [space, "state", "s"], "space list": [space, "list"]}
+t = {k: [] for k in cmds}
+for _ in range(n):
+    for k, argv in cmds.items():
+        t0 = time.perf_counter_ns()
+        subprocess.run(argv, stdout=subprocess.DEVNULL, check=True)
+        t[k].append((time.perf_counter_ns() - t0) / 1e6)
+def med(v):
+    v = sorted(v); return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+base = med(t["/bin/true"])
+for k, v in t.items():
+    v = sorted(v)
+    p90 = v[min(len(v) - 1, int(round(0.9 * (len(v) - 1))))]
+    print(f"{k:<44} median {med(v):9.2f}  p90 {p90:9.2f} ms  (n={len(v)})  {med(v) / base:4.1f}x /bin/true")
+PY
 
 echo "bench: the guest writes $WRITE_MIB MiB (non-zero) to its memory (tmpfs)" >&2
 t0=$(date +%s%N)
@@ -119,6 +143,7 @@ done
 
 echo
 echo "space session benchmarks ($(nproc) CPUs, guest 256 MiB; load average $(cut -d' ' -f1-3 /proc/loadavg))"
+cat "$B/startup"
 stats "pause (CLI)" ms "$B/pause"
 stats "pause (VMM: park the vCPUs)" ms "$B/pause_vmm"
 stats "resume (CLI, paused VMM)" ms "$B/resume"

@@ -12,9 +12,16 @@ SPACE_DEBIAN_PACKAGES=(
   clang clang-format clang-tidy
 )
 
+# The peers the benchmarks measure space against (QEMU's microvm restore for create), installed
+# by the benchmark scripts themselves when missing: ensure_debian_packages "${SPACE_BENCH_PACKAGES[@]}".
+SPACE_BENCH_PACKAGES=(qemu-system-x86)
+
+# ensure_debian_packages [PACKAGE...]: the named packages (default: SPACE_DEBIAN_PACKAGES).
 ensure_debian_packages() {
   local missing=() p
-  for p in "${SPACE_DEBIAN_PACKAGES[@]}"; do
+  local want=("$@")
+  [ ${#want[@]} -gt 0 ] || want=("${SPACE_DEBIAN_PACKAGES[@]}")
+  for p in "${want[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
