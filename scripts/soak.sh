@@ -149,7 +149,7 @@ def pss(pid):
         return 0
 
 def jail_pids():
-    out = subprocess.run(["pgrep", "-f", f"--root {root}( .* | )__vmm "], capture_output=True, text=True)
+    out = subprocess.run(["pgrep", "-f", "--", f"--root {root}( .* | )__vmm "], capture_output=True, text=True)
     return [int(p) for p in out.stdout.split()]
 
 if dens:
@@ -168,7 +168,10 @@ if dens:
         if i in marks:
             time.sleep(5)  # the newest guests finish their restore work
             last = lat[-10:]
-            p = sum(pss(pid) for pid in jail_pids())
+            pids = jail_pids()
+            if not pids:  # a figure of 0 would be a lie: say the measurement failed
+                failures.append(f"density {i}: no VMM processes found to measure")
+            p = sum(pss(pid) for pid in pids)
             drop = base_avail - mem_available()
             print(f"  {i:>5} {statistics.median(last) * 1000:>11.1f} ms {pctl(last, 90) * 1000:>5.1f} ms "
                   f"{p / i / 1024:>8.1f} MiB {drop / i / 1024:>23.1f} MiB", flush=True)
