@@ -1,13 +1,13 @@
 # The Debian packages space needs to build, to build its guest kernel and rootfs, to build Debian
-# images (mmdebstrap), and to run its tests (podman makes archives as a real client does) and
-# benchmarks; sourced by install.sh and test.sh.
+# images (mmdebstrap), and to run its tests (podman makes archives as a real client does; strace
+# traces what a create starts) and benchmarks; sourced by install.sh and test.sh.
 # ensure_debian_packages installs only what is missing, so with everything present it costs one
 # dpkg-query.
 SPACE_DEBIAN_PACKAGES=(
   g++ cmake ninja-build pkg-config ccache
   libcli11-dev libseccomp-dev libbtrfsutil-dev libtomlplusplus-dev doctest-dev libarchive-dev
   linux-source-6.1 bc flex bison libelf-dev libssl-dev xz-utils cpio
-  busybox-static e2fsprogs btrfs-progs python3 procps
+  busybox-static e2fsprogs btrfs-progs python3 procps strace
   mmdebstrap podman
   clang clang-format clang-tidy
 )

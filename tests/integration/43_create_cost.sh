@@ -37,9 +37,10 @@ echo "ok: create commits no btrfs transaction"
 trace=$TEST_ROOT/create.trace
 strace -D -f -qq -o "$trace" -e trace=execve,clone,clone3,fork,vfork,ioctl \
   "$SPACE_BIN" create --template base traced >/dev/null
-# The CLI has returned; the VMM has answered it, so its set-up is in the trace. Stop the tracer
-# (the VMM, detached, goes on).
-sleep 0.5
+# The CLI has returned, so the VMM has built its VM; strace writes each line as the call returns.
+# Stop the tracer once the PIT is in the trace (the VMM, detached, goes on).
+pit_traced() { grep -q KVM_CREATE_PIT2 "$trace"; }
+wait_until 10 pit_traced
 pkill -KILL -f -- "strace -D -f -qq -o $trace" || true
 tracer_gone() { ! pgrep -f -- "strace -D -f -qq -o $trace" >/dev/null; }
 wait_until 5 tracer_gone
