@@ -66,6 +66,8 @@ void destroy_sandbox(const store::Context& ctx, const std::string& id, bool forc
       // The command we freed (a create) removed its half-made sandbox itself: what we came for.
       if (force && !fs::is_dir(p.dir)) {
         log::info("sandbox " + id + " was removed by the command that held it");
+        cred::revoke_sandbox_grants(ctx, id, "destroy", /*forget=*/true);  // whatever it left
+        set_policy(ctx, id, std::nullopt);
         return;
       }
       throw;

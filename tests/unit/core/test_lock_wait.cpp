@@ -2,7 +2,8 @@
 // finds a sandbox locked waits for the holder, but not on something that cannot finish: a stopped
 // holder, or a holder waiting on a stopped VMM, gives a clear EAGAIN error at once; with
 // StoppedVmm::Kill (destroy --force) the stopped VMM is killed, the holder lets go, and the lock
-// is taken. The VMM is a stand-in sleep process (FakeSandbox).
+// is taken; destroy --force then succeeds even when the holder removed the sandbox itself. The VMM
+// is a stand-in sleep process (FakeSandbox).
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include <chrono>
 #include <string>
 
+#include "core/sandbox.h"
 #include "core/session_util.h"
 #include "support/fake_sandbox.h"
 #include "util/error.h"
@@ -25,8 +27,10 @@ using space::test::FakeSandbox;
 namespace {
 
 // A child that takes the flock on `path`, tells us through a pipe, and holds it until `vmm`
-// (pid, start time) is no longer alive, or for 30 s; then exits, letting go.
-proc::Child hold_lock(const std::string& path, pid_t vmm, uint64_t vmm_start) {
+// (pid, start time) is no longer alive, or for 30 s; then removes `undo_dir` if one is given (as
+// a failed create removes its half-made sandbox) and exits, letting go.
+proc::Child hold_lock(const std::string& path, pid_t vmm, uint64_t vmm_start,
+                      const std::string& undo_dir = "") {
   int ready[2];
   REQUIRE(::pipe(ready) == 0);
   pid_t pid = ::fork();
@@ -37,6 +41,13 @@ proc::Child hold_lock(const std::string& path, pid_t vmm, uint64_t vmm_start) {
     if (fd < 0 || ::flock(fd, LOCK_EX) != 0) ::_exit(1);
     if (::write(ready[1], "x", 1) != 1) ::_exit(1);
     for (int i = 0; i < 3000 && proc::is_alive(vmm, vmm_start); i++) ::usleep(10000);
+    if (!undo_dir.empty()) {
+      try {
+        fs::remove_tree(undo_dir);
+      } catch (...) {
+        ::_exit(1);
+      }
+    }
     ::_exit(0);
   }
   ::close(ready[1]);
@@ -148,4 +159,19 @@ TEST_CASE("a sandbox removed while a command waits for its lock does not exist")
   proc::Child r(remover);
   CHECK_THROWS_WITH_AS(core::wait_sandbox_lock(f.p, "gone"), "sandbox gone does not exist", Error);
   CHECK(r.wait() == 0);
+}
+
+TEST_CASE(
+    "destroy --force frees a create stuck on a stopped VMM, and succeeds once it cleaned up") {
+  FakeSandbox f("frozen");
+  const pid_t vmm = f.vmm.pid();
+  proc::Child holder = hold_lock(f.p.lock, vmm, proc::start_time(vmm).value(), f.p.dir);
+  REQUIRE(::kill(vmm, SIGSTOP) == 0);
+  CHECK_THROWS_WITH_AS(core::destroy_sandbox(f.ctx, "frozen", /*force=*/false),
+                       doctest::Contains("is stopped (SIGSTOP or a debugger)"), Error);
+  CHECK_FALSE(f.vmm.exited());
+  core::destroy_sandbox(f.ctx, "frozen", /*force=*/true);
+  CHECK(f.vmm.exited());
+  CHECK(holder.wait() == 0);
+  CHECK_FALSE(fs::exists(f.p.dir));
 }
