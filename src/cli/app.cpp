@@ -3,11 +3,13 @@
 // each start, a large part of the start-up of a short command such as `space state`).
 #include "cli/app.h"
 
+#include <cerrno>
 #include <cstdlib>
 #include <string>
 #include <string_view>
 
 #include "proto/agent.h"
+#include "util/error.h"
 
 namespace space::cli {
 
@@ -98,7 +100,10 @@ void build_app_for(CLI::App& app, GlobalOptions& g, int argc, const char* const*
   if (name.empty()) return;  // --version, or the "a subcommand is required" error
   for (const auto& c : kCommands)
     if (name == c.name) return c.add(app, g);
-  for (const auto& c : kCommands) c.add(app, g);  // an unknown name: CLI11's error, as with all
+  std::string names;
+  for (const auto& c : kCommands)
+    if (c.name[0] != '_') names += std::string(names.empty() ? "" : ", ") + c.name;
+  throw Error("unknown command '" + name + "'", EINVAL, "the commands are: " + names);
 }
 
 }  // namespace space::cli

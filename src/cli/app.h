@@ -33,8 +33,8 @@ struct GlobalOptions {
 // Builds the whole command tree into `app`; `g` receives global flags and the exit code.
 void build_app(CLI::App& app, GlobalOptions& g);
 // The same for one run with this command line: the global flags and only the command it names
-// (every command for `completion`, for top-level help, or when the name is not a command, so
-// that CLI11 lists them or reports the unknown one as usual).
+// (every command for `completion` and for top-level help). Throws Error "unknown command 'X'",
+// listing the commands, when the name is not one.
 void build_app_for(CLI::App& app, GlobalOptions& g, int argc, const char* const* argv);
 // The command a command line names: its first argument that is not a global flag or a global
 // flag's value; "" when there is none.
