@@ -88,14 +88,15 @@ std::string invoked_command(int argc, const char* const* argv) {
 
 void build_app_for(CLI::App& app, GlobalOptions& g, int argc, const char* const* argv) {
   const std::string name = invoked_command(argc, argv);
+  // A help flag before the command's name ("space --help create") is the top-level help.
   bool help = false;
   for (int i = 1; i < argc; i++) {
     std::string_view a = argv[i];
-    if (a == "--") break;
+    if (a == "--" || a == name) break;
     if (a == "-h" || a == "--help" || a == "--help-all") help = true;
   }
   // The completion script covers every command; top-level help lists them all.
-  if (name == "completion" || (name.empty() && help)) return build_app(app, g);
+  if (name == "completion" || help) return build_app(app, g);
   add_globals(app, g);
   if (name.empty()) return;  // --version, or the "a subcommand is required" error
   for (const auto& c : kCommands)

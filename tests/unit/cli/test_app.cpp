@@ -57,6 +57,8 @@ TEST_CASE("a run builds only the command it names") {
   const size_t all = all_commands();
   CHECK(all > 20);
   CHECK(built({"--help"}).size() == all);
+  CHECK(built({"--help", "create"}).size() == all);  // the top-level help, listing every command
+  CHECK(built({"create", "--help"}) == std::vector<std::string>{"create"});
   CHECK(built({"completion", "bash"}).size() == all);
 }
 
