@@ -9,7 +9,6 @@
 // All or nothing: a failure kills the branch VMMs started and removes every branch's subvolume
 // and run directory.
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -64,21 +63,11 @@ std::vector<std::string> branch_ids(const store::Context& ctx, const BranchOptio
 // Makes branch directory `bp.dir`, a new subvolume, from the paused source's: a reflink of every
 // file (the disk as it is now, shared copy-on-write, like the template's memory and vmstate),
 // without what left_out_of_branch names (the record, the checkpoint: its history is not the
-// branch's to resume, logs and lock).
-// A subvolume snapshot would do the same, but each one commits a btrfs transaction, serialised
-// across branches, while creating an empty subvolume and reflinking files does not (the figures
-// are in ARCHITECTURE.md, "Measurements").
+// branch's to resume, logs and lock). store::clone_into_subvolume says why not a snapshot (the
+// figures are in ARCHITECTURE.md, "Measurements").
 void clone_source(const store::SandboxPaths& src, const store::SandboxPaths& bp) {
-  struct stat st {};
-  if (::stat(src.dir.c_str(), &st) != 0) throw_errno("stat " + src.dir);
-  store::btrfs::create_subvolume(bp.dir, st.st_mode & 07777);
-  try {
-    fs::copy_tree(src.dir, bp.dir,
-                  [&](const std::string& rel) { return left_out_of_branch(src, rel); });
-  } catch (...) {
-    store::remove_store_tree(bp.dir);
-    throw;
-  }
+  store::clone_into_subvolume(src.dir, bp.dir,
+                              [&](const std::string& rel) { return left_out_of_branch(src, rel); });
 }
 
 // Turns a fresh clone of the source into sandbox `b` (paths bp): its own config, a "creating"

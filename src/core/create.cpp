@@ -6,8 +6,6 @@
 // the hot one: one statfs, one subvolume and four reflinks, three small files written atomically
 // without fsync (see start()), one fork, one wait on the ready pipe; its phases are logged at
 // debug level.
-#include <sys/stat.h>
-
 #include <cerrno>
 
 #include "core/expiry.h"
@@ -57,38 +55,22 @@ Source choose_source(const store::HostConfig& hc, const CreateOptions& o) {
   return s;
 }
 
-// Makes the new sandbox directory from template `name`: a new subvolume holding a reflink of each
-// of the template's files (memory, vmstate, disk, metadata), so everything is shared
-// copy-on-write with the template; false if there is no such template. A subvolume snapshot
-// would share the same, but each one commits a btrfs transaction (milliseconds, serialised across
-// concurrent creates), while making a subvolume and reflinking files does not. A crash midway
-// leaves a directory without a record, which `destroy --force` removes, as with any create caught
-// before its record.
+// Makes the new sandbox directory from template `name`: a new subvolume holding reflinks of the
+// template's files (store::clone_into_subvolume, which commits no btrfs transaction); false if
+// there is no such template. A crash midway leaves a directory without a record, which
+// `destroy --force` removes, as with any create caught before its record.
 bool clone_template(const store::StorePaths& sp, const std::string& name,
                     const store::SandboxPaths& p, const std::string& id) {
   std::string src = sp.templates + "/" + name;
-  struct stat st {};
-  if (::stat(src.c_str(), &st) != 0) {
-    if (errno == ENOENT) return false;
-    throw_errno("stat template directory " + src);
-  }
   try {
-    store::btrfs::create_subvolume(p.dir, st.st_mode & 07777);
-  } catch (const Error& e) {
-    if (e.err() == EEXIST) fail("already exists", "space destroy " + id);
-    throw;
-  }
-  try {
-    fs::copy_tree(src, p.dir);
+    store::clone_into_subvolume(src, p.dir);
+    return true;
   } catch (Error& e) {
-    store::remove_store_tree(p.dir);
+    if (e.err() == EEXIST) fail("already exists", "space destroy " + id);
+    if (e.err() == ENOENT && !fs::exists(src)) return false;
     e.add_context("copy template " + name);
     throw;
-  } catch (...) {
-    store::remove_store_tree(p.dir);
-    throw;
   }
-  return true;
 }
 
 // Everything after the sandbox directory exists: config, run directory, VMM, state. The VMM

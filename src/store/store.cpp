@@ -237,4 +237,17 @@ void remove_store_tree(const std::string& path) {
   fs::remove_tree(path);
 }
 
+void clone_into_subvolume(const std::string& src, const std::string& dst,
+                          const std::function<bool(const std::string&)>& skip) {
+  struct stat st {};
+  if (::stat(src.c_str(), &st) != 0) throw_errno("stat " + src);
+  btrfs::create_subvolume(dst, st.st_mode & 07777);
+  try {
+    fs::copy_tree(src, dst, skip);
+  } catch (...) {
+    remove_store_tree(dst);
+    throw;
+  }
+}
+
 }  // namespace space::store

@@ -9,6 +9,7 @@
 // listing code handle both kinds.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "store/context.h"
@@ -65,5 +66,14 @@ std::string human_size(uint64_t bytes);
 // Removes a sandbox or template directory: deletes it as a subvolume if it is one, else as a
 // plain directory tree. A missing path is fine.
 void remove_store_tree(const std::string& path);
+
+// Makes `dst` a new subvolume (with `src`'s mode) holding a copy of directory `src`'s contents by
+// fs::copy_tree: reflinks on btrfs, shared copy-on-write with `src`; names `skip` is true for are
+// left out. A subvolume snapshot would share the same, but each one commits a btrfs transaction
+// (milliseconds, serialised across concurrent callers), while a new subvolume and reflinks do
+// not. On failure `dst` is removed. The error's errno is ENOENT when `src` does not exist,
+// EEXIST when `dst` does.
+void clone_into_subvolume(const std::string& src, const std::string& dst,
+                          const std::function<bool(const std::string&)>& skip = {});
 
 }  // namespace space::store

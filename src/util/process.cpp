@@ -2,7 +2,6 @@
 // glibc has no wrappers for them.
 #include "util/process.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -16,7 +15,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
 #include <string>
 
 #include "util/error.h"
@@ -83,32 +81,34 @@ std::vector<pid_t> flock_holders(const std::string& path) {
   struct stat target {};
   if (::stat(path.c_str(), &target) != 0) return out;
   const std::string base = path.substr(path.rfind('/') + 1);
-  std::unique_ptr<DIR, int (*)(DIR*)> procs(::opendir("/proc"), ::closedir);
-  if (!procs) return out;
+  // A process that ends while we look, or one we may not inspect, is skipped.
+  auto names = [](const std::string& dir) {
+    try {
+      return fs::list_dir(dir);
+    } catch (const Error&) {
+      return std::vector<std::string>{};
+    }
+  };
   const pid_t self = ::getpid();
-  while (dirent* pe = ::readdir(procs.get())) {
+  for (const std::string& p : names("/proc")) {
     char* end = nullptr;
-    const long pid = std::strtol(pe->d_name, &end, 10);
+    const long pid = std::strtol(p.c_str(), &end, 10);
     if (pid <= 0 || *end != '\0' || pid == self) continue;
-    const std::string fd_dir = "/proc/" + std::string(pe->d_name) + "/fd";
-    std::unique_ptr<DIR, int (*)(DIR*)> fds(::opendir(fd_dir.c_str()), ::closedir);
-    if (!fds) continue;  // gone, or not ours to inspect
-    while (dirent* fe = ::readdir(fds.get())) {
-      if (fe->d_name[0] == '.') continue;
-      const std::string link = fd_dir + "/" + fe->d_name;
+    for (const std::string& fd : names("/proc/" + p + "/fd")) {
+      const std::string link = "/proc/" + p + "/fd/" + fd;
       char buf[4096];
       ssize_t n = ::readlink(link.c_str(), buf, sizeof buf);
       if (n <= 0) continue;
       std::string_view name(buf, static_cast<size_t>(n));
       // A cheap filter by name first; then the file itself, by device and inode.
-      if (name.size() < base.size() || name.substr(name.size() - base.size()) != base) continue;
+      if (!name.ends_with(base)) continue;
       struct stat st {};
       if (::stat(link.c_str(), &st) != 0 || st.st_dev != target.st_dev ||
           st.st_ino != target.st_ino)
         continue;
       std::string info;
       try {
-        info = fs::read_file("/proc/" + std::string(pe->d_name) + "/fdinfo/" + fe->d_name, 65536);
+        info = fs::read_file("/proc/" + p + "/fdinfo/" + fd, 65536);
       } catch (const Error&) {
         continue;
       }
