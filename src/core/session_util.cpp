@@ -28,8 +28,10 @@ std::string checkpoint_dir(const store::SandboxPaths& p) {
 
 namespace {
 
-// How often a waiting command looks at the holder of the lock and at the sandbox's VMM.
+// How often a waiting command tries the lock again and looks at the sandbox's VMM; every
+// kHolderScanEvery-th time it also looks for the holder, which scans every process's fds.
 constexpr int kLockCheckMs = 100;
+constexpr int kHolderScanEvery = 5;
 
 std::string describe_holders(const std::vector<pid_t>& holders) {
   if (holders.empty()) return "another space command holds it";
@@ -58,16 +60,19 @@ store::SandboxLock wait_sandbox_lock(const store::SandboxPaths& p, const std::st
   log::warn("sandbox " + id + " is busy (" + describe_holders(proc::flock_holders(p.lock)) +
             "); waiting");
   pid_t killed = 0;
-  for (;;) {
+  std::vector<pid_t> holders;
+  for (int round = 1;; round++) {
     ::usleep(kLockCheckMs * 1000);
     lock = try_lock();
     if (lock.held()) return lock;
-    const std::vector<pid_t> holders = proc::flock_holders(p.lock);
-    for (pid_t h : holders)
-      if (proc::is_stopped(h))
-        throw Error("sandbox " + id + " is locked by pid " + std::to_string(h) + " (" +
-                        proc::command_line(h) + "), which is stopped (SIGSTOP or a debugger)",
-                    EAGAIN, "'kill -CONT " + std::to_string(h) + "' lets it go on and finish");
+    if (round % kHolderScanEvery == 1) {  // a fresh scan: these processes hold it now
+      holders = proc::flock_holders(p.lock);
+      for (pid_t h : holders)
+        if (proc::is_stopped(h))
+          throw Error("sandbox " + id + " is locked by pid " + std::to_string(h) + " (" +
+                          proc::command_line(h) + "), which is stopped (SIGSTOP or a debugger)",
+                      EAGAIN, "'kill -CONT " + std::to_string(h) + "' lets it go on and finish");
+    }
     // The holder may be waiting on the VMM (a create for its first answer, a pause for its
     // reply): a stopped VMM never gives one. The record is read without the lock (it is
     // replaced atomically).
