@@ -1,14 +1,18 @@
-// space: entry point. Parses the command line, runs one command, and is the single place that
-// catches errors: they are printed as "space: error: <what>: <why>" (plus a hint line) and turned
-// into exit code 125. Commands that run a guest process return its exit code instead.
+// space: entry point. Parses the command line (space's own, or runc's for container engines), runs
+// one command, and is the single place that catches errors: they are printed as "space: error:
+// <what>: <why>" (plus a hint line) and turned into exit code 125. Commands that run a guest
+// process return its exit code instead.
 #include <CLI/CLI.hpp>
 #include <string>
 
 #include "cli/app.h"
 #include "cli/errors.h"
+#include "cli/oci_app.h"
 #include "util/log.h"
 
 int main(int argc, char** argv) {
+  // runc's grammar, for container engines: only as space-oci or after --oci (cli/oci_app.h).
+  if (space::cli::oci_invocation(argc, argv)) return space::cli::run_oci(argc, argv);
   CLI::App app{"space: run untrusted code in KVM microVMs", "space"};
   space::cli::GlobalOptions g;
   try {

@@ -110,7 +110,7 @@ ExecResult exec_in_sandbox(const store::Context& ctx, const std::string& id,
   store::SandboxPaths p = store::sandbox_paths(ctx.root, id);
   require_running(p, id);
   ExecOptions o = opts;
-  o.sandbox = id;
+  o.sandbox = opts.hostname.empty() ? id : opts.hostname;
   // The helpers its guest may need, if one died since: a jailed VMM cannot start them.
   cred::ensure_helper_for(ctx, id);
   if (sandbox_policy(ctx, id)) {
@@ -126,7 +126,9 @@ ExecResult exec_in_sandbox(const store::Context& ctx, const std::string& id,
     apply_image_config(image->config, o);
     o.image = true;
   }
-  proc::SignalGuard sig({SIGWINCH});
+  std::vector<int> routed = opts.forward_signals;
+  routed.push_back(SIGWINCH);
+  proc::SignalGuard sig(routed);
   try {
     Fd sock;
     auto dl = net::Deadline::after_ms(kConnectTimeoutMs);

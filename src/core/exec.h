@@ -18,7 +18,11 @@
 namespace space::core {
 
 struct ExecOptions {
-  std::string sandbox;            // the sandbox's id, sent in Hello (the guest's hostname)
+  std::string sandbox;   // the sandbox's id, sent in Hello (the guest's hostname)
+  std::string hostname;  // sent in Hello instead of the id when set (an OCI hostname)
+  // Signals forwarded to the process besides SIGINT, SIGTERM and SIGHUP (an OCI runtime's
+  // `kill` delivers any of them to the container process through its shim).
+  std::vector<int> forward_signals;
   std::vector<std::string> argv;  // the command; argv[0] is looked up in the guest's PATH
   std::vector<std::string> env;   // "K=V" entries over the guest's defaults
   std::string cwd;                // "" = /

@@ -348,7 +348,9 @@ Child spawn_detached(const std::vector<std::string>& argv, const std::string& lo
   return spawn_detached(argv, log_path, o);
 }
 
-SignalGuard::SignalGuard(std::initializer_list<int> extra) {
+SignalGuard::SignalGuard(std::initializer_list<int> extra) : SignalGuard(std::vector<int>(extra)) {}
+
+SignalGuard::SignalGuard(const std::vector<int>& extra) {
   sigemptyset(&set_);
   sigaddset(&set_, SIGINT);
   sigaddset(&set_, SIGTERM);

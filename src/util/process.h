@@ -122,6 +122,7 @@ class SignalGuard {
  public:
   // `extra` signals (e.g. SIGWINCH, SIGPIPE) are routed to the signalfd as well.
   explicit SignalGuard(std::initializer_list<int> extra = {});
+  explicit SignalGuard(const std::vector<int>& extra);
   ~SignalGuard();
   SignalGuard(const SignalGuard&) = delete;
   SignalGuard& operator=(const SignalGuard&) = delete;
