@@ -30,6 +30,7 @@
 #include "util/fs.h"
 #include "util/log.h"
 #include "util/process.h"
+#include "util/sha256.h"
 #include "util/socket.h"
 #include "util/utc.h"
 
@@ -61,6 +62,18 @@ std::string shim_sock(const Runtime& rt, const std::string& id) {
 void validate_container_id(const std::string& id) {
   store::validate_id(id, "container id");
 }
+
+}  // namespace
+
+std::string sandbox_id_for(const std::string& id) {
+  validate_container_id(id);
+  if (id.size() <= kMaxSandboxIdLength) return id;
+  Sha256 h;
+  h.update(id);
+  return id.substr(0, 12) + "-" + h.hex().substr(0, 8);
+}
+
+namespace {
 
 ContainerRecord read_record(const Runtime& rt, const std::string& id) {
   validate_container_id(id);
@@ -138,7 +151,7 @@ core::ExecOptions exec_options(const ContainerRecord& r, const Process& p, bool 
 int run_process(const Runtime& rt, const ContainerRecord& r, const core::ExecOptions& o,
                 const core::StdioFds& io) {
   try {
-    core::ExecResult res = core::exec_in_sandbox(rt.ctx, r.id, o, io);
+    core::ExecResult res = core::exec_in_sandbox(rt.ctx, r.sandbox, o, io);
     std::string why = core::describe_exit(res, o);
     if (!why.empty()) ::dprintf(io.err, "space-oci: %s\n", why.c_str());
     return res.exit_code;
@@ -235,6 +248,7 @@ std::string stage_mounts(const Spec& s, const std::string& stage) {
   ::setsid();
   ContainerRecord r;
   r.id = req.id;
+  r.sandbox = sandbox_id_for(req.id);
   r.bundle = fs::absolute(req.bundle);
   r.rootfs = spec.root_path;
   r.hostname = spec.hostname;
@@ -248,7 +262,7 @@ std::string stage_mounts(const Spec& s, const std::string& stage) {
     Fd tty;
     if (spec.process.terminal) tty = console_for(req.console_socket);
     core::CreateOptions co;
-    co.id = req.id;
+    co.id = r.sandbox;
     auto a = spec.annotations.find("space.template");
     if (a != spec.annotations.end()) co.template_name = a->second;
     a = spec.annotations.find("space.net");
@@ -265,7 +279,7 @@ std::string stage_mounts(const Spec& s, const std::string& stage) {
     if (!stage_mounts(spec, stage).empty()) {
       core::CopyOptions c;
       c.sources = {stage + "/."};
-      c.dest = req.id + ":/";
+      c.dest = r.sandbox + ":/";
       c.archive = true;
       core::copy_files(rt.ctx, c);
       fs::remove_tree(stage);
@@ -285,7 +299,7 @@ std::string stage_mounts(const Spec& s, const std::string& stage) {
       report(ready, std::string("error: ") + e.what());
       if (made) {
         try {
-          core::destroy_sandbox(rt.ctx, req.id, true);
+          core::destroy_sandbox(rt.ctx, r.sandbox, true);
         } catch (const std::exception&) {
         }
       }
@@ -295,7 +309,7 @@ std::string stage_mounts(const Spec& s, const std::string& stage) {
     code = 255;
   }
   try {
-    stop_sandbox_vm(rt, req.id);
+    stop_sandbox_vm(rt, r.sandbox);
   } catch (const std::exception& e) {
     ::dprintf(2, "space-oci: stop the VM of %s: %s\n", req.id.c_str(), e.what());
   }
@@ -307,6 +321,7 @@ std::string stage_mounts(const Spec& s, const std::string& stage) {
 json::Value record_json(const ContainerRecord& r) {
   json::Value v = json::Value::object();
   v.set("id", r.id);
+  v.set("sandbox", r.sandbox);
   v.set("bundle", r.bundle);
   v.set("rootfs", r.rootfs);
   v.set("created", r.created);
@@ -322,6 +337,7 @@ json::Value record_json(const ContainerRecord& r) {
 ContainerRecord parse_record(const json::Value& v) {
   ContainerRecord r;
   r.id = json::string_field(v, "id");
+  r.sandbox = json::string_field(v, "sandbox");
   r.bundle = json::string_field(v, "bundle");
   r.rootfs = json::string_field_or(v, "rootfs", "");
   r.created = json::string_field(v, "created");
@@ -337,7 +353,8 @@ ContainerRecord parse_record(const json::Value& v) {
 std::string container_status(const Runtime& rt, const ContainerRecord& r) {
   if (!shim_alive(r)) return "stopped";
   if (!fs::exists(started_path(rt, r.id))) return "created";
-  if (auto st = sandbox_of(rt, r.id); st && st->status == store::Status::Paused) return "paused";
+  if (auto st = sandbox_of(rt, r.sandbox); st && st->status == store::Status::Paused)
+    return "paused";
   return "running";
 }
 
@@ -347,9 +364,9 @@ void create_container(const Runtime& rt, const CreateRequest& req) {
   if (spec.process.terminal && req.console_socket.empty())
     fail("process.terminal is true but no --console-socket was given",
          "pass --console-socket SOCKET, or set \"terminal\": false");
-  if (store::sandbox_paths(rt.ctx.root, req.id).dir.empty() ||
-      fs::exists(store::sandbox_paths(rt.ctx.root, req.id).dir))
-    fail("a sandbox named " + req.id + " exists already", "destroy it, or pick another id");
+  const std::string sandbox = sandbox_id_for(req.id);
+  if (fs::exists(store::sandbox_paths(rt.ctx.root, sandbox).dir))
+    fail("a sandbox named " + sandbox + " exists already", "destroy it, or pick another id");
   fs::mkdir_p(rt.state_root, 0711);
   std::string dir = container_dir(rt, req.id);
   if (::mkdir(dir.c_str(), 0711) != 0) {
@@ -407,6 +424,7 @@ json::Value container_state(const Runtime& rt, const std::string& id) {
   v.set("ociVersion", kSpecVersion);
   v.set("id", r.id);
   v.set("status", status);
+  v.set("sandbox", r.sandbox);
   v.set("pid", status == "stopped" ? 0 : r.pid);
   v.set("bundle", r.bundle);
   v.set("rootfs", r.rootfs);
@@ -440,7 +458,7 @@ void kill_container(const Runtime& rt, const std::string& id, int sig, bool all)
   if (sig == SIGKILL) {
     auto shim = proc::ProcessRef::open(r.pid, r.pid_start_time);
     if (shim) shim->signal(SIGKILL);
-    stop_sandbox_vm(rt, id);
+    stop_sandbox_vm(rt, r.sandbox);
     if (shim) shim->wait_exit(5000);
     return;
   }
@@ -458,8 +476,10 @@ void delete_container(const Runtime& rt, const std::string& id, bool force) {
   validate_container_id(id);
   std::string dir = container_dir(rt, id);
   if (!fs::is_dir(dir)) fail("container " + id + " does not exist");
+  std::string sandbox = sandbox_id_for(id);
   if (fs::exists(record_path(rt, id))) {
     ContainerRecord r = read_record(rt, id);
+    sandbox = r.sandbox;
     std::string status = container_status(rt, r);
     if (status != "stopped" && !force)
       fail("cannot delete container " + id + " that is not stopped: " + status,
@@ -471,21 +491,21 @@ void delete_container(const Runtime& rt, const std::string& id, bool force) {
   } else if (!force) {
     fail("container " + id + " is still being created", "delete --force removes it anyway");
   }
-  if (fs::exists(store::sandbox_paths(rt.ctx.root, id).dir))
-    core::destroy_sandbox(rt.ctx, id, true);
+  if (fs::exists(store::sandbox_paths(rt.ctx.root, sandbox).dir))
+    core::destroy_sandbox(rt.ctx, sandbox, true);
   fs::remove_tree(dir);
 }
 
 void pause_container(const Runtime& rt, const std::string& id) {
   ContainerRecord r = read_record(rt, id);
   if (container_status(rt, r) != "running") fail("container " + id + " is not running");
-  core::pause_sandbox(rt.ctx, id);
+  core::pause_sandbox(rt.ctx, r.sandbox);
 }
 
 void resume_container(const Runtime& rt, const std::string& id) {
   ContainerRecord r = read_record(rt, id);
   if (container_status(rt, r) != "paused") fail("container " + id + " is not paused");
-  core::resume_sandbox(rt.ctx, id);
+  core::resume_sandbox(rt.ctx, r.sandbox);
 }
 
 int exec_container(const Runtime& rt, const ExecRequest& req) {

@@ -31,6 +31,7 @@ struct Runtime {
 // A container's record, <state_root>/<id>/state.json.
 struct ContainerRecord {
   std::string id;
+  std::string sandbox;  // its sandbox's id (sandbox_id_for)
   std::string bundle;   // absolute
   std::string rootfs;   // root.path, absolute
   std::string created;  // RFC 3339
@@ -41,6 +42,12 @@ struct ContainerRecord {
 };
 json::Value record_json(const ContainerRecord& r);
 ContainerRecord parse_record(const json::Value& v);
+
+// The id of container `id`'s sandbox: the id itself when it has at most kMaxSandboxIdLength
+// characters, else its first 12 (the short id podman and docker show) and 8 hex digits of its
+// SHA-256: engines use 64-character ids, and the sandbox's socket paths must fit sun_path.
+constexpr size_t kMaxSandboxIdLength = 32;
+std::string sandbox_id_for(const std::string& id);
 
 // OCI status: creating, created, running, paused or stopped.
 std::string container_status(const Runtime& rt, const ContainerRecord& r);

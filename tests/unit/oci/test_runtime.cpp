@@ -24,6 +24,7 @@ namespace {
 void write_record(const oci::Runtime& rt, const std::string& id, pid_t pid) {
   oci::ContainerRecord r;
   r.id = id;
+  r.sandbox = oci::sandbox_id_for(id);
   r.bundle = "/b";
   r.rootfs = "/b/rootfs";
   r.created = "2026-12-03T00:00:00Z";
@@ -64,9 +65,23 @@ TEST_CASE("oci runtime: signals by name and number") {
   CHECK_THROWS_AS(oci::parse_signal(""), Error);
 }
 
+TEST_CASE("oci runtime: a long container id gets a short sandbox id") {
+  CHECK(oci::sandbox_id_for("web-1") == "web-1");
+  const std::string a(64, 'a');
+  std::string b = a;
+  b[63] = 'b';
+  CHECK(oci::sandbox_id_for(a).size() == 21);
+  CHECK(oci::sandbox_id_for(a).starts_with("aaaaaaaaaaaa-"));
+  CHECK(oci::sandbox_id_for(a) != oci::sandbox_id_for(b));  // the same short id, told apart
+  CHECK(oci::sandbox_id_for(a) == oci::sandbox_id_for(a));
+  CHECK(oci::sandbox_id_for(std::string(32, 'c')) == std::string(32, 'c'));
+  CHECK_THROWS_AS(oci::sandbox_id_for("Upper"), Error);
+}
+
 TEST_CASE("oci runtime: the record round-trips") {
   oci::ContainerRecord r;
   r.id = "abc";
+  r.sandbox = "abc";
   r.bundle = "/b";
   r.rootfs = "/b/r";
   r.created = "2026-12-03T10:00:00Z";
@@ -76,6 +91,7 @@ TEST_CASE("oci runtime: the record round-trips") {
   r.annotations = {{"a", "1"}, {"b", "2"}};
   oci::ContainerRecord back = oci::parse_record(oci::record_json(r));
   CHECK(back.id == r.id);
+  CHECK(back.sandbox == r.sandbox);
   CHECK(back.bundle == r.bundle);
   CHECK(back.rootfs == r.rootfs);
   CHECK(back.created == r.created);
