@@ -26,7 +26,7 @@ namespace {
 struct OciArgs {
   oci::CreateRequest cr;
   std::string id, sig = "TERM", cwd, format = "table", ignored_value;
-  bool all = false, force = false, tty = false, quiet = false, ignored = false;
+  bool all = false, force = false, tty = false, quiet = false, ignored = false, debug = false;
   int preserve_fds = 0;
   oci::ExecRequest er;
   std::vector<std::string> cmd, env;
@@ -80,7 +80,7 @@ void build(CLI::App& app, OciGlobals& g) {
   bool& ignored = a.ignored;
   std::string& ignored_value = a.ignored_value;
   app.add_flag("--systemd-cgroup", ignored, "Accepted; the VM gets space's own cgroup");
-  app.add_flag("--debug", ignored, "Accepted; more logging goes to vmm.log");
+  app.add_flag("--debug", a.debug, "Log what create does (the root's digest and import) on stderr");
   app.add_option("--rootless", ignored_value, "Accepted (space-oci runs as root)");
   app.add_option("--criu", ignored_value, "Accepted; checkpoints are space checkpoint's");
 
@@ -225,6 +225,9 @@ int run_oci(int argc, char** argv) {
   g.rt.ctx.root = env_root && *env_root ? env_root : "/var/lib/space";
   try {
     build(app, g);
+    app.parse_complete_callback([&g] {
+      if (g.a.debug) log::configure(log::parse_level("info"), log::parse_format("text"));
+    });
     app.parse(static_cast<int>(args.size()), args.data());
     return g.exit_code;
   } catch (const CLI::CallForHelp& e) {

@@ -3,6 +3,7 @@
 
 #include "core/sandbox.h"
 #include "egress/client.h"
+#include "egress/netns.h"
 #include "egress/paths.h"
 #include "egress/policy_store.h"
 #include "store/paths.h"
@@ -47,10 +48,17 @@ std::optional<egress::Policy> initial_policy(const store::HostConfig& hc, const 
 
 void set_policy(const store::Context& ctx, const std::string& id,
                 const std::optional<egress::Policy>& policy) {
-  if (policy)
+  if (policy) {
     egress::save_policy(paths_of(ctx), id, *policy);
-  else
+  } else {
     egress::remove_policy(paths_of(ctx), id);
+    egress::remove_netns(paths_of(ctx), id);
+  }
+}
+
+void set_netns(const store::Context& ctx, const std::string& id, const std::string& path) {
+  require_sandbox(store::sandbox_paths(ctx.root, id), id);
+  egress::save_netns(paths_of(ctx), id, path);
 }
 
 void ensure_network(const store::Context& ctx, const std::string& id) {
@@ -112,6 +120,8 @@ json::Value net_show(const store::Context& ctx, const std::string& id) {
     for (const auto& t : egress::to_texts(*p)) rules.push_back(t);
   v.set("rules", std::move(rules));
   v.set("proxy", p ? json::Value(kProxyUrl) : json::Value());
+  auto ns = egress::load_netns(paths_of(ctx), id);
+  v.set("netns", ns ? json::Value(*ns) : json::Value());
   return v;
 }
 

@@ -22,9 +22,12 @@ std::optional<egress::Policy> parse_net_flag(const std::string& value);
 // The policy of a new sandbox: the --net value if given (non-empty), else config.toml's
 // [net] allow (none when it is empty). Throws naming config.toml for a bad configured rule.
 std::optional<egress::Policy> initial_policy(const store::HostConfig& hc, const std::string& flag);
-// Gives sandbox `id` `policy` (nullopt: takes its network away).
+// Gives sandbox `id` `policy` (nullopt: takes its network away, and forgets its namespace).
 void set_policy(const store::Context& ctx, const std::string& id,
                 const std::optional<egress::Policy>& policy);
+// Makes the connections of sandbox `id` leave from the network namespace at `path` (an
+// engine's, egress/netns.h) instead of the host's. Throws unless it is a network namespace.
+void set_netns(const store::Context& ctx, const std::string& id, const std::string& path);
 // Makes sure the network broker serves sandbox `id` when it has a policy and runs (a sync of the
 // running broker, or a start): jailed VMMs cannot start it, so create, branch, resume and
 // `net allow` do, once the sandbox's run directory exists. Throws when the broker cannot start.
@@ -39,7 +42,8 @@ egress::Policy net_allow(const store::Context& ctx, const std::string& id,
 // The network stays (refusing everything) when the last rule goes; `none` removes it.
 egress::Policy net_deny(const store::Context& ctx, const std::string& id,
                         const std::vector<std::string>& rules, bool none);
-// {"sandbox", "network": bool, "rules": [...], "proxy": URL or null}.
+// {"sandbox", "network": bool, "rules": [...], "proxy": URL or null, "netns": the namespace its
+// connections leave from (egress/netns.h) or null for the host's}.
 json::Value net_show(const store::Context& ctx, const std::string& id);
 // The audit lines of `id` (oldest first). The log stays after destroy, so `id` need not exist.
 std::vector<json::Value> net_log(const store::Context& ctx, const std::string& id);

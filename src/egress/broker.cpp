@@ -24,6 +24,7 @@
 
 #include "egress/audit.h"
 #include "egress/connection.h"
+#include "egress/netns.h"
 #include "egress/paths.h"
 #include "egress/policy_store.h"
 #include "proto/agent.h"
@@ -278,6 +279,15 @@ class Broker {
     int stop = stop_.get();
     workers_.emplace(n, std::thread([this, n, id, pid, stop, fd = std::move(c)]() mutable {
                        std::string problem = store::vmm_peer_problem(root_, id, pid);
+                       // Its connections leave from its own network namespace, if it names one
+                       // (egress/netns.h); this thread is its alone, and ends with it.
+                       if (problem.empty()) {
+                         try {
+                           if (auto ns = load_netns(paths_, id)) enter_netns(*ns);
+                         } catch (const std::exception& e) {
+                           problem = std::string("the sandbox's network namespace: ") + e.what();
+                         }
+                       }
                        AuditRecord rec = serve_connection(
                            std::move(fd), id, problem,
                            [this, &id] { return load_policy(paths_, id); }, system_resolve,

@@ -19,6 +19,7 @@
 
 #include "core/copy.h"
 #include "core/exec.h"
+#include "core/net.h"
 #include "core/sandbox.h"
 #include "core/session.h"
 #include "oci/rootfs.h"
@@ -265,11 +266,14 @@ std::string stage_mounts(const Spec& s, const std::string& stage) {
     co.id = r.sandbox;
     auto a = spec.annotations.find("space.template");
     if (a != spec.annotations.end()) co.template_name = a->second;
+    // The network: the annotation's policy, else (with the engine's namespace) config.toml's
+    // default; without a namespace to leave from, none.
     a = spec.annotations.find("space.net");
-    co.net = a != spec.annotations.end() ? a->second : "none";
+    co.net = a != spec.annotations.end() ? a->second : spec.netns_path.empty() ? "none" : "";
     co.image = image.name;
     store::SandboxState st = core::create_sandbox(rt.ctx, co);
     made = true;
+    if (!spec.netns_path.empty()) core::set_netns(rt.ctx, r.sandbox, spec.netns_path);
     if (spec.memory_limit && *spec.memory_limit < uint64_t{st.memory_mib} << 20)
       fail("linux.resources.memory.limit (" + std::to_string(*spec.memory_limit >> 20) +
                " MiB) is below the template's guest memory (" + std::to_string(st.memory_mib) +
@@ -375,8 +379,11 @@ void create_container(const Runtime& rt, const CreateRequest& req) {
   }
   try {
     RootfsImage image = rootfs_image(rt.ctx, spec.root_path);
+    char times[96];
+    std::snprintf(times, sizeof times, ": digest %.1f ms, import %.1f ms", image.digest_ms,
+                  image.import_ms);
     log::info("rootfs " + spec.root_path + ": image " + image.name +
-              (image.reused ? " (reused)" : " (imported)"));
+              (image.reused ? " (reused)" : " (imported)") + times);
     int p[2];
     if (::pipe2(p, O_CLOEXEC) != 0) throw_errno("pipe2");
     Fd rd(p[0]), wr(p[1]);

@@ -25,10 +25,11 @@ command -v busybox >/dev/null || fail "busybox (static) is not installed: apt-ge
 bundle=$TEST_ROOT/bundle
 mkdir -p "$bundle/rootfs/bin" "$bundle/rootfs/etc" "$bundle/rootfs/srv" "$TEST_ROOT/shared"
 cp "$(command -v busybox)" "$bundle/rootfs/bin/busybox"
-for a in sh cat id pwd hostname ls sleep; do ln -s busybox "$bundle/rootfs/bin/$a"; done
+for a in sh cat id pwd hostname ls sleep wget; do ln -s busybox "$bundle/rootfs/bin/$a"; done
 echo "nameserver 127.0.0.9" >"$TEST_ROOT/resolv.conf"
 echo "shared data" >"$TEST_ROOT/shared/f"
-# config.json with process ARGS (a JSON array).
+# config.json with process ARGS (a JSON array), and optionally more members of "linux" and
+# annotations (JSON text each, with a leading comma).
 write_config() {
   cat >"$bundle/config.json" <<JSON
 {"ociVersion": "1.0.2",
@@ -39,8 +40,8 @@ write_config() {
  "mounts": [{"destination": "/proc", "type": "proc", "source": "proc"},
             {"destination": "/etc/resolv.conf", "type": "bind", "source": "$TEST_ROOT/resolv.conf", "options": ["rbind", "ro"]},
             {"destination": "/data", "type": "bind", "source": "$TEST_ROOT/shared", "options": ["rbind"]}],
- "annotations": {"test": "86"},
- "linux": {"namespaces": [{"type": "pid"}, {"type": "mount"}]}}
+ "annotations": {"test": "86"${3:-}},
+ "linux": {"namespaces": [{"type": "pid"}, {"type": "mount"}${2:-}]}}
 JSON
 }
 
@@ -136,7 +137,43 @@ expect_status 0 oci delete --force c3
 [ -z "$(space list --format json | python3 -c 'import json,sys; print(" ".join(s["id"] for s in json.load(sys.stdin)))')" ] ||
   fail "sandboxes left: $(space list)"
 
-# 3. A malformed config.json: exit 1 with the field named, nothing left behind.
+# 3. The engine's network namespace: the container's connections leave from it, under the
+# policy of its space.net annotation. The same address serves "host" on the host and "netns" in
+# a namespace this test makes; the container must get the namespace's.
+ns=spacetest-$$
+ip netns add "$ns" || fail "ip netns add $ns"
+at_exit "ip netns del $ns"
+ip -n "$ns" link set lo up
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.2", 0)); print(s.getsockname()[1])')
+mkdir -p "$TEST_ROOT/www-host" "$TEST_ROOT/www-ns"
+echo host >"$TEST_ROOT/www-host/m"
+echo netns >"$TEST_ROOT/www-ns/m"
+python3 -m http.server --bind 127.0.0.2 --directory "$TEST_ROOT/www-host" "$port" >/dev/null 2>&1 &
+at_exit "kill $! 2>/dev/null"
+ip netns exec "$ns" python3 -m http.server --bind 127.0.0.2 --directory "$TEST_ROOT/www-ns" "$port" >/dev/null 2>&1 &
+at_exit "kill $! 2>/dev/null"
+listening() { "$@" python3 -c "import socket; socket.create_connection(('127.0.0.2', $port), 1)" 2>/dev/null; }
+wait_until 20 listening
+wait_until 20 listening ip netns exec "$ns"
+write_config "[\"wget\", \"-q\", \"-O\", \"-\", \"http://127.0.0.2:$port/m\"]" \
+  ", {\"type\": \"network\", \"path\": \"/run/netns/$ns\"}" ", \"space.net\": \"allow=127.0.0.2:$port\""
+n1=$TEST_ROOT/n1 && mkdir -p "$n1"
+python3 "$ENGINE" "$n1" "$OCI" "$STATE" run "$bundle" n1 --start-after "$n1/go" &
+engine_n1=$!
+wait_until 120 test -e "$n1/create.rc"
+[ "$(cat "$n1/create.rc")" = 0 ] || fail "create with a network namespace: $(cat "$n1/stderr")"
+[ "$(space net show --format json n1 | json_field netns)" = "/run/netns/$ns" ] ||
+  fail "net show: $(space net show --format json n1)"
+touch "$n1/go"
+wait_until 120 test -e "$n1/exit"
+wait "$engine_n1"
+[ "$(cat "$n1/exit")" = "exit 0" ] || fail "wget in the namespace: $(cat "$n1/exit"); $(cat "$n1/stderr")"
+[ "$(cat "$n1/stdout")" = netns ] || fail "the connection did not leave from the engine's namespace: $(cat "$n1/stdout")"
+assert_contains "$(space net log --format json n1)" "127.0.0.2:$port" "the audit line of the connection"
+expect_status 0 oci delete n1
+[ ! -e "$SPACE_ROOT/egress/netns/n1" ] || fail "delete left the namespace record"
+
+# 4. A malformed config.json: exit 1 with the field named, nothing left behind.
 echo '{"ociVersion": "1.0.2", "root": {"path": "rootfs"}, "process": {"args": "sh"}}' >"$bundle/config.json"
 expect_status 1 oci --log "$TEST_ROOT/oci.log" --log-format json create --bundle "$bundle" --pid-file "$TEST_ROOT/bad.pid" bad
 assert_contains "$ERR" "config.json: process.args: expected an array" "a malformed config.json"
