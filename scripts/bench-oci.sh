@@ -87,7 +87,7 @@ stats "podman run --rm true, --runtime runc" "$work/runc.ms"
 echo "ratio of medians (space-oci / runc): $(echo "scale=1; $(median "$work/space.ms") / $(median "$work/runc.ms")" | bc)x"
 echo "-- where a space-oci run goes: each runtime call podman made"
 for c in create start state kill delete; do
-  grep "^$c " "$calls" | awk '{ print $2 }' >"$work/call-$c.ms"
+  { grep "^$c " "$calls" || true; } | awk '{ print $2 }' >"$work/call-$c.ms"
   [ -s "$work/call-$c.ms" ] && stats "  space-oci $c" "$work/call-$c.ms"
 done
 echo "   (create includes restoring the VM and copying the bind-mounted files in, which is the guest's"

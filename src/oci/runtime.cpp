@@ -244,9 +244,18 @@ std::string stage_mounts(const Spec& s, const std::string& stage) {
   return any ? stage : "";
 }
 
+// A shim's start: its own session, out of the caller's directory, and no descriptor of the
+// caller's but stdio (an engine's sync pipes held open would make it wait for our end).
+void detach_shim(int keep_fd) {
+  ::setsid();
+  (void)!::chdir("/");
+  int keep[] = {0, 1, 2, keep_fd};
+  close_all_but(keep, 4);
+}
+
 [[noreturn]] void shim_main(const Runtime& rt, const CreateRequest& req, const Spec& spec,
                             const RootfsImage& image, Fd ready) {
-  ::setsid();
+  detach_shim(ready.get());
   ContainerRecord r;
   r.id = req.id;
   r.sandbox = sandbox_id_for(req.id);
@@ -362,7 +371,24 @@ std::string container_status(const Runtime& rt, const ContainerRecord& r) {
   return "running";
 }
 
-void create_container(const Runtime& rt, const CreateRequest& req) {
+// `rt` with absolute paths: a shim works from /.
+static Runtime absolute_runtime(const Runtime& rt) {
+  Runtime a = rt;
+  a.state_root = fs::absolute(rt.state_root);
+  a.ctx.root = fs::absolute(rt.ctx.root);
+  return a;
+}
+
+static std::string absolute_or_empty(const std::string& p) {
+  return p.empty() ? p : fs::absolute(p);
+}
+
+void create_container(const Runtime& given_rt, const CreateRequest& given) {
+  const Runtime rt = absolute_runtime(given_rt);
+  CreateRequest req = given;
+  req.bundle = fs::absolute(given.bundle);
+  req.console_socket = absolute_or_empty(given.console_socket);
+  req.pid_file = absolute_or_empty(given.pid_file);
   validate_container_id(req.id);
   Spec spec = load_spec(req.bundle);
   if (spec.process.terminal && req.console_socket.empty())
@@ -515,7 +541,11 @@ void resume_container(const Runtime& rt, const std::string& id) {
   core::resume_sandbox(rt.ctx, r.sandbox);
 }
 
-int exec_container(const Runtime& rt, const ExecRequest& req) {
+int exec_container(const Runtime& given_rt, const ExecRequest& given) {
+  const Runtime rt = absolute_runtime(given_rt);
+  ExecRequest req = given;
+  req.console_socket = absolute_or_empty(given.console_socket);
+  req.pid_file = absolute_or_empty(given.pid_file);
   ContainerRecord r = read_record(rt, req.id);
   std::string status = container_status(rt, r);
   if (status != "running" && status != "created") fail("cannot exec in a " + status + " container");
@@ -548,7 +578,7 @@ int exec_container(const Runtime& rt, const ExecRequest& req) {
   if (pid < 0) throw_errno("fork");
   if (pid == 0) {
     rd.reset();
-    ::setsid();
+    detach_shim(wr.get());
     Fd t;
     try {
       if (tty) t = console_for(req.console_socket);
