@@ -87,9 +87,9 @@ void build(CLI::App& app, OciGlobals& g) {
   oci::CreateRequest& cr = a.cr;
   auto* create =
       app.add_subcommand("create", "Create a container: restore its VM, do not start its process");
+  cr.bundle = ".";
   create->add_option("-b,--bundle", cr.bundle, "The bundle directory (config.json and the root)")
       ->capture_default_str();
-  cr.bundle = ".";
   create->add_option("--pid-file", cr.pid_file, "Write the container's host pid here");
   create->add_option("--console-socket", cr.console_socket,
                      "Unix socket that receives the pty master for a terminal");
