@@ -264,6 +264,25 @@ void create_group(const CgroupLayout& l, const std::string& rel, const CgroupLim
   }
 }
 
+void set_cpu_quota(const CgroupLayout& l, const std::string& rel, uint64_t quota_us,
+                   uint64_t period_us) {
+  if (period_us < 1000 || period_us > 1000000)
+    fail("cpu period " + std::to_string(period_us) + " us is out of range (1000-1000000)");
+  if (quota_us < 1000)
+    fail("cpu quota " + std::to_string(quota_us) + " us is below the kernel's minimum (1000)");
+  if (l.version == CgroupVersion::V2) {
+    std::string f = l.v2 + "/" + rel + "/cpu.max";
+    if (fs::exists(f)) write_value(f, std::to_string(quota_us) + " " + std::to_string(period_us));
+    return;
+  }
+  if (l.version != CgroupVersion::V1 || !l.v1.count("cpu")) return;
+  std::string d = l.v1.at("cpu") + "/" + rel;
+  // Unlimited first, so that the new period never meets an old quota the kernel would refuse.
+  write_value(d + "/cpu.cfs_quota_us", "-1");
+  write_value(d + "/cpu.cfs_period_us", std::to_string(period_us));
+  write_value(d + "/cpu.cfs_quota_us", std::to_string(quota_us));
+}
+
 bool remove_group(const CgroupLayout& l, const std::string& rel) {
   bool all = true;
   for (const auto& d : group_dirs(l, rel)) {

@@ -66,6 +66,12 @@ void create_group(const CgroupLayout& l, const std::string& rel, const CgroupLim
 // Removes group `rel` in every hierarchy; a missing one is fine. Returns false (and leaves it) if
 // it still has processes.
 bool remove_group(const CgroupLayout& l, const std::string& rel);
+// Sets group `rel`'s CPU bandwidth to `quota_us` of CPU time per `period_us` (v1
+// cpu.cfs_quota_us and cpu.cfs_period_us, v2 cpu.max), as an OCI bundle's
+// linux.resources.cpu asks. Throws naming the file on a write error; does nothing without a cpu
+// controller.
+void set_cpu_quota(const CgroupLayout& l, const std::string& rel, uint64_t quota_us,
+                   uint64_t period_us);
 // The processes in group `rel` now, over every hierarchy, each once, in the caller's PID
 // namespace. A missing group has none.
 std::vector<int> group_pids(const CgroupLayout& l, const std::string& rel);

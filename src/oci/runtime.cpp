@@ -22,6 +22,7 @@
 #include "core/net.h"
 #include "core/sandbox.h"
 #include "core/session.h"
+#include "jail/cgroup.h"
 #include "oci/rootfs.h"
 #include "oci/spec.h"
 #include "store/paths.h"
@@ -283,6 +284,9 @@ void detach_shim(int keep_fd) {
     store::SandboxState st = core::create_sandbox(rt.ctx, co);
     made = true;
     if (!spec.netns_path.empty()) core::set_netns(rt.ctx, r.sandbox, spec.netns_path);
+    if (spec.cpu_quota && !st.cgroup.empty())  // linux.resources.cpu: the VM's cgroup
+      jail::set_cpu_quota(jail::detect_layout(), st.cgroup, *spec.cpu_quota,
+                          spec.cpu_period.value_or(100000));
     if (spec.memory_limit && *spec.memory_limit < uint64_t{st.memory_mib} << 20)
       fail("linux.resources.memory.limit (" + std::to_string(*spec.memory_limit >> 20) +
                " MiB) is below the template's guest memory (" + std::to_string(st.memory_mib) +

@@ -2,7 +2,8 @@
 # Scenario: runc's command line alone, driven as conmon drives it (oci_engine.py: a subreaper
 # that waits for the pid in --pid-file), with a hand-written bundle. Every state transition
 # (created, running, paused, stopped, deleted), the process's stdio, exit status, user, cwd,
-# hostname and bind-mounted files; kill with a forwarded signal and with KILL; exec --process in
+# hostname and bind-mounted files; the bundle's CPU quota on the VM's cgroup; egress from the
+# bundle's network namespace; kill with a forwarded signal and with KILL; exec --process in
 # the foreground and detached; delete of a running container refused; a second container of the
 # same root reuses its image; a malformed config.json fails with exit 1 and leaves nothing.
 source "$(dirname "$0")/lib.sh"
@@ -41,7 +42,8 @@ write_config() {
             {"destination": "/etc/resolv.conf", "type": "bind", "source": "$TEST_ROOT/resolv.conf", "options": ["rbind", "ro"]},
             {"destination": "/data", "type": "bind", "source": "$TEST_ROOT/shared", "options": ["rbind"]}],
  "annotations": {"test": "86"${3:-}},
- "linux": {"namespaces": [{"type": "pid"}, {"type": "mount"}${2:-}]}}
+ "linux": {"namespaces": [{"type": "pid"}, {"type": "mount"}${2:-}],
+           "resources": {"cpu": {"quota": 120000, "period": 100000}}}}
 JSON
 }
 
@@ -59,6 +61,16 @@ shim=$(cat "$e1/pid")
 [ "$(oci state c1 | json_field annotations.test)" = 86 ] || fail "state's annotations"
 alive "$shim" || fail "the container's process $shim is not running after create"
 [ "$(status_of c1)" = running ] || fail "the sandbox c1 is not running after create"
+# linux.resources.cpu is the VM's cgroup's bandwidth (space's default for 1 vCPU: 150000).
+cg=$(space state c1 | json_field cgroup)
+quota=$(find /sys/fs/cgroup -path "*/$cg/cpu.cfs_quota_us" 2>/dev/null | head -1)
+if [ -n "$quota" ]; then
+  [ "$(cat "$quota")" = 120000 ] || fail "the cgroup's cpu quota is $(cat "$quota"), not the bundle's 120000"
+else
+  quota=$(find /sys/fs/cgroup -path "*/$cg/cpu.max" 2>/dev/null | head -1)
+  [ -n "$quota" ] || fail "no cpu controller file for cgroup $cg"
+  [ "$(cat "$quota")" = "120000 100000" ] || fail "the cgroup's cpu.max is $(cat "$quota")"
+fi
 image=$(space state c1 | json_field image)
 assert_contains "$image" "oci-" "the sandbox's image"
 expect_status 1 oci start nosuch

@@ -276,6 +276,29 @@ TEST_CASE("cgroup: create_group on a fake v1 tree writes the limits") {
                        doctest::Contains((pids + "/pids.max").c_str()), Error);
 }
 
+TEST_CASE("cgroup: set_cpu_quota on fake v1 and v2 trees") {
+  test::TempDir t("cg-cpu");
+  CgroupLayout l = fake_v1(t.path, "space/box");
+  const std::string cpu = l.v1.at("cpu") + "/space/box";
+  jail::set_cpu_quota(l, "space/box", 50000, 200000);
+  CHECK(got(cpu + "/cpu.cfs_period_us") == "200000");
+  CHECK(got(cpu + "/cpu.cfs_quota_us") == "50000");
+  CHECK_THROWS_WITH_AS(jail::set_cpu_quota(l, "space/box", 500, 100000),
+                       doctest::Contains("below the kernel's minimum"), Error);
+  CHECK_THROWS_WITH_AS(jail::set_cpu_quota(l, "space/box", 50000, 10),
+                       doctest::Contains("out of range"), Error);
+  CHECK_THROWS_AS(jail::set_cpu_quota(l, "space/missing", 50000, 100000), Error);
+  CgroupLayout v2;
+  v2.version = jail::CgroupVersion::V2;
+  v2.v2 = t.path + "/v2";
+  fs::mkdir_p(v2.v2 + "/space/box");
+  put(v2.v2 + "/space/box/cpu.max");
+  jail::set_cpu_quota(v2, "space/box", 150000, 100000);
+  CHECK(got(v2.v2 + "/space/box/cpu.max") == "150000 100000");
+  CgroupLayout none;
+  jail::set_cpu_quota(none, "space/box", 50000, 100000);  // no hierarchy: nothing to do
+}
+
 TEST_CASE("cgroup: join, usage and remove on a fake v1 tree") {
   test::TempDir t("cg1");
   CgroupLayout l = fake_v1(t.path, "space/box");
