@@ -27,7 +27,19 @@ namespace {
 
 constexpr size_t kChildStack = 64 * 1024;
 
-enum Step : int { kNone, kSession, kCtty, kStdio, kRoot, kChdir, kGroups, kGid, kUid, kExec };
+enum Step : int {
+  kNone,
+  kSession,
+  kCtty,
+  kStdio,
+  kRoot,
+  kChdir,
+  kRlimit,
+  kGroups,
+  kGid,
+  kUid,
+  kExec
+};
 
 // Shared with the child (CLONE_VM): inputs, then the failing step and errno if it fails.
 struct ChildArgs {
@@ -41,7 +53,13 @@ struct ChildArgs {
   bool set_ids;
   uid_t uid;
   gid_t gid;
+  const gid_t* groups;  // gid first, then the supplementary groups
+  size_t ngroups;
+  int umask;  // -1: leave it
+  const proto::ExecRequest::Rlimit* rlimits;
+  size_t nrlimits;
   int step = kNone;
+  int failed_rlimit = 0;
   int err = 0;
 };
 
@@ -110,9 +128,17 @@ int child_main(void* arg) noexcept {
   }
   if (a->root_fd >= 0 && (::fchdir(a->root_fd) < 0 || ::chroot(".") < 0)) child_fail(a, kRoot);
   if (a->cwd && ::chdir(a->cwd) < 0) child_fail(a, kChdir);
+  for (size_t i = 0; i < a->nrlimits; i++) {
+    struct rlimit64 {
+      uint64_t cur, max;
+    } rl{a->rlimits[i].soft, a->rlimits[i].hard};
+    a->failed_rlimit = static_cast<int>(a->rlimits[i].resource);
+    if (::syscall(SYS_prlimit64, 0, a->rlimits[i].resource, &rl, nullptr) < 0)
+      child_fail(a, kRlimit);
+  }
+  if (a->umask >= 0) ::syscall(SYS_umask, a->umask);
   if (a->set_ids) {
-    gid_t groups[1] = {a->gid};
-    if (::syscall(SYS_setgroups, 1, groups) < 0) child_fail(a, kGroups);
+    if (::syscall(SYS_setgroups, a->ngroups, a->groups) < 0) child_fail(a, kGroups);
     if (::syscall(SYS_setresgid, a->gid, a->gid, a->gid) < 0) child_fail(a, kGid);
     if (::syscall(SYS_setresuid, a->uid, a->uid, a->uid) < 0) child_fail(a, kUid);
   }
@@ -206,6 +232,8 @@ std::string describe(const ChildArgs& a, const proto::ExecRequest& req) {
       return "enter the image's root";
     case kChdir:
       return "chdir " + (req.cwd.empty() ? std::string("/") : req.cwd);
+    case kRlimit:
+      return "setrlimit " + std::to_string(a.failed_rlimit);
     case kGroups:
       return "setgroups";
     case kGid:
@@ -272,9 +300,16 @@ Spawned spawn_exec(const proto::ExecRequest& req, Reaper& reaper, Reaper::ExitFn
   a.cwd = !req.cwd.empty() && req.cwd != "/" ? req.cwd.c_str() : root_fd >= 0 ? "/" : nullptr;
   a.root_fd = root_fd;
   a.tty = req.tty;
-  a.set_ids = uid || gid;
+  a.set_ids = uid || gid || !req.groups.empty();
   a.uid = uid.value_or(0);
   a.gid = gid ? *gid : pw ? pw->gid : a.uid;
+  std::vector<gid_t> groups{a.gid};
+  groups.insert(groups.end(), req.groups.begin(), req.groups.end());
+  a.groups = groups.data();
+  a.ngroups = groups.size();
+  a.umask = req.umask ? static_cast<int>(*req.umask) : -1;
+  a.rlimits = req.rlimits.data();
+  a.nrlimits = req.rlimits.size();
 
   Spawned s;
   Fd slave;

@@ -7,12 +7,12 @@
 // which errno) is read straight from shared memory with no pipe. CLONE_PIDFD gives a pidfd
 // that turns readable when the process exits, for the exec's poll loop, at no extra syscall.
 // The child: its own session with the pty as controlling terminal (tty) or its own process
-// group (pipes); stdio on 0-2; cwd; setgroups/setgid/setuid through syscall() (glibc's wrappers
-// would broadcast the change to every guest-init thread, as they share our memory); an empty
-// signal mask; then execve, with a PATH search like execvp's but without its /bin/sh fallback.
-// With an image root (image_root.h) the child first chroots into it (fchdir + chroot: the clone
-// has no CLONE_FS, so guest-init keeps its own root), and the user is looked up in the image's
-// /etc/passwd and /etc/group.
+// group (pipes); stdio on 0-2; cwd; rlimits and umask; setgroups/setgid/setuid through syscall()
+// (glibc's wrappers would broadcast the change to every guest-init thread, as they share our
+// memory); an empty signal mask; then execve, with a PATH search like execvp's but without its
+// /bin/sh fallback. With an image root (image_root.h) the child first chroots into it (fchdir +
+// chroot: the clone has no CLONE_FS, so guest-init keeps its own root), and the user is looked up
+// in the image's /etc/passwd and /etc/group.
 #pragma once
 #include <sys/types.h>
 

@@ -89,6 +89,9 @@ proto::ExecRequest make_exec_request(const ExecOptions& opts, const StdioFds& io
   req.with_stdin = opts.interactive;
   req.timeout_ms = opts.timeout_ms;
   req.secret_env = opts.secret_env;
+  req.groups = opts.groups;
+  req.umask = opts.umask;
+  req.rlimits = opts.rlimits;
   if (opts.tty) {
     auto size = term::window_size(io.in);
     if (!size) size = term::window_size(io.out);

@@ -35,6 +35,10 @@ struct ExecOptions {
   bool tty = false;           // -t: a pty in the guest
   uint32_t timeout_ms = 0;    // 0 = none
   std::vector<std::string> secret_env;  // "VAR=NAME": guest-init fetches secret NAME into VAR
+  // An OCI process's rest (proto::ExecRequest kLimits): supplementary groups, umask, rlimits.
+  std::vector<uint32_t> groups;
+  std::optional<uint32_t> umask;
+  std::vector<proto::ExecRequest::Rlimit> rlimits;
   // After forwarding a signal, stop waiting for the process after this long (0 = wait for it).
   // `run` sets it, so that a sandbox whose command ignores SIGINT is still destroyed.
   int give_up_after_signal_ms = 0;

@@ -141,6 +141,9 @@ core::ExecOptions exec_options(const ContainerRecord& r, const Process& p, bool 
   o.cwd = p.cwd;
   o.uid = p.uid;
   o.gid = p.gid;
+  o.groups = p.additional_gids;
+  o.umask = p.umask;
+  for (const auto& l : p.rlimits) o.rlimits.push_back({l.resource, l.soft, l.hard});
   o.interactive = true;  // the engine's stdin: a pipe, /dev/null or the pty
   o.tty = tty;
   o.hostname = r.hostname;

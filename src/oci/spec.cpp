@@ -2,6 +2,7 @@
 // type; unknown members are ignored, as the runtime spec asks of a runtime.
 #include "oci/spec.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "util/error.h"
@@ -100,6 +101,49 @@ Process parse_process(const json::Value& v, const std::string& where) {
       for (const auto& x : g->as_array())
         p.additional_gids.push_back(
             static_cast<uint32_t>(unsigned_of(x, where + ".user.additionalGids", UINT32_MAX - 1)));
+    }
+  }
+  if (auto* rl = member(v, "rlimits")) {
+    if (!rl->is_array()) fail(where + ".rlimits: expected an array");
+    static const std::pair<const char*, int> kNames[] = {
+        {"RLIMIT_CPU", RLIMIT_CPU},           {"RLIMIT_FSIZE", RLIMIT_FSIZE},
+        {"RLIMIT_DATA", RLIMIT_DATA},         {"RLIMIT_STACK", RLIMIT_STACK},
+        {"RLIMIT_CORE", RLIMIT_CORE},         {"RLIMIT_RSS", RLIMIT_RSS},
+        {"RLIMIT_NPROC", RLIMIT_NPROC},       {"RLIMIT_NOFILE", RLIMIT_NOFILE},
+        {"RLIMIT_MEMLOCK", RLIMIT_MEMLOCK},   {"RLIMIT_AS", RLIMIT_AS},
+        {"RLIMIT_LOCKS", RLIMIT_LOCKS},       {"RLIMIT_SIGPENDING", RLIMIT_SIGPENDING},
+        {"RLIMIT_MSGQUEUE", RLIMIT_MSGQUEUE}, {"RLIMIT_NICE", RLIMIT_NICE},
+        {"RLIMIT_RTPRIO", RLIMIT_RTPRIO},     {"RLIMIT_RTTIME", RLIMIT_RTTIME}};
+    for (size_t i = 0; i < rl->as_array().size(); i++) {
+      const auto& e = rl->as_array()[i];
+      std::string at = where + ".rlimits[" + std::to_string(i) + "]";
+      if (!e.is_object()) fail(at + ": expected an object");
+      const json::Value* t = member(e, "type");
+      if (!t) fail(at + ".type: missing");
+      std::string type = str(*t, at + ".type");
+      Process::Rlimit r;
+      bool known = false;
+      for (const auto& [name, res] : kNames)
+        if (type == name) {
+          r.resource = static_cast<uint32_t>(res);
+          known = true;
+        }
+      if (!known) fail(at + ".type: unknown resource \"" + type + "\"");
+      for (const auto& o : p.rlimits)
+        if (o.resource == r.resource) fail(at + ": " + type + " is given twice");
+      const json::Value* soft = member(e, "soft");
+      const json::Value* hard = member(e, "hard");
+      if (!soft || !hard) fail(at + ": soft and hard are both required");
+      auto value = [&](const json::Value& x, const char* k) -> uint64_t {
+        if (x.is_int() && x.as_int() >= 0) return static_cast<uint64_t>(x.as_int());
+        // 2^64-1 (RLIM_INFINITY) does not fit an int64: JSON parsers hand it over as a double.
+        if (x.is_number() && x.as_double() >= 1.8e19) return UINT64_MAX;
+        fail(at + "." + k + ": expected a non-negative integer");
+      };
+      r.soft = value(*soft, "soft");
+      r.hard = value(*hard, "hard");
+      if (r.soft > r.hard) fail(at + ": soft is above hard");
+      p.rlimits.push_back(r);
     }
   }
   return p;

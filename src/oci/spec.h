@@ -25,6 +25,11 @@ struct Process {
   uint32_t uid = 0, gid = 0;
   std::vector<uint32_t> additional_gids;
   std::optional<uint32_t> umask;
+  struct Rlimit {
+    uint32_t resource = 0;  // RLIMIT_NOFILE ...
+    uint64_t soft = 0, hard = 0;
+  };
+  std::vector<Rlimit> rlimits;  // process.rlimits: {"type": "RLIMIT_NOFILE", "soft", "hard"}
 };
 
 struct Mount {

@@ -30,7 +30,8 @@ void check_secret_env(const std::string& e) {
 std::vector<uint8_t> ExecRequest::encode() const {
   Writer w;
   w.u32((tty ? kTty : 0) | (with_stdin ? kStdin : 0) | (uid ? kUid : 0) | (gid ? kGid : 0) |
-        (secret_env.empty() ? 0 : kSecretEnv) | (user.empty() ? 0 : kUser));
+        (secret_env.empty() ? 0 : kSecretEnv) | (user.empty() ? 0 : kUser) |
+        (groups.empty() && !umask && rlimits.empty() ? 0 : kLimits));
   w.strs(argv);
   w.strs(env);
   w.str(cwd);
@@ -41,6 +42,18 @@ std::vector<uint8_t> ExecRequest::encode() const {
   w.u32(timeout_ms);
   if (!secret_env.empty()) w.strs(secret_env);
   if (!user.empty()) w.str(user);
+  if (!groups.empty() || umask || !rlimits.empty()) {
+    w.u32(static_cast<uint32_t>(groups.size()));
+    for (uint32_t g : groups) w.u32(g);
+    w.u32(umask ? 1 : 0);
+    w.u32(umask.value_or(0));
+    w.u32(static_cast<uint32_t>(rlimits.size()));
+    for (const auto& l : rlimits) {
+      w.u32(l.resource);
+      w.u64(l.soft);
+      w.u64(l.hard);
+    }
+  }
   return std::move(w.buffer());
 }
 
@@ -48,7 +61,7 @@ ExecRequest ExecRequest::decode(std::span<const uint8_t> p) {
   Reader r(p);
   ExecRequest q;
   uint32_t flags = r.u32();
-  if (flags & ~(kTty | kStdin | kUid | kGid | kSecretEnv | kUser))
+  if (flags & ~(kTty | kStdin | kUid | kGid | kSecretEnv | kUser | kLimits))
     throw ProtoError("unknown exec flags");
   q.tty = flags & kTty;
   q.with_stdin = flags & kStdin;
@@ -71,6 +84,29 @@ ExecRequest ExecRequest::decode(std::span<const uint8_t> p) {
     if (q.user.empty()) throw ProtoError("user flag without a user");
     if (flags & (kUid | kGid)) throw ProtoError("a user name and numeric ids together");
     check_no_nul(q.user, "the user");
+  }
+  if (flags & kLimits) {
+    uint32_t ng = r.u32();
+    if (ng > kMaxGroups) throw ProtoError("too many supplementary groups");
+    for (uint32_t i = 0; i < ng; i++) q.groups.push_back(r.u32());
+    uint32_t has_umask = r.u32(), mask = r.u32();
+    if (has_umask > 1 || mask > 0777) throw ProtoError("invalid umask");
+    if (has_umask) q.umask = mask;
+    uint32_t nl = r.u32();
+    if (nl > kMaxRlimitResource) throw ProtoError("too many resource limits");
+    for (uint32_t i = 0; i < nl; i++) {
+      ExecRequest::Rlimit l;
+      l.resource = r.u32();
+      l.soft = r.u64();
+      l.hard = r.u64();
+      if (l.resource >= kMaxRlimitResource) throw ProtoError("unknown resource limit");
+      if (l.soft > l.hard) throw ProtoError("a resource limit's soft value above its hard one");
+      for (const auto& o : q.rlimits)
+        if (o.resource == l.resource) throw ProtoError("a resource limit given twice");
+      q.rlimits.push_back(l);
+    }
+    if (q.groups.empty() && !q.umask && q.rlimits.empty())
+      throw ProtoError("limits flag without limits");
   }
   r.finish();
   if (q.argv.empty()) throw ProtoError("exec without a command");

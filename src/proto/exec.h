@@ -32,7 +32,14 @@ constexpr uint32_t kMaxSignal = 64;
 constexpr uint32_t kMaxSecretEnv = 64;  // --secret-env entries per exec
 
 struct ExecRequest {
-  static constexpr uint32_t kTty = 1, kStdin = 2, kUid = 4, kGid = 8, kSecretEnv = 16, kUser = 32;
+  static constexpr uint32_t kTty = 1, kStdin = 2, kUid = 4, kGid = 8, kSecretEnv = 16, kUser = 32,
+                            kLimits = 64;
+  // One resource limit (an OCI process.rlimits entry): setrlimit(resource, {soft, hard}).
+  struct Rlimit {
+    uint32_t resource = 0;  // RLIMIT_*, below kMaxRlimitResource
+    uint64_t soft = 0, hard = 0;
+    friend bool operator==(const Rlimit&, const Rlimit&) = default;
+  };
   std::vector<std::string> argv;     // argv[0] is looked up in PATH unless it contains '/'
   std::vector<std::string> env;      // "K=V", applied over guest-init's environment
   std::string cwd;                   // "" = "/"
@@ -47,9 +54,17 @@ struct ExecRequest {
   // "VAR=NAME": VAR gets the value of secret NAME, fetched by guest-init from the credential
   // helper just before the spawn (a valid variable name; a valid proto::valid_secret_name NAME).
   std::vector<std::string> secret_env;
+  // kLimits: what an OCI runtime's process also asks for. Supplementary groups besides gid
+  // (at most kMaxGroups), the umask (at most 0777), and resource limits (at most one per
+  // resource), all set before the ids are dropped.
+  std::vector<uint32_t> groups;
+  std::optional<uint32_t> umask;
+  std::vector<Rlimit> rlimits;
   std::vector<uint8_t> encode() const;
   static ExecRequest decode(std::span<const uint8_t> p);
 };
+constexpr size_t kMaxGroups = 64;
+constexpr uint32_t kMaxRlimitResource = 16;  // RLIM_NLIMITS
 
 struct SignalMsg {
   uint32_t signo = 0;  // 1..kMaxSignal

@@ -2,7 +2,7 @@
 # Scenario: runc's command line alone, driven as conmon drives it (oci_engine.py: a subreaper
 # that waits for the pid in --pid-file), with a hand-written bundle. Every state transition
 # (created, running, paused, stopped, deleted), the process's stdio, exit status, user, cwd,
-# hostname and bind-mounted files; the bundle's CPU quota on the VM's cgroup; egress from the
+# hostname, groups, umask, rlimits and bind-mounted files; the bundle's CPU quota on the VM's cgroup; egress from the
 # bundle's network namespace; kill with a forwarded signal and with KILL; exec --process in
 # the foreground and detached; delete of a running container refused; a second container of the
 # same root reuses its image; a malformed config.json fails with exit 1 and leaves nothing.
@@ -34,7 +34,8 @@ echo "shared data" >"$TEST_ROOT/shared/f"
 write_config() {
   cat >"$bundle/config.json" <<JSON
 {"ociVersion": "1.0.2",
- "process": {"terminal": false, "user": {"uid": 1000, "gid": 1000},
+ "process": {"terminal": false, "user": {"uid": 1000, "gid": 1000, "additionalGids": [10], "umask": 23},
+             "rlimits": [{"type": "RLIMIT_NOFILE", "soft": 321, "hard": 654}],
              "args": $1, "env": ["PATH=/bin", "GREETING=hello"], "cwd": "/srv"},
  "root": {"path": "rootfs"},
  "hostname": "ocibox",
@@ -48,7 +49,7 @@ JSON
 }
 
 # 1. One container through every state: created, running, stopped; its stdio and exit status.
-write_config '["sh", "-c", "echo out $GREETING; echo err >&2; hostname; id -u; pwd; cat /data/f /etc/resolv.conf; read line; echo stdin=$line; exit 7"]'
+write_config '["sh", "-c", "echo out $GREETING; echo err >&2; hostname; id -u; id -G; umask; ulimit -n; pwd; cat /data/f /etc/resolv.conf; read line; echo stdin=$line; exit 7"]'
 e1=$TEST_ROOT/e1 && mkdir -p "$e1" && echo "fed" >"$e1/stdin"
 python3 "$ENGINE" "$e1" "$OCI" "$STATE" run "$bundle" c1 --start-after "$e1/go" &
 engine1=$!
@@ -79,7 +80,7 @@ touch "$e1/go"
 wait_until 120 test -e "$e1/exit"
 wait "$engine1"
 [ "$(cat "$e1/exit")" = "exit 7" ] || fail "exit status: $(cat "$e1/exit"); stderr: $(cat "$e1/stderr")"
-want=$'out hello\nocibox\n1000\n/srv\nshared data\nnameserver 127.0.0.9\nstdin=fed'
+want=$'out hello\nocibox\n1000\n1000 10\n0027\n321\n/srv\nshared data\nnameserver 127.0.0.9\nstdin=fed'
 [ "$(cat "$e1/stdout")" = "$want" ] || fail "stdout: $(cat "$e1/stdout")"
 [ "$(cat "$e1/stderr")" = "err" ] || fail "stderr: $(cat "$e1/stderr")"
 [ "$(oci_status c1)" = stopped ] || fail "after the process ended: $(oci state c1)"

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -155,6 +156,29 @@ TEST_CASE("exec: env, cwd and guest-measured time") {
   CHECK(r.out == "hello world\n/tmp\n");
   CHECK(r.r.stats.guest_us > 0);
   CHECK(r.r.stats.guest_us <= static_cast<uint64_t>(r.r.stats.total_us));
+}
+
+TEST_CASE("exec: an OCI process's groups, umask and resource limits") {
+  NEED_AGENT();
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: setting another uid's groups needs root");
+    return;
+  }
+  core::ExecOptions o;
+  o.uid = 1000;
+  o.gid = 1000;
+  o.groups = {10, 20};
+  o.umask = 027;
+  o.rlimits = {{RLIMIT_NOFILE, 123, 456}, {RLIMIT_CORE, 0, 0}};
+  auto r = run({"sh", "-c", "id -G; umask; ulimit -Sn; ulimit -Hn; ulimit -c"}, o);
+  CHECK(r.r.exit_code == 0);
+  CHECK(r.out == "1000 10 20\n0027\n123\n456\n0\n");
+  // A limit the process may not have is a clear failure to start, naming the step.
+  core::ExecOptions bad;
+  bad.rlimits = {{RLIMIT_NOFILE, 1u << 30, 1u << 30}};
+  auto b = run({"true"}, bad);
+  CHECK(b.r.exit_code == 126);
+  CHECK(b.r.status.message.find("setrlimit") != std::string::npos);
 }
 
 TEST_CASE("exec: --timeout kills the process group and gives 124") {

@@ -2,6 +2,7 @@
 // (relative root and bind sources resolved against the bundle, annotations, memory limit, the
 // network namespace); malformed documents fail naming the field; which mounts are copied in.
 #include <doctest/doctest.h>
+#include <sys/resource.h>
 
 #include <string>
 
@@ -56,6 +57,10 @@ TEST_CASE("oci spec: a podman-like config.json") {
   CHECK(s.process.gid == 100);
   CHECK(s.process.additional_gids == std::vector<uint32_t>{10});
   CHECK(s.process.umask == 18u);
+  REQUIRE(s.process.rlimits.size() == 1);
+  CHECK(s.process.rlimits[0].resource == RLIMIT_NOFILE);
+  CHECK(s.process.rlimits[0].soft == 1024);
+  CHECK(s.process.rlimits[0].hard == 1024);
   CHECK(s.root_path == t.path + "/rootfs");
   CHECK(s.root_readonly);
   CHECK(s.hostname == "box");
@@ -109,6 +114,25 @@ TEST_CASE("oci spec: malformed documents name the field") {
         "config.json: process.env: \"NOEQUALS\" is not NAME=VALUE");
   CHECK(error_of(with_process(R"({"args": ["sh"], "user": {"uid": -1}})"), t.path)
             .find("config.json: process.user.uid: expected an integer") == 0);
+  CHECK(error_of(
+            with_process(
+                R"({"args": ["sh"], "rlimits": [{"type": "RLIMIT_NOPE", "soft": 1, "hard": 1}]})"),
+            t.path) == "config.json: process.rlimits[0].type: unknown resource \"RLIMIT_NOPE\"");
+  CHECK(
+      error_of(
+          with_process(
+              R"({"args": ["sh"], "rlimits": [{"type": "RLIMIT_NOFILE", "soft": 2, "hard": 1}]})"),
+          t.path) == "config.json: process.rlimits[0]: soft is above hard");
+  CHECK(error_of(
+            with_process(R"({"args": ["sh"], "rlimits": [{"type": "RLIMIT_NOFILE", "soft": 1}]})"),
+            t.path) == "config.json: process.rlimits[0]: soft and hard are both required");
+  CHECK(
+      oci::parse_process(
+          json::parse(
+              R"({"args": ["sh"], "rlimits": [{"type": "RLIMIT_AS", "soft": 18446744073709551615, "hard": 18446744073709551615}]})"),
+          "p")
+          .rlimits[0]
+          .hard == UINT64_MAX);
   CHECK(error_of(with_process(R"({"args": ["sh"], "terminal": "yes"})"), t.path) ==
         "config.json: process.terminal: expected true or false");
   CHECK(error_of(R"({"ociVersion": "1.0.2", "process": {"args": ["sh"]}})", t.path) ==

@@ -60,6 +60,47 @@ TEST_CASE("ExecRequest round-trips every field") {
 
 TEST_CASE("ExecRequest decode rejects truncations and trailing bytes") {
   check_every_truncation_throws<ExecRequest>(full_request().encode());
+  auto q = full_request();
+  q.groups = {10};
+  q.umask = 022;
+  q.rlimits = {{7, 1, 2}};
+  check_every_truncation_throws<ExecRequest>(q.encode());
+}
+
+TEST_CASE("ExecRequest carries groups, umask and resource limits, checked") {
+  auto q = full_request();
+  q.groups = {10, 20};
+  q.umask = 027;
+  q.rlimits = {{7, 100, 200}, {4, 0, UINT64_MAX}};
+  auto b = ExecRequest::decode(q.encode());
+  CHECK(b.groups == q.groups);
+  CHECK(b.umask == 027u);
+  CHECK(b.rlimits == q.rlimits);
+  auto only_umask = full_request();
+  only_umask.umask = 0;  // umask 0 is a value, not "unset"
+  CHECK(ExecRequest::decode(only_umask.encode()).umask == 0u);
+  CHECK(ExecRequest::decode(full_request().encode()).rlimits.empty());
+  auto bad = [](auto mutate) {
+    auto r = full_request();
+    mutate(r);
+    return r.encode();
+  };
+  CHECK_THROWS_AS(ExecRequest::decode(bad([](ExecRequest& r) { r.umask = 01000; })), ProtoError);
+  CHECK_THROWS_AS(ExecRequest::decode(bad([](ExecRequest& r) {
+                    r.rlimits = {{16, 1, 1}};
+                  })),
+                  ProtoError);
+  CHECK_THROWS_AS(ExecRequest::decode(bad([](ExecRequest& r) {
+                    r.rlimits = {{7, 2, 1}};
+                  })),
+                  ProtoError);
+  CHECK_THROWS_AS(ExecRequest::decode(bad([](ExecRequest& r) {
+                    r.rlimits = {{7, 1, 1}, {7, 1, 1}};
+                  })),
+                  ProtoError);
+  CHECK_THROWS_AS(
+      ExecRequest::decode(bad([](ExecRequest& r) { r.groups.assign(kMaxGroups + 1, 5); })),
+      ProtoError);
 }
 
 TEST_CASE("ExecRequest decode rejects bad fields") {
