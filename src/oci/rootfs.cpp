@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "core/image.h"
+#include "store/paths.h"
 #include "util/error.h"
 #include "util/fd.h"
 #include "util/fs.h"
@@ -29,10 +30,9 @@ void number(Sha256& h, uint64_t v) {
   h.update({reinterpret_cast<const uint8_t*>(&v), sizeof v});
 }
 
+// One stat on the create path, not a read of every image's image.json (core::list_images).
 bool image_exists(const store::Context& ctx, const std::string& name) {
-  for (const auto& i : core::list_images(ctx))
-    if (i.name == name && i.meta) return true;
-  return false;
+  return fs::exists(store::store_paths(ctx.root).images + "/" + name + "/image.json");
 }
 
 }  // namespace

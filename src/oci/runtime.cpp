@@ -336,6 +336,12 @@ void detach_shim(int keep_fd) {
   ::_exit(code);
 }
 
+json::Value annotations_json(const std::map<std::string, std::string>& m) {
+  json::Value a = json::Value::object();
+  for (const auto& [k, val] : m) a.set(k, val);
+  return a;
+}
+
 }  // namespace
 
 json::Value record_json(const ContainerRecord& r) {
@@ -348,9 +354,7 @@ json::Value record_json(const ContainerRecord& r) {
   v.set("pid", r.pid);
   v.set("pid_start_time", r.pid_start_time);
   v.set("hostname", r.hostname);
-  json::Value a = json::Value::object();
-  for (const auto& [k, val] : r.annotations) a.set(k, val);
-  v.set("annotations", a);
+  v.set("annotations", annotations_json(r.annotations));
   return v;
 }
 
@@ -470,9 +474,7 @@ json::Value container_state(const Runtime& rt, const std::string& id) {
   v.set("rootfs", r.rootfs);
   v.set("created", r.created);
   v.set("owner", "");
-  json::Value a = json::Value::object();
-  for (const auto& [k, val] : r.annotations) a.set(k, val);
-  v.set("annotations", a);
+  v.set("annotations", annotations_json(r.annotations));
   return v;
 }
 
