@@ -14,7 +14,7 @@
 
 #include "core/template.h"
 #include "jail/cgroup.h"
-#include "jail/seccomp.h"
+#include "jail/seccomp_prebuilt.h"
 #include "store/config.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -84,7 +84,7 @@ void check_jail(HostReport& r, const store::HostConfig& hc) {
     return ::unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) == 0 ? 0 : errno;
   });
   try {
-    jail::Program p = jail::compile(jail::Role::Init);
+    jail::Program p = jail::program(jail::Role::Init);
     r.seccomp = in_child("a seccomp filter", 0, [&p] { return jail::load(p); });
   } catch (const Error& e) {
     r.seccomp = e.what();

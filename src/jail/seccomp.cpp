@@ -348,12 +348,6 @@ int load(const Program& p) {
   return 0;
 }
 
-void install(Role role, Unlisted unlisted) {
-  Program p = compile(role, unlisted);
-  if (int err = load(p); err != 0)
-    throw_errno(std::string("install the seccomp filter of the ") + role_name(role) + " role", err);
-}
-
 std::vector<std::string> allowed_syscalls(Role role) {
   std::vector<std::string> out;
   for (const char* n : names_of(role)) out.emplace_back(n);

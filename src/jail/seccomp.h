@@ -10,8 +10,9 @@
 //   Init  the jail's PID 1 (jail/init.h): wait, forward signals, exit
 // clone3 fails with ENOSYS instead (glibc then uses clone, whose flags a filter can read), and
 // clone may not make namespaces. socket() is AF_UNIX only. ioctl() takes only the KVM, reflink
-// and block-size requests the VMM issues. The filters are compiled to BPF in the parent and
-// loaded with one system call, so loading needs no allocation (safe between fork and exec).
+// and block-size requests the VMM issues. The filters are compiled to BPF ahead of loading (at
+// build time: jail/seccomp_prebuilt.h) and loaded with one system call, so loading needs no
+// allocation (safe between fork and exec).
 #pragma once
 #include <linux/filter.h>
 
@@ -42,8 +43,6 @@ Program compile(Role role, Unlisted unlisted = Unlisted::Kill);
 // Sets no_new_privs and installs `p` on the calling thread (and its future threads). Async-
 // signal-safe: no allocation. Returns 0 or an errno value.
 int load(const Program& p);
-// compile() then load(); throws with the errno on failure.
-void install(Role role, Unlisted unlisted = Unlisted::Kill);
 // The system calls `role` allows (some only with the argument checks above), sorted by name: for
 // `space check` and the docs.
 std::vector<std::string> allowed_syscalls(Role role);

@@ -1,16 +1,15 @@
 // The per-sandbox VMM process. It reads the VM's config.json and opens everything the VM will use
 // (disks, console log, /dev/kvm, its sockets, the kernel for a cold boot, the snapshot's files for
 // a restore: the snapshot decides vCPUs, RAM and command line, config.json this sandbox's disks
-// and sockets). Jailed (--jail-uid), it then enters its jail (jail/root.h), forks the VMM proper
-// and stays behind as the jail's PID 1 (jail/init.h); the VMM joins its cgroup, drops to the
-// sandbox's uid (jail/privileges.h) and installs the seccomp filter of its role (jail/seccomp.h)
-// before it even decodes the snapshot, which a jailed VMM of an earlier run wrote. Then it builds
-// and starts the Machine, serves the control socket on its event loop (control_ops.h), and tells
-// `create` through the ready pipe ("ok" or "error: <why>"); startup phases are logged at info
-// level. It runs until the guest stops (reset, fault, error), a control "stop" arrives, or it gets
-// SIGTERM/SIGINT. On the way out it stops the vCPUs; the CLI notices the process is gone and
-// does the bookkeeping (store/state.h's observed status), since a jailed VMM can write no file of
-// its sandbox's but the snapshots it is handed a directory for.
+// and sockets). Jailed (--jail-uid), it then enters its jail (monitor/vmm_jail.h): it forks the
+// VMM proper and stays behind as the jail's PID 1, and the VMM runs as the sandbox's uid under
+// the seccomp filter of its role before it even decodes the snapshot, which a jailed VMM of an
+// earlier run wrote. Then it builds and starts the Machine, serves the control socket on its event
+// loop (control_ops.h), and tells `create` through the ready pipe ("ok" or "error: <why>"); startup
+// phases are logged at info level. It runs until the guest stops (reset, fault, error), a control
+// "stop" arrives, or it gets SIGTERM/SIGINT. On the way out it stops the vCPUs; the CLI notices
+// the process is gone and does the bookkeeping (store/state.h's observed status), since a jailed
+// VMM can write no file of its sandbox's but the snapshots it is handed a directory for.
 #include "monitor/vmm_main.h"
 
 #include <fcntl.h>
@@ -29,14 +28,12 @@
 #include <vector>
 
 #include "egress/paths.h"
-#include "jail/cgroup.h"
-#include "jail/init.h"
 #include "jail/privileges.h"
-#include "jail/root.h"
 #include "monitor/control_ops.h"
 #include "monitor/control_server.h"
 #include "monitor/guest_sync.h"
 #include "monitor/routes.h"
+#include "monitor/vmm_jail.h"
 #include "proto/agent.h"
 #include "store/paths.h"
 #include "store/vm_config.h"
@@ -138,43 +135,6 @@ VmmFiles open_files(const store::SandboxPaths& p, const store::VmConfig& cfg, bo
     f.memory = open_checked(restore->memory_path, O_RDONLY | O_NOFOLLOW, "memory file");
   }
   return f;
-}
-
-// The cgroup.procs files of `rel`, opened now (no cgroup file system in the jail).
-std::vector<Fd> open_procs(const jail::CgroupLayout& layout, const std::string& rel) {
-  std::vector<Fd> out;
-  if (rel.empty()) return out;
-  for (const auto& f : jail::procs_files(layout, rel))
-    out.push_back(open_checked(f, O_WRONLY, "cgroup"));
-  return out;
-}
-
-// Moves process `pid` (0: ourselves), a pid in our PID namespace, into the cgroup whose
-// cgroup.procs files are `procs`; a failure is logged (the VMM then runs without its limits, and
-// `space stats` shows it outside its group).
-void place(std::vector<Fd>& procs, pid_t pid) {
-  std::string v = std::to_string(pid);
-  for (auto& fd : procs)
-    if (::write(fd.get(), v.data(), v.size()) != static_cast<ssize_t>(v.size()))
-      log::error("jail init: cannot move process " + v +
-                 " into its cgroup: " + std::strerror(errno));
-  procs.clear();
-}
-
-// The parent after the fork: the jail's PID 1 from now on. It keeps stdio (the log) and the
-// uid's claim, drops to the sandbox's uid and waits for the jail to empty.
-[[noreturn]] void become_init(pid_t vmm, int uid_lock_fd, const jail::Identity& who,
-                              const jail::Program& filter) {
-  int keep = uid_lock_fd >= 0 ? ::dup2(uid_lock_fd, 3) : -1;
-  ::close_range(keep == 3 ? 4 : 3, ~0U, 0);
-  try {
-    jail::drop(who, 16);
-    if (int err = jail::load(filter)) throw_errno("install the init role's seccomp filter", err);
-  } catch (const std::exception& e) {
-    log::error(std::string("jail init: ") + e.what());
-    ::kill(vmm, SIGKILL);
-  }
-  jail::serve_as_init(vmm);
 }
 
 // How long past its expiry a VMM lets its sandbox run before acting itself: the reaper's time.
@@ -345,38 +305,11 @@ int vmm_main(const VmmOptions& opts) {
     phases.mark("open");
 
     if (jailed) {
-      const jail::Unlisted unlisted = jail::unlisted_from_env();
-      jail::Program vmm_filter = jail::compile(jail::Role::Vmm, unlisted);
-      jail::Program init_filter = jail::compile(jail::Role::Init, unlisted);
-      run->vcpu_filter = jail::compile(jail::Role::Vcpu, unlisted);
-      phases.mark("seccomp compile");
-      jail::CgroupLayout layout = jail::detect_layout();
-      std::vector<Fd> init_procs = open_procs(layout, opts.init_cgroup);
-      std::vector<Fd> own_procs = open_procs(layout, opts.cgroup);
-      phases.mark("cgroup open");
-      // Our own code formats times without libc's time zone code (util/utc.h); this loads the
-      // zone now, while files can still be opened, for any library call that wants it later.
-      ::tzset();
-      jail::enter(paths.run_dir, run->cfg.id);
-      phases.mark("jail enter");
-      pid_t pid = ::fork();
-      if (pid < 0) throw_errno("fork the jailed VMM");
-      if (pid > 0) {
-        ready.reset();  // the VMM reports; its exit closes the pipe
-        // The cgroup moves are the init's, off the VMM's path: the first move after a while
-        // waits for an RCU grace period (milliseconds), which the VMM's restore need not wait for.
-        place(own_procs, pid);
-        place(init_procs, 0);
-        become_init(pid, opts.uid_lock_fd, who, init_filter);
-      }
-      own_procs.clear();
-      init_procs.clear();
-      phases.mark("fork");
-      if (opts.uid_lock_fd >= 0) ::close(opts.uid_lock_fd);  // the jail's PID 1 holds the claim
-      jail::drop(who);
-      if (int err = jail::load(vmm_filter)) throw_errno("install the VMM's seccomp filter", err);
+      JailPlan plan{
+          who,         opts.uid_lock_fd,         opts.cgroup, opts.init_cgroup, paths.run_dir,
+          run->cfg.id, jail::unlisted_from_env()};
+      run->vcpu_filter = enter_vmm_jail(plan, ready, phases);
       run->jailed = true;
-      phases.mark("jail");
     }
 
     if (restoring) {

@@ -2,9 +2,11 @@
 // execve), and, loaded in a forked child, lets the role's calls through and kills the child with
 // SIGSYS on the others: socket() but AF_UNIX, execve, clone making a namespace, ioctl requests
 // not listed, setting limits, other ABIs' calls; clone3 fails with ENOSYS instead. Unlisted::Log
-// lets an unlisted call through (but still not execve), and $SPACE_SECCOMP picks it. Programs
-// are compiled in the parent; the children make only raw system calls, up to and including their
-// exit (exit_group directly: under ASan, a call to _exit is preceded by a sigaltstack call).
+// lets an unlisted call through (but still not execve), and $SPACE_SECCOMP picks it. The programs
+// built in at build time are exactly what compile() gives now, and program() picks them for
+// Unlisted::Kill; the tests below load them. Programs are made in the parent; the children make
+// only raw system calls, up to and including their exit (exit_group directly: under ASan, a call to
+// _exit is preceded by a sigaltstack call).
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -25,6 +27,7 @@
 #include <vector>
 
 #include "jail/seccomp.h"
+#include "jail/seccomp_prebuilt.h"
 #include "support/scoped_env.h"
 #include "util/error.h"
 #include "util/fd.h"
@@ -263,7 +266,35 @@ TEST_CASE("seccomp: Unlisted::Log lets an unlisted call through, but never execv
   CHECK(killed_by_sigsys(status_under(jail::compile(Role::Vmm, jail::Unlisted::Log), exec_true)));
 }
 
-TEST_CASE("seccomp: install() compiles and loads in one step") {
+namespace {
+bool same_code(const jail::Program& a, const jail::Program& b) {
+  return a.code.size() == b.code.size() &&
+         std::equal(a.code.begin(), a.code.end(), b.code.begin(),
+                    [](const sock_filter& x, const sock_filter& y) {
+                      return x.code == y.code && x.jt == y.jt && x.jf == y.jf && x.k == y.k;
+                    });
+}
+}  // namespace
+
+TEST_CASE("seccomp: the built-in programs are what compile() gives; program() picks them") {
+  for (Role r : {Role::Vmm, Role::Vcpu, Role::Init}) {
+    CAPTURE(jail::role_name(r));
+    jail::Program built_in = jail::prebuilt(r);
+    CHECK(built_in.code.size() > 10);
+    CHECK(same_code(built_in, jail::compile(r)));
+    CHECK(same_code(jail::program(r), built_in));
+    CHECK(same_code(jail::program(r, jail::Unlisted::Log), jail::compile(r, jail::Unlisted::Log)));
+    CHECK_FALSE(same_code(jail::program(r, jail::Unlisted::Log), built_in));
+  }
+  CHECK_FALSE(same_code(jail::prebuilt(Role::Vmm), jail::prebuilt(Role::Init)));
+  // The built-in init program is enforced like the compiled one.
+  jail::Program init = jail::prebuilt(Role::Init);
+  CHECK(exited_ok(status_under(init, [] { return ::syscall(SYS_getpid) > 0 ? 0 : 1; })));
+  CHECK(killed_by_sigsys(status_under(init, [] { return socket_of(AF_UNIX); })));
+  CHECK(killed_by_sigsys(status_under(jail::prebuilt(Role::Vmm), exec_true)));
+}
+
+TEST_CASE("seccomp: install() picks the program and loads it in one step") {
   pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
