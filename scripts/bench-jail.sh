@@ -13,6 +13,4 @@ source scripts/deps.sh
 [ "$(id -u)" = 0 ] || { echo "bench-jail: run as root (the jail needs namespaces, cgroups and uids)" >&2; exit 1; }
 build=${SPACE_BUILD:-build}
 build_space "$build"
-scratch=$(mktemp -d /tmp/space-bench-jail.XXXXXX)
-trap 'rm -rf "$scratch"' EXIT
-"$build/jail-bench" --dir "$scratch" --rounds "${BENCH_RUNS:-100}"
+exec "$build/jail-bench" --rounds "${BENCH_RUNS:-100}"

@@ -79,7 +79,8 @@ VmmJail prepare_jail(const store::HostConfig& hc, const std::string& key,
   if (hc.jail_cgroups && !cgroup_id.empty()) {
     jail::CgroupLayout l = host_layout();
     j.init_cgroup = hc.jail_cgroup_parent + "/init";
-    jail::create_group(l, j.init_cgroup, {});
+    // No limits: once made, it needs nothing more (its files keep the kernel's defaults).
+    if (!jail::group_exists(l, j.init_cgroup)) jail::create_group(l, j.init_cgroup, {});
     j.cgroup = make_group(hc, l, cgroup_id, vcpus, memory_mib);
   }
   return j;

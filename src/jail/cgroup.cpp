@@ -283,6 +283,12 @@ void set_cpu_quota(const CgroupLayout& l, const std::string& rel, uint64_t quota
   write_value(d + "/cpu.cfs_quota_us", std::to_string(quota_us));
 }
 
+bool group_exists(const CgroupLayout& l, const std::string& rel) {
+  std::vector<std::string> dirs = group_dirs(l, rel);
+  return !dirs.empty() &&
+         std::all_of(dirs.begin(), dirs.end(), [](const std::string& d) { return fs::is_dir(d); });
+}
+
 bool remove_group(const CgroupLayout& l, const std::string& rel) {
   bool all = true;
   for (const auto& d : group_dirs(l, rel)) {
