@@ -26,6 +26,8 @@ void register_vmm(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--init-cgroup", opts->init_cgroup, "the jail init's cgroup");
   cmd->add_option("--expires-at", opts->expires_at, "Unix time the sandbox expires at");
   cmd->add_option("--on-expiry", opts->on_expiry, "destroy or checkpoint");
+  cmd->add_flag("--probe", opts->probe, "enter the jail if any, report and exit: no VM")
+      ->needs(dir);
   cmd->callback([&g, opts] {
     opts->root = g.root;
     g.exit_code = monitor::vmm_main(*opts);

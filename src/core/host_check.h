@@ -2,7 +2,8 @@
 // KVM host (hardware VMX/SVM or the PVM software hypervisor), /dev/kvm and its capabilities, the
 // guest kernel and rootfs image a cold boot would use, the store (btrfs root or loopback image,
 // mounted or not, size and free space), whether the default template exists, and whether VMMs
-// can be jailed here: each mechanism (namespaces, seccomp, cgroups) is tried, not assumed.
+// can be jailed here: each mechanism (namespaces, seccomp, cgroups) is tried, not assumed, and then
+// a whole jailed VMM start without a VM (core/vmm_probe.h).
 #pragma once
 #include <string>
 #include <utility>
@@ -34,6 +35,9 @@ struct HostReport {
   std::string seccomp;     // "ok" or why a filter cannot be installed
   bool cgroups_enabled = true;
   std::string cgroups;                // "v1 (memory, pids, ...)", "v2 (...)" or "none"
+  std::string jail_start;             // "ok", why a jailed VMM (no VM) could not start, or why
+                                      // that was not tried
+  double jail_start_ms = 0;           // its start, launch to ready, when "ok"
   std::vector<std::string> notes;     // advice that does not prevent use
   std::vector<std::string> problems;  // each names what to fix; empty means usable
   bool usable() const { return problems.empty(); }

@@ -128,6 +128,7 @@ VmmLaunch launch_vmm(const store::Context& ctx, const store::HostConfig& hc,
     if (!mode.shared_memory_dir.empty())
       argv.insert(argv.end(), {"--shared-memory", mode.shared_memory_dir});
     if (mode.explicit_paths) argv.insert(argv.end(), {"--dir", p.dir, "--run-dir", p.run_dir});
+    if (mode.probe) argv.push_back("--probe");
     if (mode.expires_at)
       argv.insert(argv.end(),
                   {"--expires-at", std::to_string(mode.expires_at), "--on-expiry", mode.on_expiry});

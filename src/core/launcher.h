@@ -42,6 +42,7 @@ struct VmmMode {
   std::string shared_memory_dir;  // a template dir whose memory file to map if still the same
   int64_t expires_at = 0;         // the sandbox's expiry (core/expiry.h), 0 = never
   std::string on_expiry;          // with it: "destroy" or "checkpoint"
+  bool probe = false;             // a VMM that only enters its jail (core/vmm_probe.h)
 };
 
 // The jail a VMM gets: the uid claim's key, and the cgroup (id "" = none) for a VM of this size.

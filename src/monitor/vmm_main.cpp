@@ -166,6 +166,33 @@ Fd arm_expiry(const VmRun& run, EventLoop& loop, vmm::Machine& machine, bool& st
   return t;
 }
 
+// --probe: a VMM's start without a VM. Jailed (--jail-uid), the jail's whole entry as a jailed
+// VMM makes it (the same process, flags and function), then "ok" from inside the jail; unjailed,
+// "ok" at once. Then exit 0; no VM, no sandbox files.
+int probe_start(const VmmOptions& opts, Fd ready) {
+  PhaseLog phases;
+  try {
+    if (opts.run_dir.empty()) fail("--probe needs --dir and --run-dir");
+    if (opts.jail_uid == 0) {
+      ready::report_line(ready, "ok");
+      return 0;
+    }
+    JailPlan plan{{opts.jail_uid, static_cast<gid_t>(opts.jail_uid)},
+                  opts.uid_lock_fd,
+                  opts.cgroup,
+                  opts.init_cgroup,
+                  opts.run_dir,
+                  opts.id,
+                  jail::unlisted_from_env()};
+    enter_vmm_jail(plan, ready, phases);
+    log::info("probe: jail entered: " + phases.summary());
+    ready::report_line(ready, "ok");
+    return 0;
+  } catch (const std::exception& e) {
+    return ready::report_failure(ready, e);
+  }
+}
+
 }  // namespace
 
 int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
@@ -281,6 +308,7 @@ int vmm_main(const VmmOptions& opts) {
   Fd ready(opts.ready_fd >= 0 && ::fcntl(opts.ready_fd, F_GETFD) >= 0 ? opts.ready_fd : -1);
   if (opts.ready_fd >= 0 && !ready)
     log::warn("--ready-fd " + std::to_string(opts.ready_fd) + " is not open");
+  if (opts.probe) return probe_start(opts, std::move(ready));
   PhaseLog phases;
   vmm::snapshot::Snapshot snap;
   std::optional<VmRun> run;

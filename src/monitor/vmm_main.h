@@ -34,6 +34,9 @@ struct VmmOptions {
   std::string init_cgroup;  // where the jail's PID 1 waits ("space/init"), "" = none
   int64_t expires_at = 0;   // Unix s when the sandbox expires (core/expiry.h), 0 = never
   std::string on_expiry;    // "destroy" or "checkpoint"
+  // Enter the jail (when jail_uid is set), report "ok" and exit, with no VM and none of its
+  // files: a real VMM start that needs no KVM (core/vmm_probe.h). Needs dir and run_dir.
+  bool probe = false;
 };
 
 // What a VMM works with, opened before it enters its jail (or handed over with a branch request):

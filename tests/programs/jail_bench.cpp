@@ -9,6 +9,10 @@
 // Both end where the VMM would start building its VM, so the difference is the jail's cost per
 // create. The jailed child also reports its phases (enter_vmm_jail's PhaseLog marks), and the
 // bench times the seccomp programs as compile() makes them against the built-in ones.
+// Then the same end to end, as create starts a VMM: core::probe_vmm_start, which launches
+// `__vmm --probe` through the launcher (exec included) with the jail on and off, interleaved.
+// The launcher runs /proc/self/exe, this program, which hands such a command line to the space
+// program's own entry (cli::main_entry).
 // Usage: jail-bench [--dir SCRATCH] [--rounds N] (default: a directory of its own under /tmp,
 // removed at the end; 50 rounds). Prints a table; exits 1 if any round failed, 77 when not root.
 // ctest runs it for three rounds (test jail.entry): a jailed start that fails fails the test.
@@ -26,8 +30,10 @@
 #include <string>
 #include <vector>
 
+#include "cli/entry.h"
 #include "core/jail_setup.h"
 #include "core/launcher.h"
+#include "core/vmm_probe.h"
 #include "jail/cgroup.h"
 #include "jail/seccomp_prebuilt.h"
 #include "monitor/vmm_jail.h"
@@ -163,6 +169,8 @@ void show(const char* what, const std::vector<double>& v) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  for (int i = 1; i < argc; i++)  // a VMM the launcher started: the space program's own
+    if (std::strcmp(argv[i], "__vmm") == 0) return cli::main_entry(argc, argv);
   std::string dir;
   int rounds = 50;
   for (int i = 1; i < argc; i++) {
@@ -226,6 +234,15 @@ int main(int argc, char** argv) {
         (void)jail::program(role);
       built_in.push_back(ms_since(t0));
     }
+    // End to end, through the launcher: `__vmm --probe`, jailed and not.
+    std::vector<double> probe_jailed, probe_bare;
+    store::Context ctx{dir + "/root", "warn", "text"};
+    store::HostConfig bare_hc = hc;
+    bare_hc.jail_enable = false;
+    for (int n = 0; n < rounds; n++) {
+      probe_bare.push_back(core::probe_vmm_start(ctx, bare_hc));
+      probe_jailed.push_back(core::probe_vmm_start(ctx, hc));
+    }
     if (hc.jail_cgroups) {
       jail::remove_group(layout, hc.jail_cgroup_parent + "/init");
       jail::remove_group(layout, hc.jail_cgroup_parent);
@@ -240,6 +257,14 @@ int main(int argc, char** argv) {
     show("  CLI: uid claim, cgroups, run dir (prepare_jail)", cli);
     for (const char* k : {"seccomp programs", "cgroup open", "jail enter", "fork", "jail"})
       if (phases.count(k)) show((std::string("  VMM: ") + k).c_str(), phases[k]);
+    std::printf(
+        "end to end, as create starts a VMM (launcher, exec, `__vmm --probe`), %d rounds:\n",
+        rounds);
+    show("unjailed VMM start to its ready line", probe_bare);
+    show("jailed VMM start to its ready line, from inside", probe_jailed);
+    std::printf("  jail's cost per VMM start: median %+.3f ms, p90 %+.3f ms\n",
+                pct(probe_jailed, 50) - pct(probe_bare, 50),
+                pct(probe_jailed, 90) - pct(probe_bare, 90));
     std::printf("  seccomp programs for the three roles:\n");
     show("  compiled by libseccomp at run time (compile)", compiled);
     show("  built in at build time (program)", built_in);

@@ -1,0 +1,70 @@
+// The probe; see vmm_probe.h. Its files: vmm.log in <run base>/.vmm-probe-<pid>/, its run
+// directory <run base>/vmm-probe-<pid>, removed at the end with its cgroup.
+#include "core/vmm_probe.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "core/jail_setup.h"
+#include "core/launcher.h"
+#include "store/paths.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "util/log.h"
+#include "util/process.h"
+#include "util/socket.h"
+
+namespace space::core {
+
+double probe_vmm_start(const store::Context& ctx, const store::HostConfig& hc) {
+  const std::string id = "vmm-probe-" + std::to_string(::getpid());
+  const std::string scratch = store::run_base() + "/." + id;
+  store::SandboxPaths p = store::paths_in(scratch, store::run_base() + "/" + id);
+  fs::ensure_private_dir(store::run_base(), 0700);
+  fs::remove_tree(scratch);
+  if (::mkdir(scratch.c_str(), 0700) != 0) throw_errno("mkdir " + scratch);
+  std::optional<VmmLaunch> launch;
+  auto cleanup = [&] {
+    try {
+      if (launch) {
+        // SIGKILL and reap, unless reaped: the jail's PID 1, whose end ends its namespace.
+        launch->child = proc::Child();
+        remove_sandbox_cgroup(launch->cgroup);
+        launch.reset();
+      }
+      fs::remove_tree(p.run_dir);
+      fs::remove_tree(scratch);
+    } catch (const Error& e) {
+      log::warn("jail probe: cleanup: " + std::string(e.what()));
+    }
+  };
+  try {
+    VmmMode mode;
+    mode.explicit_paths = true;
+    mode.probe = true;
+    const auto t0 = std::chrono::steady_clock::now();
+    launch.emplace(launch_vmm(ctx, hc, p, id, mode, JailRequest{id, id, 1, 256}));
+    wait_vmm_ready(launch->ready, net::Deadline::after_ms(10'000));
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    int status = launch->child.wait();  // the jail's PID 1 exits with the probe's status
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      fail("the probe VMM " + proc::describe_status(status) + " after it reported ready");
+    cleanup();
+    return ms;
+  } catch (Error& e) {
+    std::string tail = fs::tail_lines(p.vmm_log, 5);
+    cleanup();
+    e.add_context(hc.jail_enable ? "a jailed VMM start without a VM" : "a VMM start without a VM");
+    if (!tail.empty())
+      throw Error(std::string(e.what()) + "; its log:\n" + tail, e.err(), e.hint());
+    throw;
+  }
+}
+
+}  // namespace space::core
