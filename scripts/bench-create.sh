@@ -215,7 +215,7 @@ if count:
             (jailed if jail else bare).append((t1 - t0) / 1e6)
             if jail:
                 log = open(os.path.join(root, "store", "sandboxes", i, "vmm.log")).read()
-                for k, v in re.findall(r"(seccomp programs|cgroup open|jail enter|fork|jail) ([0-9.]+) ms", log):
+                for k, v in re.findall(r"(seccomp programs|jail enter|jail) ([0-9.]+) ms", log):
                     phases.setdefault(k, []).append(float(v))
             run("destroy", i)
     with open(cfg, "w") as f:

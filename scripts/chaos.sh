@@ -93,7 +93,7 @@ def pings(i, timeout=5.0):
         s.close()
 
 def jail_pids():
-    out = subprocess.run(["pgrep", "-f", f"--root {root}( .* | )__vmm "], capture_output=True, text=True)
+    out = subprocess.run(["pgrep", "-f", f"--root {root}( .* | )__(vmm|jail-init) "], capture_output=True, text=True)
     return [int(p) for p in out.stdout.split()]
 
 def credd_pid():

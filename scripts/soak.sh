@@ -149,7 +149,7 @@ def pss(pid):
         return 0
 
 def jail_pids():
-    out = subprocess.run(["pgrep", "-f", "--", f"--root {root}( .* | )__vmm "], capture_output=True, text=True)
+    out = subprocess.run(["pgrep", "-f", "--", f"--root {root}( .* | )__(vmm|jail-init) "], capture_output=True, text=True)
     return [int(p) for p in out.stdout.split()]
 
 if dens:

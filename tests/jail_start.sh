@@ -7,8 +7,16 @@ set -euo pipefail
 space=$1
 [ "$(id -u)" = 0 ] || { echo "SKIP: a jail needs root"; exit 77; }
 tmp=$(mktemp -d /tmp/space-jail-start.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+cleanup() {
+  find /sys/fs/cgroup -mindepth 1 -maxdepth 2 -type d -name "$(basename "$tmp")" 2>/dev/null |
+    while read -r c; do find "$c" -depth -type d -exec rmdir {} + 2>/dev/null; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
 mkdir "$tmp/root"
+# A cgroup parent of its own, so that other tests' groups (jail.entry's) are not taken for ours.
+parent=$(basename "$tmp")
+printf '[jail]\ncgroup_parent = "%s"\n' "$parent" >"$tmp/root/config.toml"
 export SPACE_RUN_DIR=$tmp/run
 fail() { echo "FAIL: $*"; exit 1; }
 # jail_field KEY: check's JSON .jail.KEY (check exits 125 on a host without KVM: not our concern).
@@ -21,8 +29,9 @@ nothing_left() {
   local left
   left=$(ls -A "$tmp/run" 2>/dev/null | grep -v '^\.uids$' || true)
   [ -z "$left" ] || fail "left in the run directory: $left"
-  ! find /sys/fs/cgroup -maxdepth 3 -type d -name 'vmm-probe-*' | grep -q . || fail "a probe's cgroup is left"
-  ! pgrep -f -- "__vmm vmm-probe-" >/dev/null || fail "a probe's process is left"
+  ! find /sys/fs/cgroup -maxdepth 3 -type d -path "*/$parent/vmm-probe-*" | grep -q . ||
+    fail "a probe's cgroup is left"
+  ! pgrep -f -- "--root $tmp/root( .* | )__" >/dev/null || fail "a probe's process is left"
 }
 
 start=$(jail_field start)

@@ -21,9 +21,6 @@ void register_vmm(CLI::App& app, GlobalOptions& g) {
   run->needs(dir);
   // The jail, prepared by the launcher (core/launcher.h).
   cmd->add_option("--jail-uid", opts->jail_uid, "run jailed as this uid and gid");
-  cmd->add_option("--uid-lock-fd", opts->uid_lock_fd, "fd holding the uid's claim");
-  cmd->add_option("--cgroup", opts->cgroup, "the sandbox's cgroup");
-  cmd->add_option("--init-cgroup", opts->init_cgroup, "the jail init's cgroup");
   cmd->add_option("--expires-at", opts->expires_at, "Unix time the sandbox expires at");
   cmd->add_option("--on-expiry", opts->on_expiry, "destroy or checkpoint");
   cmd->add_flag("--probe", opts->probe, "enter the jail if any, report and exit: no VM")

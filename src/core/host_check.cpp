@@ -133,7 +133,7 @@ void check_jail(HostReport& r, const store::Context& ctx, const store::HostConfi
     r.jail_start = "not tried (needs root)";
   } else {
     try {
-      r.jail_start_ms = probe_vmm_start(ctx, hc);
+      r.jail_start_ms = probe_vmm_start(ctx, hc).ms;
       r.jail_start = "ok";
     } catch (const Error& e) {
       r.jail_start = e.what();

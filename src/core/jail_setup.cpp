@@ -1,6 +1,7 @@
 // The CLI's side of the jail; see jail_setup.h.
 #include "core/jail_setup.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -62,6 +63,17 @@ void kill_group_members(const jail::CgroupLayout& l, const std::string& rel) {
   }
 }
 
+// The cgroup.procs files of group `rel`, opened for writing.
+std::vector<Fd> open_procs(const jail::CgroupLayout& l, const std::string& rel) {
+  std::vector<Fd> out;
+  for (const auto& f : jail::procs_files(l, rel)) {
+    Fd fd(::open(f.c_str(), O_WRONLY | O_CLOEXEC));
+    if (!fd) throw_errno("open " + f);
+    out.push_back(std::move(fd));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string uid_claims_dir() {
@@ -82,6 +94,13 @@ VmmJail prepare_jail(const store::HostConfig& hc, const std::string& key,
     // No limits: once made, it needs nothing more (its files keep the kernel's defaults).
     if (!jail::group_exists(l, j.init_cgroup)) jail::create_group(l, j.init_cgroup, {});
     j.cgroup = make_group(hc, l, cgroup_id, vcpus, memory_mib);
+    try {
+      j.procs = open_procs(l, j.cgroup);
+      j.init_procs = open_procs(l, j.init_cgroup);
+    } catch (...) {
+      remove_sandbox_cgroup(j.cgroup);
+      throw;
+    }
   }
   return j;
 }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "jail/uid_pool.h"
 #include "store/config.h"
@@ -17,17 +18,21 @@
 namespace space::core {
 
 struct VmmJail {
-  uid_t uid = 0;            // 0: the VMM runs unjailed ([jail] enable = false)
-  Fd uid_lock;              // the claim, handed to the VMM (jail/uid_pool.h)
-  std::string cgroup;       // the sandbox's group, "" = none
-  std::string init_cgroup;  // where the jail's PID 1 waits, "" = none
+  uid_t uid = 0;               // 0: the VMM runs unjailed ([jail] enable = false)
+  Fd uid_lock;                 // the claim, handed to the jail's PID 1 (jail/uid_pool.h)
+  std::string cgroup;          // the sandbox's group, "" = none
+  std::string init_cgroup;     // where the jail's PID 1 waits, "" = none
+  std::vector<Fd> procs;       // the sandbox group's cgroup.procs files, open for writing
+  std::vector<Fd> init_procs;  // the init group's
 };
 
 // The directory of the uid claims: <run base>/.uids.
 std::string uid_claims_dir();
 // Prepares the jail of a VMM for `key` (a sandbox id, or "template:NAME"): a uid claim, and,
 // when `cgroup_id` is not empty and cgroups are on, the cgroup <parent>/<cgroup_id> for a VM of
-// `vcpus` and `memory_mib`. Throws with a hint naming the [jail] setting when the host cannot.
+// `vcpus` and `memory_mib` and the init group, with their cgroup.procs files opened for the
+// jail's PID 1 (jail/init.h). Throws with a hint naming the [jail] setting when the host cannot
+// (having removed the group it made).
 VmmJail prepare_jail(const store::HostConfig& hc, const std::string& key,
                      const std::string& cgroup_id, uint32_t vcpus, uint32_t memory_mib);
 // Makes the cgroup of sandbox `id` (a branch, whose VMM is forked, not started) and returns its

@@ -14,6 +14,8 @@
 #include <cstring>
 
 #include "core/agent_client.h"
+#include "jail/init.h"
+#include "jail/seccomp_prebuilt.h"
 #include "util/env.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -133,14 +135,43 @@ VmmLaunch launch_vmm(const store::Context& ctx, const store::HostConfig& hc,
       argv.insert(argv.end(),
                   {"--expires-at", std::to_string(mode.expires_at), "--on-expiry", mode.on_expiry});
     proc::SpawnOptions o;
-    o.fds.push_back(pipe.write.get());
+    o.fds.push_back(pipe.write.get());  // the VMM's fd 3
     o.env = env::daemon_environment();
+    // Jailed: a new PID namespace whose PID 1, cloned from us, starts the VMM as PID 2 and then
+    // serves as the jail's init (jail/init.h), with fds of its own after the VMM's: the claim,
+    // then the cgroup.procs files. The plan is made here: the clone only reads its copy.
+    jail::Program init_filter;
+    jail::InitPlan plan;
+    std::string title;
     if (jail.uid) {
-      argv.insert(argv.end(), {"--jail-uid", std::to_string(jail.uid), "--uid-lock-fd", "4"});
-      if (!jail.cgroup.empty())
-        argv.insert(argv.end(), {"--cgroup", jail.cgroup, "--init-cgroup", jail.init_cgroup});
+      argv.insert(argv.end(), {"--jail-uid", std::to_string(jail.uid)});
+      init_filter = jail::program(jail::Role::Init, jail::unlisted_from_env());
+      int next = 3 + static_cast<int>(o.fds.size());
+      plan.who = {jail.uid, static_cast<gid_t>(jail.uid)};
+      plan.uid_lock_fd = next++;
       o.fds.push_back(jail.uid_lock.get());
+      for (auto& fd : jail.procs) {
+        plan.program_procs.push_back(next++);
+        o.fds.push_back(fd.get());
+      }
+      for (auto& fd : jail.init_procs) {
+        plan.own_procs.push_back(next++);
+        o.fds.push_back(fd.get());
+      }
+      plan.mount_point = p.run_dir;
+      plan.hostname = id;
+      plan.filter = &init_filter;
+      o.init_fds = o.fds.size() - 1;
       o.new_pid_namespace = true;
+      // What ps shows for it: a copy of the CLI would otherwise read "space create ID" for as
+      // long as the sandbox lives.
+      title = "space --root " + argv[2] + " __jail-init " + id;
+      o.init = [&plan, &title](pid_t vmm, int first_fd) {
+        if (first_fd != plan.uid_lock_fd) ::_exit(127);  // not the fds planned: start nothing
+        if (int err = proc::set_command_line(title))
+          log::warn(std::string("jail init: cannot set its command line: ") + std::strerror(err));
+        jail::run_init(vmm, plan);
+      };
     }
     proc::Child child = proc::spawn_detached(argv, p.vmm_log, o);
     pipe.write.reset();  // now only the VMM holds it: EOF means the VMM is gone

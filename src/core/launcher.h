@@ -1,8 +1,9 @@
 // Starting a VMM and waiting until it is usable. The VMM is `space __vmm <id>` (re-executing
 // /proc/self/exe) started as a detached daemon with the write end of a ready pipe as fd 3, and a
 // fixed environment (util/env.h: nothing of the caller's). Jailed (the default, core/jail_setup.h)
-// it starts as PID 1 of a new PID namespace with its uid's claim as fd 4, and becomes its jail's
-// init while the VMM proper runs as its child. It writes "ok\n" there once the VM runs, or
+// a process cloned from the CLI becomes PID 1 of a new PID namespace, starts the VMM as PID 2 and
+// stays as the jail's init (jail/init.h), holding the uid's claim; the VMM enters its own jail
+// (monitor/vmm_jail.h) without forking. The VMM writes "ok\n" there once the VM runs, or
 // "error: <message>\n" and exits. Which process serves the sandbox is asked of its control socket
 // (SO_PEERCRED names whoever listens: the VMM, in our PID namespace). After a cold boot the
 // guest is up only when guest-init answers the agent handshake on vsock port 1024; after a

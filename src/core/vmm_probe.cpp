@@ -21,7 +21,22 @@
 
 namespace space::core {
 
-double probe_vmm_start(const store::Context& ctx, const store::HostConfig& hc) {
+namespace {
+
+// The phases of the probe's "probe: jail entered: ..." log line, or "".
+std::string logged_phases(const std::string& log) {
+  const std::string marker = "probe: jail entered: ";
+  std::string text = fs::tail_lines(log, 20);
+  size_t at = text.rfind(marker);
+  if (at == std::string::npos) return "";
+  size_t end = text.find('\n', at);
+  return text.substr(at + marker.size(),
+                     end == std::string::npos ? std::string::npos : end - at - marker.size());
+}
+
+}  // namespace
+
+ProbeResult probe_vmm_start(const store::Context& ctx, const store::HostConfig& hc) {
   const std::string id = "vmm-probe-" + std::to_string(::getpid());
   const std::string scratch = store::run_base() + "/." + id;
   store::SandboxPaths p = store::paths_in(scratch, store::run_base() + "/" + id);
@@ -50,13 +65,14 @@ double probe_vmm_start(const store::Context& ctx, const store::HostConfig& hc) {
     const auto t0 = std::chrono::steady_clock::now();
     launch.emplace(launch_vmm(ctx, hc, p, id, mode, JailRequest{id, id, 1, 256}));
     wait_vmm_ready(launch->ready, net::Deadline::after_ms(10'000));
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    ProbeResult r;
+    r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     int status = launch->child.wait();  // the jail's PID 1 exits with the probe's status
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
       fail("the probe VMM " + proc::describe_status(status) + " after it reported ready");
+    r.phases = logged_phases(p.vmm_log);
     cleanup();
-    return ms;
+    return r;
   } catch (Error& e) {
     std::string tail = fs::tail_lines(p.vmm_log, 5);
     cleanup();

@@ -5,14 +5,22 @@
 // jail is tried for real, on a host with or without KVM: `space check` reports it, ctest's
 // jail.start runs it, and scripts/bench-jail.sh times it jailed and not.
 #pragma once
+#include <string>
+
 #include "store/config.h"
 #include "store/context.h"
 
 namespace space::core {
 
+struct ProbeResult {
+  double ms = 0;       // from the launch to the VMM's "ok"
+  std::string phases;  // the jailed VMM's own phases ("seccomp programs 0.01 ms, ..."), when
+                       // ctx.log_level is info or debug; else ""
+};
+
 // Starts a probe VMM, jailed as `hc` says, and waits for it to report and exit (10 s at most).
-// Returns the ms from the launch to its "ok". Throws Error naming what failed, with its log's
-// last lines. Leaves no process, cgroup, uid claim or directory behind either way.
-double probe_vmm_start(const store::Context& ctx, const store::HostConfig& hc);
+// Throws Error naming what failed, with its log's last lines. Leaves no process, cgroup, uid
+// claim or directory behind either way.
+ProbeResult probe_vmm_start(const store::Context& ctx, const store::HostConfig& hc);
 
 }  // namespace space::core

@@ -6,9 +6,50 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
+#include <exception>
 #include <initializer_list>
+#include <string>
+
+#include "jail/root.h"
+#include "util/error.h"
+#include "util/fd.h"
+#include "util/log.h"
 
 namespace space::jail {
+namespace {
+
+// Writes `pid` (0: the caller) into each cgroup.procs file of `procs`, then closes them.
+void place(const std::vector<int>& procs, pid_t pid) {
+  std::string v = std::to_string(pid);
+  for (int fd : procs) {
+    Fd file(fd);  // ours: closed here
+    if (::write(file.get(), v.data(), v.size()) != static_cast<ssize_t>(v.size()))
+      log::error("jail init: cannot move process " + v +
+                 " into its cgroup: " + std::strerror(errno));
+  }
+}
+
+}  // namespace
+
+void run_init(pid_t program, const InitPlan& plan) {
+  // The first move into a group after a while waits for an RCU grace period: the VMM is already
+  // on its way meanwhile.
+  place(plan.program_procs, program);
+  place(plan.own_procs, 0);
+  try {
+    enter(plan.mount_point, plan.hostname, /*own_network=*/false);  // its filter has no socket()
+    int keep = plan.uid_lock_fd >= 0 ? ::dup2(plan.uid_lock_fd, 3) : -1;
+    ::close_range(keep == 3 ? 4 : 3, ~0U, 0);
+    drop(plan.who, 16);
+    if (!plan.filter) fail("no seccomp program for the init role");
+    if (int err = load(*plan.filter)) throw_errno("install the init role's seccomp filter", err);
+  } catch (const std::exception& e) {
+    log::error(std::string("jail init: ") + e.what());
+    ::kill(program, SIGKILL);
+  }
+  serve_as_init(program);
+}
 
 int exit_code_of(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);

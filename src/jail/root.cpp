@@ -11,14 +11,37 @@
 #include <algorithm>
 
 #include "util/error.h"
+#include "util/fs.h"
 
 namespace space::jail {
 
-void enter(const std::string& mount_point, const std::string& hostname) {
-  if (::getpid() != 1)
-    fail("jail: not PID 1 of a PID namespace of its own; refusing to change mounts",
+bool in_own_pid_namespace() {
+  // NSpid lists our pid in each PID namespace from /proc's down to ours: more than one means ours
+  // is below the one space was started in. (/proc/1/ns/pid cannot be read from a child namespace.)
+  std::string status;
+  try {
+    status = fs::read_file("/proc/self/status", 64 * 1024);
+  } catch (const Error&) {
+    return false;
+  }
+  size_t at = status.find("\nNSpid:");
+  if (at == std::string::npos) return false;
+  size_t from = at + 7, to = status.find('\n', from);
+  std::string line = status.substr(from, to == std::string::npos ? std::string::npos : to - from);
+  size_t fields = 0;
+  for (size_t i = 0; i < line.size();) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) i++;
+    if (i < line.size()) fields++;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t') i++;
+  }
+  return fields > 1;
+}
+
+void enter(const std::string& mount_point, const std::string& hostname, bool own_network) {
+  if (!in_own_pid_namespace())
+    fail("jail: not in a PID namespace of its own; refusing to change mounts",
          "jailed VMMs are started by space create, resume, branch and template build");
-  if (::unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) != 0)
+  if (::unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | (own_network ? CLONE_NEWNET : 0)) != 0)
     throw_errno("jail: unshare the mount, network, IPC and UTS namespaces");
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
     throw_errno("jail: make the mounts private");

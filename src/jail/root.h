@@ -1,12 +1,12 @@
 // The jail's file system view and the namespaces a process can make for itself. A jailed VMM
-// starts as PID 1 of a new PID namespace (the launcher clones it so), opens everything it will
-// need, then enter() gives it a mount, network, IPC and UTS namespace of its own and pivots its
-// root into an empty, read-only tmpfs: no store, no other sandbox's run directory, no /proc, no
-// /dev, no /sys. The old root is detached, so nothing of the host's tree is reachable by path;
-// what the VMM uses it holds as descriptors (its disks, logs, sockets, /dev/kvm, the memory
-// file), and its working directory is its own run directory, where it dials its routes by
-// relative name (devices/virtio/vsock_route.h). The empty network namespace has only a loopback
-// device, down.
+// starts as PID 2 of a new PID namespace (the launcher clones the namespace's PID 1, which starts
+// it: jail/init.h), opens everything it will need, then enter() gives it a mount, network, IPC and
+// UTS namespace of its own and pivots its root into an empty, read-only tmpfs: no store, no other
+// sandbox's run directory, no /proc, no /dev, no /sys. The old root is detached, so nothing of the
+// host's tree is reachable by path; what the VMM uses it holds as descriptors (its disks, logs,
+// sockets, /dev/kvm, the memory file), and its working directory is its own run directory, where it
+// dials its routes by relative name (devices/virtio/vsock_route.h). The empty network namespace has
+// only a loopback device, down.
 #pragma once
 #include <string>
 
@@ -16,8 +16,13 @@ namespace space::jail {
 // propagates to the host); mounts an empty tmpfs over `mount_point` (an existing directory; in
 // the new namespace only), pivots into it, detaches the old root and remounts the new one
 // read-only; sets the hostname to `hostname` (truncated to 64 bytes). Requires CAP_SYS_ADMIN and
-// that the caller is PID 1 of a PID namespace of its own (refused otherwise, so the host's mounts
-// are never touched by mistake). Throws Error naming the step.
-void enter(const std::string& mount_point, const std::string& hostname);
+// that the caller is in a PID namespace other than the host's (refused otherwise, so that a
+// jail never shares the host's PIDs by mistake). Throws Error naming the step.
+// With `own_network` false the caller keeps its network namespace (for a process whose seccomp
+// filter allows no socket, such as the jail's PID 1: a new one would cost it for nothing).
+void enter(const std::string& mount_point, const std::string& hostname, bool own_network = true);
+// True if the caller's PID namespace lies below the one of the /proc it sees (its NSpid has more
+// than one entry): /proc must still be the host's, as it is before enter().
+bool in_own_pid_namespace();
 
 }  // namespace space::jail

@@ -178,13 +178,10 @@ int probe_start(const VmmOptions& opts, Fd ready) {
       return 0;
     }
     JailPlan plan{{opts.jail_uid, static_cast<gid_t>(opts.jail_uid)},
-                  opts.uid_lock_fd,
-                  opts.cgroup,
-                  opts.init_cgroup,
                   opts.run_dir,
                   opts.id,
                   jail::unlisted_from_env()};
-    enter_vmm_jail(plan, ready, phases);
+    enter_vmm_jail(plan, phases);
     log::info("probe: jail entered: " + phases.summary());
     ready::report_line(ready, "ok");
     return 0;
@@ -333,10 +330,8 @@ int vmm_main(const VmmOptions& opts) {
     phases.mark("open");
 
     if (jailed) {
-      JailPlan plan{
-          who,         opts.uid_lock_fd,         opts.cgroup, opts.init_cgroup, paths.run_dir,
-          run->cfg.id, jail::unlisted_from_env()};
-      run->vcpu_filter = enter_vmm_jail(plan, ready, phases);
+      JailPlan plan{who, paths.run_dir, run->cfg.id, jail::unlisted_from_env()};
+      run->vcpu_filter = enter_vmm_jail(plan, phases);
       run->jailed = true;
     }
 

@@ -26,14 +26,11 @@ struct VmmOptions {
   std::string run_dir;      // and sockets here; both set or both empty (a template build)
   std::string restore_dir;  // if set: resume the snapshot in this dir (vmstate + memory), no boot
   std::string shared_memory_dir;  // map its memory instead when its vmstate is the same snapshot
-  // The jail (jail/): 0 = none. Otherwise the uid and gid to run as; the process must be PID 1 of
-  // a PID namespace of its own (the launcher clones it so).
+  // The jail (jail/): 0 = none. Otherwise the uid and gid to run as; the process must be in a PID
+  // namespace of its own, whose PID 1 serves as the jail's init (the launcher starts it so).
   uid_t jail_uid = 0;
-  int uid_lock_fd = -1;     // the uid's claim (jail/uid_pool.h): kept open by the whole jail
-  std::string cgroup;       // the sandbox's group ("space/ID"), "" = none
-  std::string init_cgroup;  // where the jail's PID 1 waits ("space/init"), "" = none
-  int64_t expires_at = 0;   // Unix s when the sandbox expires (core/expiry.h), 0 = never
-  std::string on_expiry;    // "destroy" or "checkpoint"
+  int64_t expires_at = 0;  // Unix s when the sandbox expires (core/expiry.h), 0 = never
+  std::string on_expiry;   // "destroy" or "checkpoint"
   // Enter the jail (when jail_uid is set), report "ok" and exit, with no VM and none of its
   // files: a real VMM start that needs no KVM (core/vmm_probe.h). Needs dir and run_dir.
   bool probe = false;

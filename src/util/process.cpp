@@ -6,15 +6,19 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "util/error.h"
@@ -121,6 +125,40 @@ std::vector<pid_t> flock_holders(const std::string& path) {
     }
   }
   return out;
+}
+
+int set_command_line(const std::string& title) {
+  // Fields 48 to 51 of /proc/self/stat: where the argument and environment strings lie.
+  std::string stat;
+  try {
+    stat = fs::read_file("/proc/self/stat", 4096);
+  } catch (const Error& e) {
+    return e.err() ? e.err() : EIO;
+  }
+  size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) return EINVAL;
+  std::vector<unsigned long> field;  // field[0] is field 3
+  for (size_t i = paren + 1; i < stat.size();) {
+    while (i < stat.size() && stat[i] == ' ') i++;
+    if (i >= stat.size() || stat[i] == '\n') break;
+    field.push_back(std::strtoul(stat.c_str() + i, nullptr, 10));
+    while (i < stat.size() && stat[i] != ' ') i++;
+  }
+  if (field.size() < 49) return ENOTSUP;
+  const unsigned long arg_start = field[45], arg_end = field[46];
+  const unsigned long env_start = field[47], env_end = field[48];
+  if (arg_start == 0 || arg_end <= arg_start) return EINVAL;
+  unsigned long end = arg_end;
+  if (title.size() >= arg_end - arg_start && env_start == arg_end && env_end > env_start) {
+    ::clearenv();  // its strings are about to be overwritten
+    end = env_end;
+  }
+  char* area = reinterpret_cast<char*>(arg_start);
+  const size_t room = end - arg_start;
+  const size_t n = std::min(title.size(), room - 1);
+  std::memcpy(area, title.data(), n);
+  std::memset(area + n, 0, room - n);
+  return 0;
 }
 
 std::string command_line(pid_t pid) {
@@ -281,6 +319,37 @@ pid_t Child::release() {
   return std::exchange(pid_, -1);
 }
 
+namespace {
+
+// How an init starts its program (SpawnOptions::init): posix_spawn, whose vfork-like clone copies
+// none of our memory, leaving the program fds 0 to first_closed - 1 and an empty signal mask.
+struct ProgramSpawn {
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  ProgramSpawn(int first_closed, const sigset_t& mask) {
+    if (posix_spawn_file_actions_init(&actions) != 0) fail("spawn: posix_spawn_file_actions_init");
+    if (posix_spawnattr_init(&attr) != 0) {
+      posix_spawn_file_actions_destroy(&actions);
+      fail("spawn: posix_spawnattr_init");
+    }
+    if (posix_spawn_file_actions_addclosefrom_np(&actions, first_closed) != 0 ||
+        posix_spawnattr_setsigmask(&attr, &mask) != 0 ||
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK) != 0) {
+      posix_spawn_file_actions_destroy(&actions);
+      posix_spawnattr_destroy(&attr);
+      fail("spawn: cannot prepare posix_spawn");
+    }
+  }
+  ~ProgramSpawn() {
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+  }
+  ProgramSpawn(const ProgramSpawn&) = delete;
+  ProgramSpawn& operator=(const ProgramSpawn&) = delete;
+};
+
+}  // namespace
+
 Child spawn_detached(const std::vector<std::string>& argv, const std::string& log_path,
                      const SpawnOptions& opts) {
   if (argv.empty()) fail("spawn: empty argv");
@@ -297,9 +366,14 @@ Child spawn_detached(const std::vector<std::string>& argv, const std::string& lo
   const char* log = log_path.c_str();
   const int nfds = static_cast<int>(opts.fds.size());
   const int* fds = opts.fds.data();
+  if (opts.init && (!opts.new_pid_namespace || opts.init_fds > opts.fds.size()))
+    fail("spawn: an init needs a new PID namespace and fds of its own among the passed ones");
+  const int program_nfds = nfds - static_cast<int>(opts.init ? opts.init_fds : 0);
   sigset_t empty;
   sigemptyset(&empty);
   unsigned long flags = SIGCHLD | (opts.new_pid_namespace ? CLONE_NEWPID : 0);
+  std::optional<ProgramSpawn> program_spawn;
+  if (opts.init) program_spawn.emplace(3 + program_nfds, empty);
 
   // clone() rather than fork(): only it can put the child in a new PID namespace. Without
   // CLONE_VM it returns twice on the same stack, as fork() does.
@@ -331,12 +405,22 @@ Child spawn_detached(const std::vector<std::string>& argv, const std::string& lo
     if (::dup2(null_fd, 0) < 0 || ::dup2(log_fd, 1) < 0 || ::dup2(log_fd, 2) < 0)
       die("error: redirect stdio failed\n");
     ::close_range(3 + nfds, ~0U, 0);
-    ::sigprocmask(SIG_SETMASK, &empty, nullptr);
-    if (opts.env)
-      ::execve(args[0], args.data(), envp.data());
-    else
-      ::execv(args[0], args.data());
-    die("error: exec failed\n");
+    if (!opts.init) {
+      ::sigprocmask(SIG_SETMASK, &empty, nullptr);
+      if (opts.env)
+        ::execve(args[0], args.data(), envp.data());
+      else
+        ::execv(args[0], args.data());
+      die("error: exec failed\n");
+    }
+    // PID 1 of the new namespace: start the program as PID 2, then serve as its init.
+    pid_t program = -1;
+    if (posix_spawn(&program, args[0], &program_spawn->actions, &program_spawn->attr, args.data(),
+                    opts.env ? envp.data() : environ) != 0)
+      die("error: exec failed\n");
+    if (program_nfds > 0) ::close_range(3, 3 + program_nfds - 1, 0);  // the program's, not ours
+    opts.init(program, 3 + program_nfds);
+    ::_exit(127);
   }
   return Child(pid);
 }

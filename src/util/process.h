@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -90,17 +91,31 @@ struct SpawnOptions {
   bool new_pid_namespace = false;
   // The child's whole environment ("NAME=value"); nullopt inherits ours.
   std::optional<std::vector<std::string>> env;
+  // With new_pid_namespace: the cloned child stays as the namespace's PID 1 and starts argv as
+  // PID 2 (vfork and exec, so no copy of its memory is made), then calls init(pid of argv's
+  // process, first of its own fds), which must not return. The last `init_fds` of `fds` are
+  // the init's alone, from that fd on; argv's process gets the ones before them, and the init
+  // keeps none of those.
+  std::function<void(pid_t, int)> init;
+  size_t init_fds = 0;
 };
 
 // Starts argv[0] (argv as given) as a detached daemon: a new session, stdin from /dev/null,
 // stdout and stderr appended to `log_path`, an empty signal mask, and no fds but 0-2 and
 // `opts.fds`. If setup or exec fails the child writes "error: <step> failed\n" to fd 3 (when it
-// passes one) and exits 127.
+// passes one) and exits 127. With opts.init, the returned Child is that init.
 Child spawn_detached(const std::vector<std::string>& argv, const std::string& log_path,
                      const SpawnOptions& opts);
 // The same, passing only `pass_fd` (if >= 0) as fd 3, with our environment.
 Child spawn_detached(const std::vector<std::string>& argv, const std::string& log_path,
                      int pass_fd);
+
+// Makes /proc/self/cmdline (what ps and pgrep -f show) read `title` (words separated by spaces),
+// as setproctitle() does: it is written over the process's argument strings and, when longer,
+// over its environment strings after them (the environment is cleared first), truncated to the
+// room they had. For a process that no longer needs either (the jail's PID 1, a copy of the CLI,
+// names itself so). Returns 0 or an errno value.
+int set_command_line(const std::string& title);
 
 // The result of run(): the waitpid() status and what the program wrote (stdout and stderr
 // interleaved, at most the last 64 KiB).

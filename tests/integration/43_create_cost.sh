@@ -3,7 +3,7 @@
 #   move across a create (a subvolume snapshot would commit one). A periodic commit can land in
 #   the window by chance, so a rise is measured once more before it counts.
 # - Under strace -f (run with -D, so that it outlives the CLI and follows the VMM): the create
-#   starts exactly two processes (the jail's PID 1 and the VMM it forks) and executes one program
+#   starts exactly two processes (the jail's PID 1 and the VMM it spawns) and executes one program
 #   besides itself (the VMM); the VMM registers guest memory (KVM_SET_USER_MEMORY_REGION) before
 #   it makes the irqchip and the PIT (the other order costs an RCU grace period per VM).
 source "$(dirname "$0")/lib.sh"

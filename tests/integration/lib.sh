@@ -79,9 +79,10 @@ fail() {
   exit 1
 }
 
-# jail_pids: pids of the processes of this test's root's VMM jails (their command line is
-# "space --root ROOT [--log-level L --log-format F] __vmm ID ..."): each VMM and its jail's PID 1.
-jail_pids() { pgrep -f -- "--root $SPACE_ROOT( .* | )__vmm " || true; }
+# jail_pids: pids of the processes of this test's root's VMM jails: each VMM (its command line is
+# "space --root ROOT [--log-level L --log-format F] __vmm ID ...") and its jail's PID 1 (which
+# names itself "space --root ROOT __jail-init ID").
+jail_pids() { pgrep -f -- "--root $SPACE_ROOT( .* | )__(vmm|jail-init) " || true; }
 # vmm_pids: the VMMs among them (a jail's PID 1 is PID 1 of its own PID namespace).
 vmm_pids() {
   local p

@@ -2,18 +2,26 @@
 // for a PID namespace's init) with a grandchild as its "VMM": it exits with the VMM's code, or
 // 128+N when signal N killed it; it forwards SIGTERM, SIGINT and SIGHUP to the VMM while it lives
 // and no longer afterwards; and an orphan that outlives the VMM keeps it alive until the orphan
-// exits. Also exit_code_of() on waitpid() statuses.
+// exits. Also exit_code_of() on waitpid() statuses, and run_init() as a real namespace's PID 1.
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <string>
 
 #include "jail/init.h"
+#include "jail/seccomp_prebuilt.h"
+#include "support/temp_dir.h"
 #include "util/fd.h"
+#include "util/fs.h"
 
 using namespace space;
 
@@ -164,4 +172,82 @@ TEST_CASE("init: exit_code_of") {
   int status = 0;
   REQUIRE(::waitpid(pid, &status, 0) == pid);
   CHECK(jail::exit_code_of(status) == 42);
+}
+
+// run_init() as the PID 1 of a real PID namespace (cloned here, as root), with a forked child as
+// its program: the program is moved into the "cgroup" of its procs file (here a plain file, so
+// the pid written can be read) and the init into its own; the init enters a jail of its own
+// (another mount namespace), keeps the claim as fd 3, runs as the given uid with no capability
+// under the init program's filter, and exits with the program's code.
+TEST_CASE("init: run_init places, jails, drops and filters the PID 1, then serves") {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: needs root");
+    return;
+  }
+  test::TempDir d("init");
+  const std::string program_procs = d.path + "/program.procs", own_procs = d.path + "/own.procs";
+  fs::write_file_atomic(program_procs, "", 0644, fs::Sync::Volatile);
+  fs::write_file_atomic(own_procs, "", 0644, fs::Sync::Volatile);
+  const std::string mnt = d.path + "/jail";
+  fs::mkdir_p(mnt);
+  Fd p_fd(::open(program_procs.c_str(), O_WRONLY | O_CLOEXEC));
+  Fd o_fd(::open(own_procs.c_str(), O_WRONLY | O_CLOEXEC));
+  REQUIRE(p_fd);
+  REQUIRE(o_fd);
+  Pipe claim = Pipe::make(), go = Pipe::make(), started = Pipe::make();
+  jail::Program filter = jail::prebuilt(jail::Role::Init);
+  jail::InitPlan plan;
+  plan.who = {1000000777, 1000000777};
+  plan.uid_lock_fd = claim.write.get();
+  plan.program_procs = {p_fd.get()};
+  plan.own_procs = {o_fd.get()};
+  plan.mount_point = mnt;
+  plan.hostname = "init-test";
+  plan.filter = &filter;
+  pid_t init = static_cast<pid_t>(::syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0));
+  REQUIRE(init >= 0);
+  if (init == 0) {
+    rlimit no_core{0, 0};
+    ::setrlimit(RLIMIT_CORE, &no_core);
+    for (int s = 1; s < NSIG; s++) ::signal(s, SIG_DFL);
+    pid_t program = ::fork();
+    if (program < 0) ::_exit(121);
+    if (program == 0) {
+      char c;
+      ::close(started.read.get());
+      ::write(started.write.get(), "s", 1);
+      ::_exit(::read(go.read.get(), &c, 1) == 1 ? 5 : 6);
+    }
+    jail::run_init(program, plan);
+  }
+  claim.write.reset();
+  go.read.reset();
+  started.write.reset();
+  REQUIRE(await_byte(started.read.get()));
+  // The init is set up once its claim is fd 3 and its filter is in: poll /proc for that.
+  const std::string status_path = "/proc/" + std::to_string(init) + "/status";
+  std::string st;
+  for (int i = 0; i < 500; i++) {
+    st = fs::read_file(status_path, 64 * 1024);
+    if (st.find("Seccomp:\t2") != std::string::npos) break;
+    ::usleep(2000);
+  }
+  CHECK(st.find("Seccomp:\t2") != std::string::npos);
+  CHECK(st.find("Uid:\t1000000777\t1000000777\t1000000777\t1000000777") != std::string::npos);
+  CHECK(st.find("CapEff:\t0000000000000000") != std::string::npos);
+  CHECK(st.find("NoNewPrivs:\t1") != std::string::npos);
+  auto ns = [](pid_t pid, const char* kind) {
+    struct stat s {};
+    ::stat(("/proc/" + std::to_string(pid) + "/ns/" + kind).c_str(), &s);
+    return s.st_ino;
+  };
+  CHECK(ns(init, "mnt") != ns(::getpid(), "mnt"));
+  CHECK(ns(init, "pid") != ns(::getpid(), "pid"));
+  CHECK(fs::read_file(program_procs) == "2");  // the program is PID 2 of the init's namespace
+  CHECK(fs::read_file(own_procs) == "0");      // and the init moved itself
+  send_byte(go.write.get());
+  CHECK(exited_with(wait_for(init, 5000), 5));
+  // The claim (the pipe's write end, held as fd 3 by the init) is gone with it.
+  char c;
+  CHECK(::read(claim.read.get(), &c, 1) == 0);
 }

@@ -2,6 +2,7 @@
 // (with one fd, and with SpawnOptions: several fds in order, a replaced environment, PID 1 of a
 // new PID namespace), run() and find_program(), and the signal guard.
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -177,6 +178,88 @@ TEST_CASE("spawn_detached with new_pid_namespace runs the child as PID 1") {
   CHECK(WEXITSTATUS(status) == 0);
   CHECK(fs::read_file(out) == "1 yes none\n");
   CHECK(fs::read_file(log).empty());
+}
+
+TEST_CASE(
+    "spawn_detached with an init: the program is PID 2 with its fds only; the init keeps its") {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: needs root");
+    return;
+  }
+  test::TempDir d("proc");
+  std::string log = d.path + "/out.log", out = d.path + "/program";
+  Pipe ready = Pipe::make(), init_pipe = Pipe::make();
+  proc::SpawnOptions o;
+  o.fds = {ready.write.get(), init_pipe.write.get()};  // fd 3 the program's, fd 4 the init's
+  o.init_fds = 1;
+  o.new_pid_namespace = true;
+  o.env = std::vector<std::string>{"ONLY=yes"};
+  o.init = [](pid_t program, int first_fd) {
+    // The init: say who it is and what it got on its own fd, then wait for the program.
+    std::string line = std::to_string(::getpid()) + " " + std::to_string(program) + " " +
+                       std::to_string(first_fd) + " " +
+                       (::fcntl(3, F_GETFD) < 0 ? "no-fd-3" : "fd-3") + "\n";
+    write_all(first_fd, line.data(), line.size());
+    int status = 0;
+    ::waitpid(program, &status, 0);
+    ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) + 10 : 99);
+  };
+  // The program: its pid, its environment, its fds; it writes on fd 3 and fd 4 must be closed.
+  proc::Child c =
+      proc::spawn_detached({"/bin/sh", "-c",
+                            "echo $$ ${ONLY-} > " + out +
+                                "; echo ok >&3; if { true >&4; } 2>/dev/null; then exit 7; fi"},
+                           log, o);
+  ready.write.reset();
+  init_pipe.write.reset();
+  char buf[8] = {};
+  CHECK(read_full(ready.read.get(), buf, sizeof buf) == 3);
+  CHECK(std::string(buf) == "ok\n");
+  std::string init_line(64, '\0');
+  init_line.resize(read_full(init_pipe.read.get(), init_line.data(), init_line.size()));
+  CHECK(init_line == "1 2 4 no-fd-3\n");  // PID 1; the program PID 2; its own fd 4; not fd 3
+  int status = c.wait();                  // the init's: the program's exit code + 10
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 10);
+  CHECK(fs::read_file(out) == "2 yes\n");
+  CHECK(fs::read_file(log).empty());
+  // An init needs a new PID namespace and may not claim more fds than are passed.
+  proc::SpawnOptions bad = o;
+  bad.new_pid_namespace = false;
+  CHECK_THROWS_AS(proc::spawn_detached({"/bin/true"}, log, bad), Error);
+  bad = o;
+  bad.init_fds = 3;
+  CHECK_THROWS_AS(proc::spawn_detached({"/bin/true"}, log, bad), Error);
+}
+
+TEST_CASE("set_command_line: what /proc/PID/cmdline shows, short or past the arguments' room") {
+  for (size_t len : {size_t{12}, size_t{300}}) {
+    CAPTURE(len);
+    std::string title = "jail init " + std::string(len - 10, 'x');
+    Pipe done = Pipe::make(), hold = Pipe::make();
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      hold.write.reset();  // so that the read below ends when the parent closes its end
+      int err = proc::set_command_line(title);
+      char c = err == 0 ? 'k' : 'e';
+      ssize_t w = ::write(done.write.get(), &c, 1);
+      (void)w;
+      ::read(hold.read.get(), &c, 1);
+      ::_exit(0);
+    }
+    done.write.reset();
+    hold.read.reset();
+    char c = 0;
+    REQUIRE(read_full(done.read.get(), &c, 1) == 1);
+    CHECK(c == 'k');
+    std::string shown = proc::command_line(pid);
+    while (!shown.empty() && shown.back() == ' ') shown.pop_back();
+    // The test runner's own arguments and environment are far longer than 300 bytes.
+    CHECK(shown == title);
+    hold.write.reset();
+    REQUIRE(::waitpid(pid, nullptr, 0) == pid);
+  }
 }
 
 TEST_CASE("SignalGuard turns SIGINT into a readable fd") {
