@@ -115,9 +115,10 @@ VmmLaunch launch_vmm(const store::Context& ctx, const store::HostConfig& hc,
     check_socket_paths(p);
     make_run_dir(p, jail.uid);
     Pipe pipe = Pipe::make();
+    const std::string root = fs::absolute(ctx.root);
     std::vector<std::string> argv = {"/proc/self/exe",
                                      "--root",
-                                     fs::absolute(ctx.root),
+                                     root,
                                      "--log-level",
                                      ctx.log_level,
                                      "--log-format",
@@ -165,7 +166,7 @@ VmmLaunch launch_vmm(const store::Context& ctx, const store::HostConfig& hc,
       o.new_pid_namespace = true;
       // What ps shows for it: a copy of the CLI would otherwise read "space create ID" for as
       // long as the sandbox lives.
-      title = "space --root " + argv[2] + " __jail-init " + id;
+      title = "space --root " + root + " __jail-init " + id;
       o.init = [&plan, &title](pid_t vmm, int first_fd) {
         if (first_fd != plan.uid_lock_fd) ::_exit(127);  // not the fds planned: start nothing
         if (int err = proc::set_command_line(title))

@@ -2,6 +2,7 @@
 // directory <run base>/vmm-probe-<pid>, removed at the end with its cgroup.
 #include "core/vmm_probe.h"
 
+#include <poll.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -55,7 +56,7 @@ ProbeResult probe_vmm_start(const store::Context& ctx, const store::HostConfig& 
       fs::remove_tree(p.run_dir);
       fs::remove_tree(scratch);
     } catch (const Error& e) {
-      log::warn("jail probe: cleanup: " + std::string(e.what()));
+      log::warn("VMM probe: cleanup: " + std::string(e.what()));
     }
   };
   try {
@@ -67,6 +68,9 @@ ProbeResult probe_vmm_start(const store::Context& ctx, const store::HostConfig& 
     wait_vmm_ready(launch->ready, net::Deadline::after_ms(10'000));
     ProbeResult r;
     r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    pollfd pf{launch->child.pidfd(), POLLIN, 0};
+    if (::poll(&pf, 1, 5000) <= 0 || !launch->child.exited())
+      fail("the probe VMM reported ready but did not exit within 5 s");
     int status = launch->child.wait();  // the jail's PID 1 exits with the probe's status
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
       fail("the probe VMM " + proc::describe_status(status) + " after it reported ready");
