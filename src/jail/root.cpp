@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <sstream>
 
 #include "util/error.h"
 #include "util/fs.h"
@@ -26,14 +27,9 @@ bool in_own_pid_namespace() {
   }
   size_t at = status.find("\nNSpid:");
   if (at == std::string::npos) return false;
-  size_t from = at + 7, to = status.find('\n', from);
-  std::string line = status.substr(from, to == std::string::npos ? std::string::npos : to - from);
+  std::istringstream line(status.substr(at + 7, status.find('\n', at + 1) - at - 7));
   size_t fields = 0;
-  for (size_t i = 0; i < line.size();) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) i++;
-    if (i < line.size()) fields++;
-    while (i < line.size() && line[i] != ' ' && line[i] != '\t') i++;
-  }
+  for (std::string pid; line >> pid;) fields++;
   return fields > 1;
 }
 

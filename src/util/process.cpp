@@ -20,6 +20,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "util/error.h"
 #include "util/fs.h"
@@ -33,29 +34,43 @@ struct StatFields {
   uint64_t start_time;
 };
 
-std::optional<StatFields> read_stat(pid_t pid) {
-  if (pid <= 0) return std::nullopt;
+// The fields of /proc/<who>/stat from field 3 (the state) on: fields()[0] is field 3. The command
+// name (field 2) is in parentheses and may itself contain ") ", so the split starts after the
+// last ')'. Empty if the file cannot be read or is malformed.
+std::vector<std::string> stat_fields(const std::string& who) {
   std::string text;
   try {
-    text = fs::read_file("/proc/" + std::to_string(pid) + "/stat", 4096);
+    text = fs::read_file("/proc/" + who + "/stat", 4096);
   } catch (const Error&) {
-    return std::nullopt;
+    return {};
   }
-  // The command name (field 2) is in parentheses and may itself contain ") ".
   auto rparen = text.rfind(')');
-  if (rparen == std::string::npos || rparen + 2 >= text.size()) return std::nullopt;
-  StatFields f{text[rparen + 2], 0};
-  // Fields after the name start at 3 (state); start time is field 22.
-  size_t pos = rparen + 2;
-  for (int field = 3; field < 22; field++) {
-    pos = text.find(' ', pos);
-    if (pos == std::string::npos) return std::nullopt;
-    pos++;
+  if (rparen == std::string::npos) return {};
+  std::vector<std::string> out;
+  for (size_t i = rparen + 1; i < text.size();) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\n')) i++;
+    size_t end = text.find_first_of(" \n", i);
+    if (i < text.size()) out.push_back(text.substr(i, end == std::string::npos ? end : end - i));
+    i = end == std::string::npos ? text.size() : end;
   }
+  return out;
+}
+
+// Field `n` (3 or more) of `f` as a number; nullopt if missing or not a number.
+std::optional<uint64_t> stat_number(const std::vector<std::string>& f, size_t n) {
+  if (n < 3 || n - 3 >= f.size() || f[n - 3].empty()) return std::nullopt;
   char* end = nullptr;
-  f.start_time = std::strtoull(text.c_str() + pos, &end, 10);
-  if (end == text.c_str() + pos) return std::nullopt;
-  return f;
+  uint64_t v = std::strtoull(f[n - 3].c_str(), &end, 10);
+  if (*end != '\0') return std::nullopt;
+  return v;
+}
+
+std::optional<StatFields> read_stat(pid_t pid) {
+  if (pid <= 0) return std::nullopt;
+  auto f = stat_fields(std::to_string(pid));
+  auto start_time = stat_number(f, 22);
+  if (!start_time || f[0].empty()) return std::nullopt;
+  return StatFields{f[0][0], *start_time};
 }
 
 int pidfd_open(pid_t pid) {
@@ -129,24 +144,12 @@ std::vector<pid_t> flock_holders(const std::string& path) {
 
 int set_command_line(const std::string& title) {
   // Fields 48 to 51 of /proc/self/stat: where the argument and environment strings lie.
-  std::string stat;
-  try {
-    stat = fs::read_file("/proc/self/stat", 4096);
-  } catch (const Error& e) {
-    return e.err() ? e.err() : EIO;
-  }
-  size_t paren = stat.rfind(')');
-  if (paren == std::string::npos) return EINVAL;
-  std::vector<unsigned long> field;  // field[0] is field 3
-  for (size_t i = paren + 1; i < stat.size();) {
-    while (i < stat.size() && stat[i] == ' ') i++;
-    if (i >= stat.size() || stat[i] == '\n') break;
-    field.push_back(std::strtoul(stat.c_str() + i, nullptr, 10));
-    while (i < stat.size() && stat[i] != ' ') i++;
-  }
-  if (field.size() < 49) return ENOTSUP;
-  const unsigned long arg_start = field[45], arg_end = field[46];
-  const unsigned long env_start = field[47], env_end = field[48];
+  auto f = stat_fields("self");
+  auto a_start = stat_number(f, 48), a_end = stat_number(f, 49);
+  auto e_start = stat_number(f, 50), e_end = stat_number(f, 51);
+  if (!a_start || !a_end || !e_start || !e_end) return ENOTSUP;
+  const unsigned long arg_start = *a_start, arg_end = *a_end;
+  const unsigned long env_start = *e_start, env_end = *e_end;
   if (arg_start == 0 || arg_end <= arg_start) return EINVAL;
   unsigned long end = arg_end;
   if (title.size() >= arg_end - arg_start && env_start == arg_end && env_end > env_start) {
@@ -512,27 +515,12 @@ std::optional<MemoryUse> memory_use(pid_t pid) {
 }
 
 std::optional<uint64_t> cpu_time_ns(pid_t pid) {
-  std::string text;
-  try {
-    text = fs::read_file("/proc/" + std::to_string(pid) + "/stat", 4096);
-  } catch (const Error&) {
-    return std::nullopt;
-  }
-  auto rparen = text.rfind(')');
-  if (rparen == std::string::npos) return std::nullopt;
-  // Fields after the name start at 3 (state); utime is 14, stime 15.
-  size_t p = rparen + 2;
-  for (int field = 3; field < 14; field++) {
-    p = text.find(' ', p);
-    if (p == std::string::npos) return std::nullopt;
-    p++;
-  }
-  char* end = nullptr;
-  uint64_t utime = std::strtoull(text.c_str() + p, &end, 10);
-  uint64_t stime = std::strtoull(end, nullptr, 10);
+  // utime is field 14, stime 15, in clock ticks.
+  auto f = stat_fields(std::to_string(pid));
+  auto utime = stat_number(f, 14), stime = stat_number(f, 15);
   long hz = ::sysconf(_SC_CLK_TCK);
-  if (hz <= 0) return std::nullopt;
-  return (utime + stime) * (1'000'000'000ull / uint64_t(hz));
+  if (!utime || !stime || hz <= 0) return std::nullopt;
+  return (*utime + *stime) * (1'000'000'000ull / uint64_t(hz));
 }
 
 }  // namespace space::proc
