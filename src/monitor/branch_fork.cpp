@@ -59,13 +59,23 @@ TargetFds target_fds(const BranchTarget& t, const std::vector<Fd>& fds, size_t f
   return f;
 }
 
+// A descriptor the child keeps, moved above the numbers detach() assigns (0 to kGoFd) when it
+// sits on one of them: a VMM started with few descriptors open has /dev/kvm or a received one
+// there, and dup2 would close it. The low copy is closed by detach().
+int lift(int fd) {
+  if (fd < 0 || fd > kGoFd) return fd;
+  int moved = ::fcntl(fd, F_DUPFD, 10);
+  if (moved < 0) _exit(1);
+  return moved;
+}
+
 // Sets up the child's process state: report pipe at fd 3, the go pipe at fd 4, stdio to the
-// branch's log, nothing else open but what it keeps, a session of its own.
+// branch's log, nothing else open but what it keeps, a session of its own. Every kept
+// descriptor must be lifted first.
 void detach(int report_fd, int go_fd, const TargetFds& f, int null_fd,
             std::initializer_list<int> keep_too) {
-  // Move both out of the way first: either may sit on the other's target number.
-  int r = ::fcntl(report_fd, F_DUPFD, 10), g = ::fcntl(go_fd, F_DUPFD, 10);
-  if (r < 0 || g < 0 || ::dup2(r, kReportFd) < 0 || ::dup2(g, kGoFd) < 0) _exit(1);
+  int r = lift(report_fd), g = lift(go_fd);
+  if (::dup2(r, kReportFd) < 0 || ::dup2(g, kGoFd) < 0) _exit(1);
   if (::dup2(null_fd, 0) < 0 || ::dup2(f.vmm_log, 1) < 0 || ::dup2(f.vmm_log, 2) < 0) _exit(1);
   int keep[16] = {0,        1,       2,         kReportFd, kGoFd,     f.console,
                   f.rootfs, f.image, f.control, f.vsock,   f.run_dir, null_fd};
@@ -75,7 +85,7 @@ void detach(int report_fd, int go_fd, const TargetFds& f, int null_fd,
   if (::setsid() < 0) throw_errno("setsid");
 }
 
-[[noreturn]] void become_branch(const VmRun& source, const BranchTarget& t, const TargetFds& f,
+[[noreturn]] void become_branch(const VmRun& source, const BranchTarget& t, TargetFds f,
                                 const memory::GuestMemory& inherited,
                                 const vmm::snapshot::Snapshot& snap, const std::string& source_id,
                                 int kvm_fd, int report_fd, int go_fd, pid_t parent) {
@@ -89,7 +99,13 @@ void detach(int report_fd, int go_fd, const TargetFds& f, int null_fd,
     for (int fd : f.cgroups)
       if (::write(fd, "0", 1) != 1) _exit(1);
     PhaseLog phases;
-    detach(report_fd, go_fd, f, source.files.null.get(), {kvm_fd, source.memory_base.fd});
+    for (int* fd : {&f.vmm_log, &f.console, &f.rootfs, &f.image, &f.control, &f.vsock, &f.run_dir,
+                    &kvm_fd})
+      *fd = lift(*fd);
+    const int null_fd = lift(source.files.null.get());
+    vmm::snapshot::MemoryBase memory_base = source.memory_base;
+    memory_base.fd = lift(memory_base.fd);
+    detach(report_fd, go_fd, f, null_fd, {kvm_fd, memory_base.fd});
     phases.mark("detach");
     // Wait until the parent has forked every sibling: a child that ran now would slow the
     // remaining forks down (they copy the page tables this one is faulting on).
@@ -110,11 +126,11 @@ void detach(int report_fd, int go_fd, const TargetFds& f, int null_fd,
     run.files.control = Fd(f.control);
     run.files.vsock = Fd(f.vsock);
     run.files.run_dir = Fd(f.run_dir);
-    run.files.null = Fd(source.files.null.get());
+    run.files.null = Fd(null_fd);
     run.memory = memory::GuestMemory::adopt(inherited.host_base(), inherited.size());
     run.snap = &snap;
     run.restore_from = "the state of " + source_id;
-    run.memory_base = source.memory_base;
+    run.memory_base = memory_base;
     run.host = source.host;
     run.jailed = source.jailed;
     run.vcpu_filter = source.vcpu_filter;
