@@ -32,6 +32,7 @@ namespace {
 // kHolderScanEvery-th time it also looks for the holder, which scans every process's fds.
 constexpr int kLockCheckMs = 100;
 constexpr int kHolderScanEvery = 5;
+constexpr int kMissingLockRounds = 10;
 
 std::string describe_holders(const std::vector<pid_t>& holders) {
   if (holders.empty()) return "another space command holds it";
@@ -45,20 +46,23 @@ std::string describe_holders(const std::vector<pid_t>& holders) {
 
 store::SandboxLock wait_sandbox_lock(const store::SandboxPaths& p, const std::string& id,
                                      StoppedVmm on_stopped) {
+  // The lock file is opened, never made: a destroy that holds it may be removing the directory
+  // (which then loses state.json too, and the sandbox no longer exists). A sandbox whose record
+  // stays without a lock file for kMissingLockRounds has none of its own: it is made then.
+  int missing_rounds = 0;
   auto try_lock = [&] {
-    try {
-      store::SandboxLock l(p.lock, /*nonblocking=*/true);
-      if (!l.held() && !fs::exists(p.lock)) require_sandbox(p, id);  // removed meanwhile
-      return l;
-    } catch (const Error& e) {
-      if (e.err() == ENOENT) require_sandbox(p, id);
-      throw;
-    }
+    store::SandboxLock l(p.lock, /*nonblocking=*/true, store::LockFile::Existing);
+    if (!l.missing()) return l;
+    require_sandbox(p, id);  // removed meanwhile: "does not exist"
+    if (++missing_rounds < kMissingLockRounds) return l;
+    return store::SandboxLock(p.lock, /*nonblocking=*/true, store::LockFile::Create);
   };
   store::SandboxLock lock = try_lock();
   if (lock.held()) return lock;
-  log::warn("sandbox " + id + " is busy (" + describe_holders(proc::flock_holders(p.lock)) +
-            "); waiting");
+  log::warn(lock.missing()
+                ? "sandbox " + id + " has no lock file (a destroy may be removing it); waiting"
+                : "sandbox " + id + " is busy (" + describe_holders(proc::flock_holders(p.lock)) +
+                      "); waiting");
   pid_t killed = 0;
   std::vector<pid_t> holders;
   for (int round = 1;; round++) {

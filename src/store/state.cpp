@@ -125,10 +125,14 @@ std::string rfc3339(int64_t unix_s) {
   return utc::rfc3339(unix_s);
 }
 
-SandboxLock::SandboxLock(const std::string& lock_path, bool nonblocking) {
-  Fd fd(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+SandboxLock::SandboxLock(const std::string& lock_path, bool nonblocking, LockFile file) {
+  const int create = file == LockFile::Create ? O_CREAT : 0;
+  Fd fd(::open(lock_path.c_str(), O_RDWR | create | O_CLOEXEC, 0600));
   if (!fd) {
-    if (nonblocking && errno == ENOENT) return;
+    if (errno == ENOENT && (nonblocking || file == LockFile::Existing)) {
+      missing_ = true;
+      return;
+    }
     throw_errno("open sandbox lock " + lock_path);
   }
   for (;;) {

@@ -67,14 +67,21 @@ std::optional<int64_t> parse_rfc3339(std::string_view text);
 
 // An exclusive flock on a sandbox's lock file, released on destruction. Blocking mode waits for
 // it; nonblocking mode returns at once with held() false if another process has it, or if the
-// sandbox directory no longer exists (it is being destroyed).
+// sandbox directory no longer exists (it is being destroyed). create and branch make the file
+// (LockFile::Create); commands on an existing sandbox open it only if it is there
+// (LockFile::Existing, missing() tells), so that one waiting while a destroy removes the
+// directory does not make the file again and leave the destroy a directory it cannot remove.
+enum class LockFile { Create, Existing };
 class SandboxLock {
  public:
-  explicit SandboxLock(const std::string& lock_path, bool nonblocking = false);
+  explicit SandboxLock(const std::string& lock_path, bool nonblocking = false,
+                       LockFile file = LockFile::Create);
   bool held() const { return fd_.valid(); }
+  bool missing() const { return missing_; }
 
  private:
   Fd fd_;
+  bool missing_ = false;
 };
 
 }  // namespace space::store

@@ -65,7 +65,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 TEST_CASE("flock_holders names the process holding a lock, and no one once it lets go") {
   FakeSandbox f("held");
-  CHECK(proc::flock_holders(f.p.lock).empty());  // no lock file yet
+  CHECK(proc::flock_holders(f.p.lock).empty());  // the file exists, no one holds it
   proc::Child holder = hold_lock(f.p.lock, f.vmm.pid(), proc::start_time(f.vmm.pid()).value());
   auto holders = proc::flock_holders(f.p.lock);
   REQUIRE(holders.size() == 1);
@@ -159,6 +159,35 @@ TEST_CASE("a sandbox removed while a command waits for its lock does not exist")
   proc::Child r(remover);
   CHECK_THROWS_WITH_AS(core::wait_sandbox_lock(f.p, "gone"), "sandbox gone does not exist", Error);
   CHECK(r.wait() == 0);
+}
+
+TEST_CASE("a waiting command does not make the lock file again while a destroy removes it") {
+  // The destroy has unlinked the lock file and not yet state.json: the waiter must not make the
+  // file again (the destroy could not remove the directory then), and it finds the sandbox gone
+  // once state.json goes too.
+  FakeSandbox f("going");
+  REQUIRE(::unlink(f.p.lock.c_str()) == 0);
+  pid_t remover = ::fork();
+  REQUIRE(remover >= 0);
+  if (remover == 0) {
+    ::usleep(300000);
+    ::_exit(::unlink(f.p.state.c_str()) == 0 ? 0 : 1);
+  }
+  proc::Child r(remover);
+  CHECK_THROWS_WITH_AS(core::wait_sandbox_lock(f.p, "going"), "sandbox going does not exist",
+                       Error);
+  CHECK(r.wait() == 0);
+  CHECK_FALSE(fs::exists(f.p.lock));
+}
+
+TEST_CASE("a sandbox without a lock file of its own gets one after a second's wait") {
+  FakeSandbox f("nolock");
+  REQUIRE(::unlink(f.p.lock.c_str()) == 0);
+  auto t0 = std::chrono::steady_clock::now();
+  store::SandboxLock l = core::wait_sandbox_lock(f.p, "nolock");
+  CHECK(l.held());
+  CHECK(fs::exists(f.p.lock));
+  CHECK(seconds_since(t0) >= 0.9);
 }
 
 TEST_CASE(

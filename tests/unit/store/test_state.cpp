@@ -158,6 +158,15 @@ TEST_CASE("SandboxLock is exclusive") {
   store::SandboxLock gone(d.path + "/nope/lock", true);
   CHECK_FALSE(gone.held());
   CHECK_THROWS_AS(store::SandboxLock(d.path + "/nope/lock"), Error);
+  CHECK(gone.missing());
+  // Existing: a missing file is not made, blocking or not.
+  store::SandboxLock absent(d.path + "/other", false, store::LockFile::Existing);
+  CHECK_FALSE(absent.held());
+  CHECK(absent.missing());
+  CHECK_FALSE(fs::exists(d.path + "/other"));
+  store::SandboxLock busy(lock, true, store::LockFile::Existing);
+  CHECK_FALSE(busy.held());  // c has it
+  CHECK_FALSE(busy.missing());
 }
 
 TEST_CASE("rfc3339_now looks right") {

@@ -28,6 +28,7 @@ struct FakeSandbox {
     p = store::sandbox_paths(ctx.root, id);
     fs::mkdir_p(p.dir);
     fs::mkdir_p(p.run_dir);
+    { store::SandboxLock made(p.lock); }  // as create makes it
     pid_t pid = ::fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
