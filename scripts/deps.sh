@@ -7,7 +7,7 @@ SPACE_DEBIAN_PACKAGES=(
   g++ cmake ninja-build pkg-config ccache
   libcli11-dev libseccomp-dev libbtrfsutil-dev libtomlplusplus-dev doctest-dev libarchive-dev
   linux-source-6.1 bc flex bison libelf-dev libssl-dev xz-utils cpio
-  busybox-static e2fsprogs btrfs-progs python3 procps strace
+  busybox-static e2fsprogs btrfs-progs python3 procps strace iproute2 util-linux
   mmdebstrap podman
   clang clang-format clang-tidy
 )

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "jail/cgroup.h"
+#include "jail/network.h"
 #include "store/btrfs.h"
 #include "store/paths.h"
 #include "util/error.h"
@@ -80,6 +81,12 @@ std::string uid_claims_dir() {
   return store::run_base() + "/.uids";
 }
 
+std::string jail_network_path() {
+  const std::string dir = "/run/space";
+  fs::ensure_private_dir(dir, 0700);
+  return dir + "/.netns";
+}
+
 VmmJail prepare_jail(const store::HostConfig& hc, const std::string& key,
                      const std::string& cgroup_id, uint32_t vcpus, uint32_t memory_mib) {
   VmmJail j;
@@ -88,6 +95,7 @@ VmmJail prepare_jail(const store::HostConfig& hc, const std::string& key,
       jail::claim_uid(uid_claims_dir(), {hc.jail_uid_first, hc.jail_uid_count}, key);
   j.uid = claim.uid;
   j.uid_lock = std::move(claim.lock);
+  j.network = jail::shared_network(jail_network_path());
   if (hc.jail_cgroups && !cgroup_id.empty()) {
     jail::CgroupLayout l = host_layout();
     j.init_cgroup = hc.jail_cgroup_parent + "/init";

@@ -20,6 +20,7 @@ namespace space::core {
 struct VmmJail {
   uid_t uid = 0;               // 0: the VMM runs unjailed ([jail] enable = false)
   Fd uid_lock;                 // the claim, handed to the jail's PID 1 (jail/uid_pool.h)
+  Fd network;                  // the jails' shared network namespace (jail/network.h)
   std::string cgroup;          // the sandbox's group, "" = none
   std::string init_cgroup;     // where the jail's PID 1 waits, "" = none
   std::vector<Fd> procs;       // the sandbox group's cgroup.procs files, open for writing
@@ -28,6 +29,10 @@ struct VmmJail {
 
 // The directory of the uid claims: <run base>/.uids.
 std::string uid_claims_dir();
+// Where the jails' shared network namespace is mounted: /run/space/.netns, one per host whatever
+// the run base (SPACE_RUN_DIR) and root, since it holds nothing of theirs; /run/space is made
+// (mode 0700) or checked as a private directory first.
+std::string jail_network_path();
 // Prepares the jail of a VMM for `key` (a sandbox id, or "template:NAME"): a uid claim, and,
 // when `cgroup_id` is not empty and cgroups are on, the cgroup <parent>/<cgroup_id> for a VM of
 // `vcpus` and `memory_mib` and the init group, with their cgroup.procs files opened for the

@@ -139,13 +139,16 @@ VmmLaunch launch_vmm(const store::Context& ctx, const store::HostConfig& hc,
     o.fds.push_back(pipe.write.get());  // the VMM's fd 3
     o.env = env::daemon_environment();
     // Jailed: a new PID namespace whose PID 1, cloned from us, starts the VMM as PID 2 and then
-    // serves as the jail's init (jail/init.h), with fds of its own after the VMM's: the claim,
-    // then the cgroup.procs files. The plan is made here: the clone only reads its copy.
+    // serves as the jail's init (jail/init.h), with fds of its own after the VMM's (the ready
+    // pipe, the shared network namespace): the claim, then the cgroup.procs files. The plan is made here: the clone only reads its copy.
     jail::Program init_filter;
     jail::InitPlan plan;
     std::string title;
     if (jail.uid) {
-      argv.insert(argv.end(), {"--jail-uid", std::to_string(jail.uid)});
+      argv.insert(argv.end(), {"--jail-uid", std::to_string(jail.uid), "--jail-netns-fd",
+                               std::to_string(3 + o.fds.size())});
+      o.fds.push_back(jail.network.get());  // the VMM's fd 4
+      const size_t vmm_fds = o.fds.size();
       init_filter = jail::program(jail::Role::Init, jail::unlisted_from_env());
       int next = 3 + static_cast<int>(o.fds.size());
       plan.who = {jail.uid, static_cast<gid_t>(jail.uid)};
@@ -162,7 +165,7 @@ VmmLaunch launch_vmm(const store::Context& ctx, const store::HostConfig& hc,
       plan.mount_point = p.run_dir;
       plan.hostname = id;
       plan.filter = &init_filter;
-      o.init_fds = o.fds.size() - 1;
+      o.init_fds = o.fds.size() - vmm_fds;
       o.new_pid_namespace = true;
       // What ps shows for it: a copy of the CLI would otherwise read "space create ID" for as
       // long as the sandbox lives.

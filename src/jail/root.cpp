@@ -33,11 +33,14 @@ bool in_own_pid_namespace() {
   return fields > 1;
 }
 
-void enter(const std::string& mount_point, const std::string& hostname, bool own_network) {
+void enter(const std::string& mount_point, const std::string& hostname, int network) {
   if (!in_own_pid_namespace())
     fail("jail: not in a PID namespace of its own; refusing to change mounts",
          "jailed VMMs are started by space create, resume, branch and template build");
-  if (::unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | (own_network ? CLONE_NEWNET : 0)) != 0)
+  if (network >= 0 && ::setns(network, CLONE_NEWNET) != 0)
+    throw_errno("jail: join the jails' network namespace");
+  if (::unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS |
+                (network == kNewNetwork ? CLONE_NEWNET : 0)) != 0)
     throw_errno("jail: unshare the mount, network, IPC and UTS namespaces");
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
     throw_errno("jail: make the mounts private");

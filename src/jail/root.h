@@ -1,7 +1,8 @@
 // The jail's file system view and the namespaces a process can make for itself. A jailed VMM
 // starts as PID 2 of a new PID namespace (the launcher clones the namespace's PID 1, which starts
-// it: jail/init.h), opens everything it will need, then enter() gives it a mount, network, IPC and
-// UTS namespace of its own and pivots its root into an empty, read-only tmpfs: no store, no other
+// it: jail/init.h), opens everything it will need, then enter() gives it a mount, IPC and UTS
+// namespace of its own, puts it in the jails' shared empty network namespace (jail/network.h),
+// and pivots its root into an empty, read-only tmpfs: no store, no other
 // sandbox's run directory, no /proc, no /dev, no /sys. The old root is detached, so nothing of the
 // host's tree is reachable by path; what the VMM uses it holds as descriptors (its disks, logs,
 // sockets, /dev/kvm, the memory file), and its working directory is its own run directory, where it
@@ -12,15 +13,20 @@
 
 namespace space::jail {
 
-// Unshares the mount, network, IPC and UTS namespaces; makes every mount private (nothing
+// What enter() does with the network namespace: a new one (unshare), the caller's (for a process
+// whose seccomp filter allows no socket, such as the jail's PID 1), or, given a descriptor of one
+// (jail/network.h), that one.
+constexpr int kNewNetwork = -1;
+constexpr int kKeepNetwork = -2;
+
+// Unshares the mount, IPC and UTS namespaces and enters the network namespace `network` says;
+// makes every mount private (nothing
 // propagates to the host); mounts an empty tmpfs over `mount_point` (an existing directory; in
 // the new namespace only), pivots into it, detaches the old root and remounts the new one
 // read-only; sets the hostname to `hostname` (truncated to 64 bytes). Requires CAP_SYS_ADMIN and
 // that the caller is in a PID namespace other than the host's (refused otherwise, so that a
 // jail never shares the host's PIDs by mistake). Throws Error naming the step.
-// With `own_network` false the caller keeps its network namespace (for a process whose seccomp
-// filter allows no socket, such as the jail's PID 1: a new one would cost it for nothing).
-void enter(const std::string& mount_point, const std::string& hostname, bool own_network = true);
+void enter(const std::string& mount_point, const std::string& hostname, int network = kNewNetwork);
 // True if the caller's PID namespace lies below the one of the /proc it sees (its NSpid has more
 // than one entry): /proc must still be the host's, as it is before enter().
 bool in_own_pid_namespace();

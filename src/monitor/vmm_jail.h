@@ -11,6 +11,7 @@
 
 #include "jail/privileges.h"
 #include "jail/seccomp.h"
+#include "util/fd.h"
 #include "util/phase_log.h"
 
 namespace space::monitor {
@@ -21,10 +22,17 @@ struct JailPlan {
   std::string mount_point;  // where the jail's empty root is mounted: the run directory
   std::string hostname;     // the jail's UTS name: the sandbox's id
   jail::Unlisted unlisted = jail::Unlisted::Kill;
+  // The jails' shared network namespace (jail/network.h), owned: closed once joined. Invalid: a
+  // new one of its own.
+  Fd network;
 };
+
+// The shared network namespace passed as `fd` (--jail-netns-fd), checked: -1 gives an invalid
+// Fd; a descriptor that is not open or not a network namespace throws.
+Fd network_from_fd(int fd);
 
 // Enters the jail of `plan`, marking each step in `phases`. Returns the program each vCPU thread
 // loads. Throws Error naming the step that failed.
-jail::Program enter_vmm_jail(const JailPlan& plan, PhaseLog& phases);
+jail::Program enter_vmm_jail(JailPlan& plan, PhaseLog& phases);
 
 }  // namespace space::monitor

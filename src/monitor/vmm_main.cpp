@@ -180,7 +180,8 @@ int probe_start(const VmmOptions& opts, Fd ready) {
     JailPlan plan{{opts.jail_uid, static_cast<gid_t>(opts.jail_uid)},
                   opts.run_dir,
                   opts.id,
-                  jail::unlisted_from_env()};
+                  jail::unlisted_from_env(),
+                  network_from_fd(opts.jail_netns_fd)};
     enter_vmm_jail(plan, phases);
     log::info("probe: jail entered: " + phases.summary());
     ready::report_line(ready, "ok");
@@ -319,6 +320,7 @@ int vmm_main(const VmmOptions& opts) {
     const bool restoring = !opts.restore_dir.empty();
     const bool jailed = opts.jail_uid != 0;
     const jail::Identity who{opts.jail_uid, static_cast<gid_t>(opts.jail_uid)};
+    Fd network = network_from_fd(opts.jail_netns_fd);  // owned from here, as the ready pipe
     Restore restore;
     run->files = open_files(paths, run->cfg, !restoring, jailed ? opts.jail_uid : uid_t(-1),
                             restoring ? &restore : nullptr, opts);
@@ -330,7 +332,7 @@ int vmm_main(const VmmOptions& opts) {
     phases.mark("open");
 
     if (jailed) {
-      JailPlan plan{who, paths.run_dir, run->cfg.id, jail::unlisted_from_env()};
+      JailPlan plan{who, paths.run_dir, run->cfg.id, jail::unlisted_from_env(), std::move(network)};
       run->vcpu_filter = enter_vmm_jail(plan, phases);
       run->jailed = true;
     }

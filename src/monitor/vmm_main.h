@@ -29,6 +29,9 @@ struct VmmOptions {
   // The jail (jail/): 0 = none. Otherwise the uid and gid to run as; the process must be in a PID
   // namespace of its own, whose PID 1 serves as the jail's init (the launcher starts it so).
   uid_t jail_uid = 0;
+  // The jails' shared network namespace (jail/network.h), an fd the launcher passes; -1: a new
+  // one of its own.
+  int jail_netns_fd = -1;
   int64_t expires_at = 0;  // Unix s when the sandbox expires (core/expiry.h), 0 = never
   std::string on_expiry;   // "destroy" or "checkpoint"
   // Enter the jail (when jail_uid is set), report "ok" and exit, with no VM and none of its

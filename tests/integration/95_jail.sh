@@ -1,7 +1,8 @@
 # Scenario: every VMM is jailed (issue 15). For a VMM restored from a template, a branch child
 # and a VMM resumed from a checkpoint, /proc shows seccomp in filter mode, no_new_privs, no
 # capability in any set, a uid and gid of its own (not root, none supplementary), mount, PID,
-# network, IPC and UTS namespaces other than ours, an empty root (nothing of the host's files),
+# network, IPC and UTS namespaces other than ours (the network one shared by all jails, with only
+# a loopback device, down), an empty root (nothing of the host's files),
 # its run directory as working directory, and its own cgroup with the memory limit (guest RAM
 # plus the overhead) and pid limit; the jail's PID 1 is its parent and jailed alike. A branch
 # shares its source's uid and outlives it. Everything else still works under the jail (exec,
@@ -30,6 +31,13 @@ check_jailed() {
   for ns in mnt pid net ipc uts; do
     [ "$(ns_of "$pid" $ns)" != "$(ns_of $$ $ns)" ] || fail "$what shares our $ns namespace"
   done
+  # The jails' shared network namespace: the one mounted at /run/space/.netns, with only a
+  # loopback device, down.
+  [ "$(ns_of "$pid" net)" = "$(stat -L -c %i /run/space/.netns)" ] || fail "$what is not in the jails' network namespace"
+  local links
+  links=$(nsenter --net=/run/space/.netns ip -o link | awk -F': ' '{print $2}' | tr '\n' ' ')
+  [ "$links" = "lo " ] || fail "the jails' network namespace has devices: $links"
+  nsenter --net=/run/space/.netns ip -o link show lo | grep -q ',UP' && fail "loopback is up in the jails' network namespace"
   [ -z "$(ls -A "/proc/$pid/root/")" ] || fail "$what sees files in its root: $(ls -A "/proc/$pid/root/")"
   [ "$(readlink "/proc/$pid/cwd")" = "$SPACE_RUN_DIR/$id" ] || fail "$what: cwd is not its run directory"
   [ "$(space state "$id" | json_field uid)" = "$uid" ] || fail "$what: state.json names another uid"

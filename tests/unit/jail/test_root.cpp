@@ -106,7 +106,8 @@ struct JailedChild {
   Pipe report = Pipe::make();
   Pipe hold = Pipe::make();
 
-  JailedChild(const std::string& mount_point, const std::string& name, int data_dir) {
+  JailedChild(const std::string& mount_point, const std::string& name, int data_dir,
+              int network = jail::kNewNetwork) {
     pid = static_cast<pid_t>(::syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0));
     REQUIRE(pid >= 0);
     if (pid == 0) {
@@ -114,7 +115,7 @@ struct JailedChild {
       hold.write.reset();
       std::string out;
       try {
-        jail::enter(mount_point, name);
+        jail::enter(mount_point, name, network);
         out = check_jail(data_dir, name);
         if (out.empty()) out = "ok";
       } catch (const std::exception& e) {
@@ -203,6 +204,46 @@ TEST_CASE("root: enter() as PID 1 gives an empty read-only root and namespaces o
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
   CHECK(fs::list_dir(mnt.path).empty());
+}
+
+TEST_CASE("root: enter() given a network namespace joins it, and makes none") {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: needs root");
+    return;
+  }
+  test::TempDir mnt("root-mnt"), data("root-data");
+  fs::write_file_atomic(data.path + "/hello", "hi", 0644, fs::Sync::Volatile);
+  Fd data_dir(::open(data.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  REQUIRE(data_dir);
+  // An empty namespace, held by a child that made it (as jail/network.h's bind mount holds one).
+  Pipe made = Pipe::make(), hold = Pipe::make();
+  pid_t holder = ::fork();
+  REQUIRE(holder >= 0);
+  if (holder == 0) {
+    char c = ::unshare(CLONE_NEWNET) == 0 ? 'y' : 'n';
+    (void)!::write(made.write.get(), &c, 1);
+    hold.write.reset();
+    while (::read(hold.read.get(), &c, 1) > 0) {
+    }
+    ::_exit(0);
+  }
+  made.write.reset();
+  hold.read.reset();
+  char c = 0;
+  REQUIRE(::read(made.read.get(), &c, 1) == 1);
+  REQUIRE(c == 'y');
+  const std::string holder_net = "/proc/" + std::to_string(holder) + "/ns/net";
+  Fd network(::open(holder_net.c_str(), O_RDONLY | O_CLOEXEC));
+  REQUIRE(network);
+  JailedChild a(mnt.path, "ja", data_dir.get(), network.get());
+  CHECK(a.result() == "ok");  // loopback down there too
+  std::string ns = "/proc/" + std::to_string(a.pid) + "/ns/";
+  CHECK(inode(ns + "net") == inode(holder_net));
+  CHECK(inode(ns + "net") != inode("/proc/self/ns/net"));
+  CHECK(inode(ns + "mnt") != inode("/proc/self/ns/mnt"));
+  CHECK(a.release() == 0);
+  hold.write.reset();
+  ::waitpid(holder, nullptr, 0);
 }
 
 TEST_CASE("root: enter() under a shared mount propagates nothing to the host") {
