@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "core/agent_client.h"
 #include "jail/init.h"
@@ -144,10 +145,16 @@ VmmLaunch launch_vmm(const store::Context& ctx, const store::HostConfig& hc,
     jail::Program init_filter;
     jail::InitPlan plan;
     std::string title;
+    std::optional<Pipe> placed;  // the init tells the VMM it is in its cgroups
     if (jail.uid) {
       argv.insert(argv.end(), {"--jail-uid", std::to_string(jail.uid), "--jail-netns-fd",
                                std::to_string(3 + o.fds.size())});
       o.fds.push_back(jail.network.get());  // the VMM's fd 4
+      if (!jail.procs.empty()) {
+        placed = Pipe::make();
+        argv.insert(argv.end(), {"--jail-placed-fd", std::to_string(3 + o.fds.size())});
+        o.fds.push_back(placed->read.get());  // the VMM's fd 5
+      }
       const size_t vmm_fds = o.fds.size();
       init_filter = jail::program(jail::Role::Init, jail::unlisted_from_env());
       int next = 3 + static_cast<int>(o.fds.size());
@@ -161,6 +168,10 @@ VmmLaunch launch_vmm(const store::Context& ctx, const store::HostConfig& hc,
       for (auto& fd : jail.init_procs) {
         plan.own_procs.push_back(next++);
         o.fds.push_back(fd.get());
+      }
+      if (placed) {
+        plan.placed_fd = next++;
+        o.fds.push_back(placed->write.get());
       }
       plan.mount_point = p.run_dir;
       plan.hostname = id;
@@ -179,6 +190,7 @@ VmmLaunch launch_vmm(const store::Context& ctx, const store::HostConfig& hc,
     }
     proc::Child child = proc::spawn_detached(argv, p.vmm_log, o);
     pipe.write.reset();  // now only the VMM holds it: EOF means the VMM is gone
+    placed.reset();      // only the init may end the VMM's wait for its cgroups
     set_nonblocking(pipe.read.get());
     return VmmLaunch{std::move(child), std::move(pipe.read), jail.uid, jail.cgroup};
   } catch (...) {

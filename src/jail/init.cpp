@@ -19,15 +19,20 @@
 namespace space::jail {
 namespace {
 
-// Writes `pid` (0: the caller) into each cgroup.procs file of `procs`, then closes them.
-void place(const std::vector<int>& procs, pid_t pid) {
+// Writes `pid` (0: the caller) into each cgroup.procs file of `procs`, then closes them. False
+// if a move failed (logged).
+bool place(const std::vector<int>& procs, pid_t pid) {
   std::string v = std::to_string(pid);
+  bool all = true;
   for (int fd : procs) {
     Fd file(fd);  // ours: closed here
-    if (::write(file.get(), v.data(), v.size()) != static_cast<ssize_t>(v.size()))
+    if (::write(file.get(), v.data(), v.size()) != static_cast<ssize_t>(v.size())) {
       log::error("jail init: cannot move process " + v +
                  " into its cgroup: " + std::strerror(errno));
+      all = false;
+    }
   }
+  return all;
 }
 
 }  // namespace
@@ -35,7 +40,12 @@ void place(const std::vector<int>& procs, pid_t pid) {
 void run_init(pid_t program, const InitPlan& plan) {
   // The first move into a group after a while waits for an RCU grace period: the VMM is already
   // on its way meanwhile.
-  place(plan.program_procs, program);
+  const bool placed = place(plan.program_procs, program);
+  if (plan.placed_fd >= 0) {
+    Fd tell(plan.placed_fd);
+    if (placed && ::write(tell.get(), "p", 1) != 1)
+      log::error(std::string("jail init: cannot tell the VMM: ") + std::strerror(errno));
+  }
   place(plan.own_procs, 0);
   try {
     enter(plan.mount_point, plan.hostname, kKeepNetwork);  // its filter has no socket()

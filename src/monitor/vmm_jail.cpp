@@ -3,7 +3,9 @@
 
 #include <fcntl.h>
 #include <time.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <string>
 
 #include "jail/network.h"
@@ -13,13 +15,30 @@
 
 namespace space::monitor {
 
-Fd network_from_fd(int fd) {
+Fd passed_fd(int fd, const std::string& flag) {
   if (fd < 0) return Fd();
-  if (::fcntl(fd, F_GETFD) < 0) fail("--jail-netns-fd " + std::to_string(fd) + " is not open");
-  Fd network(fd);
+  if (::fcntl(fd, F_GETFD) < 0) fail(flag + " " + std::to_string(fd) + " is not open");
+  return Fd(fd);
+}
+
+Fd network_from_fd(int fd) {
+  Fd network = passed_fd(fd, "--jail-netns-fd");
+  if (!network) return network;
   if (!jail::is_network_namespace(network.get()))
     fail("--jail-netns-fd " + std::to_string(fd) + " is not a network namespace");
   return network;
+}
+
+void wait_placed(Fd placed) {
+  if (!placed) return;
+  char c = 0;
+  ssize_t n;
+  do n = ::read(placed.get(), &c, 1);
+  while (n < 0 && errno == EINTR);
+  if (n < 0) throw_errno("wait for the jail's PID 1 to move the VMM into its cgroups");
+  if (n == 0)
+    fail("the jail's PID 1 could not move the VMM into its cgroups, so it would run outside its "
+         "limits (the line before says why)");
 }
 
 jail::Program enter_vmm_jail(JailPlan& plan, PhaseLog& phases) {

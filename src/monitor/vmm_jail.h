@@ -27,9 +27,17 @@ struct JailPlan {
   Fd network;
 };
 
+// A descriptor passed as `flag` `fd`, owned from here: -1 gives an invalid Fd; one that is not
+// open throws.
+Fd passed_fd(int fd, const std::string& flag);
 // The shared network namespace passed as `fd` (--jail-netns-fd), checked: -1 gives an invalid
 // Fd; a descriptor that is not open or not a network namespace throws.
 Fd network_from_fd(int fd);
+
+// Waits for the jail's PID 1 to say (a byte on `placed`, from --jail-placed-fd; invalid: no
+// wait) that this process is in its cgroups, so that no guest page is charged elsewhere; throws
+// if it closed the pipe without (a move failed: vmm.log has the init's reason).
+void wait_placed(Fd placed);
 
 // Enters the jail of `plan`, marking each step in `phases`. Returns the program each vCPU thread
 // loads. Throws Error naming the step that failed.

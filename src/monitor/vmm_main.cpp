@@ -182,7 +182,10 @@ int probe_start(const VmmOptions& opts, Fd ready) {
                   opts.id,
                   jail::unlisted_from_env(),
                   network_from_fd(opts.jail_netns_fd)};
+    Fd placed = passed_fd(opts.jail_placed_fd, "--jail-placed-fd");
     enter_vmm_jail(plan, phases);
+    wait_placed(std::move(placed));
+    phases.mark("cgroups");
     log::info("probe: jail entered: " + phases.summary());
     ready::report_line(ready, "ok");
     return 0;
@@ -321,6 +324,7 @@ int vmm_main(const VmmOptions& opts) {
     const bool jailed = opts.jail_uid != 0;
     const jail::Identity who{opts.jail_uid, static_cast<gid_t>(opts.jail_uid)};
     Fd network = network_from_fd(opts.jail_netns_fd);  // owned from here, as the ready pipe
+    Fd placed = passed_fd(opts.jail_placed_fd, "--jail-placed-fd");
     Restore restore;
     run->files = open_files(paths, run->cfg, !restoring, jailed ? opts.jail_uid : uid_t(-1),
                             restoring ? &restore : nullptr, opts);
@@ -335,6 +339,8 @@ int vmm_main(const VmmOptions& opts) {
       JailPlan plan{who, paths.run_dir, run->cfg.id, jail::unlisted_from_env(), std::move(network)};
       run->vcpu_filter = enter_vmm_jail(plan, phases);
       run->jailed = true;
+      wait_placed(std::move(placed));  // before any guest memory is mapped
+      phases.mark("cgroups");
     }
 
     if (restoring) {

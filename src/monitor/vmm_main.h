@@ -32,6 +32,9 @@ struct VmmOptions {
   // The jails' shared network namespace (jail/network.h), an fd the launcher passes; -1: a new
   // one of its own.
   int jail_netns_fd = -1;
+  // A pipe the jail's PID 1 writes a byte to once this VMM is in its cgroups; -1: none (no
+  // cgroups). The VMM maps no guest memory before it has the byte.
+  int jail_placed_fd = -1;
   int64_t expires_at = 0;  // Unix s when the sandbox expires (core/expiry.h), 0 = never
   std::string on_expiry;   // "destroy" or "checkpoint"
   // Enter the jail (when jail_uid is set), report "ok" and exit, with no VM and none of its

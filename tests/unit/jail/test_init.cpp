@@ -179,34 +179,30 @@ TEST_CASE("init: exit_code_of") {
 // the pid written can be read) and the init into its own; the init enters a jail of its own
 // (another mount namespace), keeps the claim as fd 3, runs as the given uid with no capability
 // under the init program's filter, and exits with the program's code.
-TEST_CASE("init: run_init places, jails, drops and filters the PID 1, then serves") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: needs root");
-    return;
-  }
-#if defined(__SANITIZE_ADDRESS__)
-  // The init goes on, instrumented, under the init role's filter, which kills the calls ASan's
-  // runtime makes (sigaltstack before a noreturn call, its own mmaps): only a plain build can.
-  MESSAGE("skipped: under AddressSanitizer");
-  return;
-#endif
+namespace {
+
+// run_init as PID 1 of a new namespace, its program a child that reports (by its exit code)
+// what the placed pipe told it: 5 a byte, 7 EOF. With `fail_move` the program's cgroup.procs is
+// /dev/full, where every move fails.
+void run_init_case(bool fail_move) {
   test::TempDir d("init");
   const std::string program_procs = d.path + "/program.procs", own_procs = d.path + "/own.procs";
   fs::write_file_atomic(program_procs, "", 0644, fs::Sync::Volatile);
   fs::write_file_atomic(own_procs, "", 0644, fs::Sync::Volatile);
   const std::string mnt = d.path + "/jail";
   fs::mkdir_p(mnt);
-  Fd p_fd(::open(program_procs.c_str(), O_WRONLY | O_CLOEXEC));
+  Fd p_fd(::open(fail_move ? "/dev/full" : program_procs.c_str(), O_WRONLY | O_CLOEXEC));
   Fd o_fd(::open(own_procs.c_str(), O_WRONLY | O_CLOEXEC));
   REQUIRE(p_fd);
   REQUIRE(o_fd);
-  Pipe claim = Pipe::make(), go = Pipe::make(), started = Pipe::make();
+  Pipe claim = Pipe::make(), go = Pipe::make(), started = Pipe::make(), placed = Pipe::make();
   jail::Program filter = jail::prebuilt(jail::Role::Init);
   jail::InitPlan plan;
   plan.who = {1000000777, 1000000777};
   plan.uid_lock_fd = claim.write.get();
   plan.program_procs = {p_fd.get()};
   plan.own_procs = {o_fd.get()};
+  plan.placed_fd = placed.write.get();
   plan.mount_point = mnt;
   plan.hostname = "init-test";
   plan.filter = &filter;
@@ -219,14 +215,19 @@ TEST_CASE("init: run_init places, jails, drops and filters the PID 1, then serve
     pid_t program = ::fork();
     if (program < 0) ::_exit(121);
     if (program == 0) {
-      char c;
+      char c = 0;
       ::close(started.read.get());
+      ::close(placed.write.get());  // as the launcher gives it: the read end only
       ::write(started.write.get(), "s", 1);
-      ::_exit(::read(go.read.get(), &c, 1) == 1 ? 5 : 6);
+      ssize_t told = ::read(placed.read.get(), &c, 1);
+      if (::read(go.read.get(), &c, 1) != 1) ::_exit(6);
+      ::_exit(told == 1 ? 5 : told == 0 ? 7 : 8);
     }
     jail::run_init(program, plan);
   }
   claim.write.reset();
+  placed.write.reset();
+  placed.read.reset();
   go.read.reset();
   started.write.reset();
   REQUIRE(await_byte(started.read.get()));
@@ -249,11 +250,30 @@ TEST_CASE("init: run_init places, jails, drops and filters the PID 1, then serve
   };
   CHECK(ns(init, "mnt") != ns(::getpid(), "mnt"));
   CHECK(ns(init, "pid") != ns(::getpid(), "pid"));
-  CHECK(fs::read_file(program_procs) == "2");  // the program is PID 2 of the init's namespace
-  CHECK(fs::read_file(own_procs) == "0");      // and the init moved itself
+  if (!fail_move)
+    CHECK(fs::read_file(program_procs) == "2");  // the program is PID 2 of the init's namespace
+  CHECK(fs::read_file(own_procs) == "0");        // and the init moved itself
   send_byte(go.write.get());
-  CHECK(exited_with(wait_for(init, 5000), 5));
+  // Told it is placed; after a failed move, told nothing (the VMM then refuses to run).
+  CHECK(exited_with(wait_for(init, 5000), fail_move ? 7 : 5));
   // The claim (the pipe's write end, held as fd 3 by the init) is gone with it.
   char c;
   CHECK(::read(claim.read.get(), &c, 1) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("init: run_init places, jails, drops and filters the PID 1, then serves") {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: needs root");
+    return;
+  }
+#if defined(__SANITIZE_ADDRESS__)
+  // The init goes on, instrumented, under the init role's filter, which kills the calls ASan's
+  // runtime makes (sigaltstack before a noreturn call, its own mmaps): only a plain build can.
+  MESSAGE("skipped: under AddressSanitizer");
+  return;
+#endif
+  SUBCASE("the VMM is told it is in its cgroups") { run_init_case(false); }
+  SUBCASE("a failed move tells it nothing") { run_init_case(true); }
 }
