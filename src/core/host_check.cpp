@@ -124,6 +124,17 @@ void check_jail(HostReport& r, const store::Context& ctx, const store::HostConfi
     r.problems.push_back(
         "no cgroup hierarchy with the memory controller; mount one, or set [jail] cgroups = false");
   if (!r.cgroups_enabled) r.notes.push_back("[jail] cgroups = false: no per-sandbox limits");
+  const jail::CgroupMoves moves = jail::detect_moves();
+  r.cgroup_moves_fast = moves.favored;
+  if (r.cgroups_enabled && l.version != jail::CgroupVersion::None && !moves.favored)
+    r.notes.push_back(
+        "cgroup moves wait for an RCU grace period after a quiet spell (no cgroup mount has "
+        "favordynmods), and each create waits for its VMM's: " +
+        (moves.cgroup2.empty()
+             ? std::string("a kernel with CONFIG_CGROUP_FAVOR_DYNMODS avoids it")
+             : "remounting " + moves.cgroup2 +
+                   " with favordynmods added to its options avoids it (scripts/install.sh "
+                   "does)"));
   // Each part works: now the whole, as a VMM starts (core/vmm_probe.h).
   const bool parts_ok = r.namespaces == "ok" && r.seccomp == "ok" &&
                         !(r.cgroups_enabled && l.version == jail::CgroupVersion::None);
@@ -236,6 +247,7 @@ json::Value host_report_json(const HostReport& r) {
   jail.set("seccomp", r.seccomp);
   jail.set("cgroups_enabled", r.cgroups_enabled);
   jail.set("cgroups", r.cgroups);
+  jail.set("cgroup_moves_fast", r.cgroup_moves_fast);
   jail.set("start", r.jail_start);
   jail.set("start_ms", r.jail_start_ms);
   v.set("jail", std::move(jail));
@@ -272,7 +284,10 @@ std::string host_report_text(const HostReport& r) {
     line("jail",
          "uids " + r.jail_uids + "; namespaces " + r.namespaces + "; seccomp " +
              (r.seccomp == "ok" ? "ok (kill on any call a role does not list)" : r.seccomp));
-    line("cgroups", r.cgroups_enabled ? r.cgroups : "off ([jail] cgroups = false)");
+    line("cgroups", r.cgroups_enabled ? r.cgroups + (r.cgroup_moves_fast
+                                                          ? "; moves fast (favordynmods)"
+                                                          : "; moves wait (no favordynmods)")
+                                      : "off ([jail] cgroups = false)");
     char ms[32];
     std::snprintf(ms, sizeof ms, "%.1f", r.jail_start_ms);
     line("jail start", r.jail_start == "ok"

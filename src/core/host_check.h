@@ -35,6 +35,7 @@ struct HostReport {
   std::string seccomp;     // "ok" or why a filter cannot be installed
   bool cgroups_enabled = true;
   std::string cgroups;                // "v1 (memory, pids, ...)", "v2 (...)" or "none"
+  bool cgroup_moves_fast = false;     // a cgroup mount has favordynmods (jail/cgroup.h)
   std::string jail_start;             // "ok", why a jailed VMM (no VM) could not start, or why
                                       // that was not tried
   double jail_start_ms = 0;           // its start, launch to ready, when "ok"

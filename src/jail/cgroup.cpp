@@ -196,6 +196,30 @@ CgroupLayout detect_layout() {
   return parse_mountinfo(text, "", controllers);
 }
 
+CgroupMoves parse_moves(std::string_view mountinfo) {
+  CgroupMoves m;
+  for (auto line : split(mountinfo, '\n')) {
+    // ... MOUNT_POINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPER_OPTIONS
+    size_t dash = line.find(" - ");
+    if (dash == std::string_view::npos) continue;
+    auto post = split(line.substr(dash + 3), ' ');
+    if (post.size() < 3 || (post[0] != "cgroup" && post[0] != "cgroup2")) continue;
+    for (auto opt : split(post[2], ','))
+      if (opt == "favordynmods") m.favored = true;
+    auto pre = split(line.substr(0, dash), ' ');
+    if (post[0] == "cgroup2" && m.cgroup2.empty() && pre.size() >= 5) m.cgroup2 = unescape(pre[4]);
+  }
+  return m;
+}
+
+CgroupMoves detect_moves() {
+  try {
+    return parse_moves(fs::read_file("/proc/self/mountinfo", 1u << 20));
+  } catch (const Error&) {
+    return {};
+  }
+}
+
 const char* version_name(CgroupVersion v) {
   switch (v) {
     case CgroupVersion::V1:

@@ -42,6 +42,19 @@ CgroupLayout detect_layout();
 // "v1", "v2" or "none".
 const char* version_name(CgroupVersion v);
 
+// Whether moving a process between cgroups is fast on this host. Every move takes one host-wide
+// lock, whose writer waits for an RCU grace period (5-7 ms measured on a PVM guest) when no
+// move came shortly before, unless a cgroup hierarchy is mounted with `favordynmods` (it
+// applies to all, v1 included: the lock is shared).
+struct CgroupMoves {
+  bool favored = false;  // some cgroup or cgroup2 mount has favordynmods
+  std::string cgroup2;   // the first cgroup2 mount, which a remount can give favordynmods
+};
+// From /proc/self/mountinfo text.
+CgroupMoves parse_moves(std::string_view mountinfo);
+// This host's (reads /proc/self/mountinfo).
+CgroupMoves detect_moves();
+
 struct CgroupLimits {
   uint64_t memory_bytes = 0;  // 0 = no limit
   uint32_t pids = 0;          // 0 = no limit

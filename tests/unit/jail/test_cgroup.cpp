@@ -210,6 +210,28 @@ TEST_CASE("cgroup: parse_mountinfo on a hybrid host, without memory, and on odd 
         "/m ");
 }
 
+TEST_CASE("cgroup: parse_moves finds favordynmods on any cgroup mount, and the cgroup2 mount") {
+  std::string hybrid = std::string(kRootMount) + kUnified + kV1Mounts;
+  jail::CgroupMoves off = jail::parse_moves(hybrid);
+  CHECK_FALSE(off.favored);
+  CHECK(off.cgroup2 == "/sys/fs/cgroup/unified");
+  jail::CgroupMoves on = jail::parse_moves(
+      std::string(kRootMount) +
+      "36 25 0:31 / /sys/fs/cgroup/unified rw,relatime shared:10 - cgroup2 cgroup2 "
+      "rw,nsdelegate,favordynmods\n" +
+      kV1Mounts);
+  CHECK(on.favored);
+  CHECK(on.cgroup2 == "/sys/fs/cgroup/unified");
+  // On a v1 mount too; the option must be whole, and other file systems' options do not count.
+  CHECK(jail::parse_moves("30 25 0:27 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu,favordynmods")
+            .favored);
+  CHECK_FALSE(jail::parse_moves("30 25 0:27 / /c rw - cgroup cgroup rw,favordynmodsx").favored);
+  CHECK_FALSE(jail::parse_moves("30 25 0:27 / /t rw - tmpfs tmpfs rw,favordynmods").favored);
+  jail::CgroupMoves none = jail::parse_moves("garbage\n1 2 3 - cgroup2\n");
+  CHECK_FALSE(none.favored);
+  CHECK(none.cgroup2.empty());
+}
+
 TEST_CASE("cgroup: version names and sandbox limits") {
   CHECK(std::string(jail::version_name(CgroupVersion::V1)) == "v1");
   CHECK(std::string(jail::version_name(CgroupVersion::V2)) == "v2");
