@@ -284,10 +284,10 @@ std::string host_report_text(const HostReport& r) {
     line("jail",
          "uids " + r.jail_uids + "; namespaces " + r.namespaces + "; seccomp " +
              (r.seccomp == "ok" ? "ok (kill on any call a role does not list)" : r.seccomp));
-    line("cgroups", r.cgroups_enabled ? r.cgroups + (r.cgroup_moves_fast
-                                                          ? "; moves fast (favordynmods)"
-                                                          : "; moves wait (no favordynmods)")
-                                      : "off ([jail] cgroups = false)");
+    line("cgroups", r.cgroups_enabled
+                        ? r.cgroups + (r.cgroup_moves_fast ? "; moves fast (favordynmods)"
+                                                           : "; moves wait (no favordynmods)")
+                        : "off ([jail] cgroups = false)");
     char ms[32];
     std::snprintf(ms, sizeof ms, "%.1f", r.jail_start_ms);
     line("jail start", r.jail_start == "ok"

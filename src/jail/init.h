@@ -28,7 +28,7 @@ struct InitPlan {
   // The write end of a pipe the VMM waits on before it maps guest memory (-1: none): one byte
   // once the VMM is in every one of its groups; closed without one if a move failed.
   int placed_fd = -1;
-  std::string mount_point;         // its own empty root goes here (jail/root.h)
+  std::string mount_point;  // its own empty root goes here (jail/root.h)
   std::string hostname;
   const Program* filter = nullptr;  // the init role's (seccomp.h), loaded last
 };

@@ -99,8 +99,8 @@ void detach(int report_fd, int go_fd, const TargetFds& f, int null_fd,
     for (int fd : f.cgroups)
       if (::write(fd, "0", 1) != 1) _exit(1);
     PhaseLog phases;
-    for (int* fd : {&f.vmm_log, &f.console, &f.rootfs, &f.image, &f.control, &f.vsock, &f.run_dir,
-                    &kvm_fd})
+    for (int* fd :
+         {&f.vmm_log, &f.console, &f.rootfs, &f.image, &f.control, &f.vsock, &f.run_dir, &kvm_fd})
       *fd = lift(*fd);
     const int null_fd = lift(source.files.null.get());
     vmm::snapshot::MemoryBase memory_base = source.memory_base;

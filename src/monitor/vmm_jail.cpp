@@ -37,8 +37,9 @@ void wait_placed(Fd placed) {
   while (n < 0 && errno == EINTR);
   if (n < 0) throw_errno("wait for the jail's PID 1 to move the VMM into its cgroups");
   if (n == 0)
-    fail("the jail's PID 1 could not move the VMM into its cgroups, so it would run outside its "
-         "limits (the line before says why)");
+    fail(
+        "the jail's PID 1 could not move the VMM into its cgroups, so it would run outside its "
+        "limits (the line before says why)");
 }
 
 jail::Program enter_vmm_jail(JailPlan& plan, PhaseLog& phases) {

@@ -274,6 +274,10 @@ TEST_CASE("init: run_init places, jails, drops and filters the PID 1, then serve
   MESSAGE("skipped: under AddressSanitizer");
   return;
 #endif
-  SUBCASE("the VMM is told it is in its cgroups") { run_init_case(false); }
-  SUBCASE("a failed move tells it nothing") { run_init_case(true); }
+  SUBCASE("the VMM is told it is in its cgroups") {
+    run_init_case(false);
+  }
+  SUBCASE("a failed move tells it nothing") {
+    run_init_case(true);
+  }
 }

@@ -101,7 +101,7 @@ TEST_CASE("network: shared_network makes one empty namespace and hands it out ag
   REQUIRE(first);
   CHECK(jail::is_network_namespace(first.get()));
   CHECK(inode_of(first.get()) != own_network());
-  CHECK(mounts_at(d.path) == 1);  // kept by its mount: the child that made it is gone
+  CHECK(mounts_at(d.path) == 1);               // kept by its mount: the child that made it is gone
   CHECK(interfaces_in(first.get()) == "lo-");  // only loopback, down
   Fd again = jail::shared_network(d.path);
   CHECK(inode_of(again.get()) == inode_of(first.get()));
