@@ -6,9 +6,10 @@
 # `exec true`). Then it imports a tarball of at least 200 MB of this host's /usr as an image (time
 # and MB/s) and times `create --image` next to plain `create`, interleaved, with the first exec in
 # each fresh image sandbox. Then it times creates with the jail and without ([jail] enable = false),
-# interleaved, and prints the difference and the VMM's jail phases. Then it keeps 20 sandboxes alive and idle and prints the host memory of their VMMs
+# interleaved, and prints the difference and the VMM's jail phases. Then it keeps --alive (20) sandboxes alive and idle and prints the host memory of their VMMs
 # per sandbox: RSS and PSS (PSS splits the template's copy-on-write pages among their sharers, so
-# it is the honest figure). Side by side, Debian's qemu-system-x86_64 -M microvm boots the same
+# it is the honest figure), and beside them times a burst of --burst (20) creates back to back,
+# each sandbox left running, with the ratio of its p90 to the one-at-a-time median. Side by side, Debian's qemu-system-x86_64 -M microvm boots the same
 # kernel, rootfs, memory size and command line once, is paused and saved to a migration file
 # after guest-init's "ready" line, then --qemu-count times restores it with -incoming and is
 # timed from its start until QMP query-status says "running"; the script prints the ratio of
@@ -19,7 +20,7 @@
 # QEMU processes, the loopback store mount) unless --keep; with --root DIR the root (and its
 # template) is kept for the next run, only its store is unmounted.
 #
-# Usage: scripts/bench-create.sh [--root DIR] [--count N] [--qemu-count N] [--alive N] [--keep]
+# Usage: scripts/bench-create.sh [--root DIR] [--count N] [--qemu-count N] [--alive N] [--burst N] [--keep]
 #   (--qemu-count 0 skips QEMU, which then need not be installed)
 # Environment: SPACE_BIN (default build/space), SPACE_GUEST_INIT (default build/guest-init),
 # SPACE_BENCH_MEMORY_MIB (default 256) and SPACE_BENCH_CPUS (default 1) for the template.
@@ -33,6 +34,7 @@ CPUS=${SPACE_BENCH_CPUS:-1}
 COUNT=50
 QEMU_COUNT=10
 ALIVE=20
+BURST=20
 KEEP=0
 ROOT=""
 
@@ -43,6 +45,7 @@ while [ $# -gt 0 ]; do
     --count) COUNT=${2:?}; shift 2 ;;
     --qemu-count) QEMU_COUNT=${2:?}; shift 2 ;;
     --alive) ALIVE=${2:?}; shift 2 ;;
+    --burst) BURST=${2:?}; shift 2 ;;
     --keep) KEEP=1; shift ;;
     -h|--help) usage ;;
     *) echo "bench-create: unknown argument '$1'" >&2; usage ;;
@@ -111,7 +114,7 @@ echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ /
   "load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "software: space $SPACE_BIN (git $(git -C "$SRC" describe --always --dirty 2>/dev/null || echo '?')), $( [ "$QEMU_COUNT" -gt 0 ] && qemu-system-x86_64 --version | head -1 || echo 'no QEMU run')"
 echo "guest: kernel $KERNEL, rootfs $ROOTFS"
-echo "settings: $COUNT creates (each + exec true + destroy), $ALIVE alive for memory, $QEMU_COUNT QEMU restores; root $ROOT"
+echo "settings: $COUNT creates (each + exec true + destroy), $ALIVE alive for memory, a burst of $BURST beside them, $QEMU_COUNT QEMU restores; root $ROOT"
 
 # (`template list` mounts an existing store image; a plain directory test would not see it.)
 if ! "$SPACE_BIN" template list --format json | python3 -c '
@@ -130,8 +133,8 @@ echo "template default: $MEMORY_MIB MiB, $CPUS vCPU (QEMU gets the same)"
 cat >"$WORK/harness.py" <<'PY'
 import json, os, re, shutil, socket, subprocess, sys, time
 
-space, work, root, kernel, rootfs, count, qcount, alive = sys.argv[1:9]
-count, qcount, alive = int(count), int(qcount), int(alive)
+space, work, root, kernel, rootfs, count, qcount, alive, burst = sys.argv[1:10]
+count, qcount, alive, burst = int(count), int(qcount), int(alive), int(burst)
 now = time.perf_counter_ns
 
 def run(*args, **kw):
@@ -239,7 +242,19 @@ for i in ids:
 if ids: print(f"host memory per idle sandbox ({alive} alive, after one exec each): "
       f"RSS {rss / alive / 1024:.1f} MiB, PSS {pss / alive / 1024:.1f} MiB "
       f"(sums {rss / 1024:.0f} / {pss / 1024:.0f} MiB)", flush=True)
-for i in ids:
+
+# 2b. a burst beside them: creates back to back, each sandbox left running (its guest still busy
+# with its first moments after the restore when the next create comes).
+burst_ids = [f"bench-burst-{n}" for n in range(burst)] if count and burst else []
+burst_ms = []
+for i in burst_ids:
+    t0 = now(); run("create", i); burst_ms.append((now() - t0) / 1e6)
+if burst_ms:
+    show(f"burst: {burst} creates, {alive} idle", burst_ms)
+    print(f"  first {burst_ms[0]:.1f} ms, last {burst_ms[-1]:.1f} ms; burst p90 / one-at-a-time "
+          f"median = {pct(burst_ms, 90) / median(create):.1f}x", flush=True)
+time.sleep(1)
+for i in burst_ids + ids:
     run("destroy", i)
 
 # 3. QEMU microvm: the same kernel, rootfs, memory and command line; boot once, save, restore.
@@ -354,4 +369,4 @@ PYTAR
 echo "image source: $img_tar, $(( $(stat -c %s "$img_tar") / 1000000 )) MB of /${img_dirs[*]}"
 
 BENCH_IMAGE_TAR=$img_tar BENCH_SRC=$SRC BENCH_MEMORY_MIB=$MEMORY_MIB BENCH_CPUS=$CPUS BENCH_CMDLINE=$cmdline \
-  python3 "$WORK/harness.py" "$SPACE_BIN" "$WORK" "$ROOT" "$KERNEL" "$ROOTFS" "$COUNT" "$QEMU_COUNT" "$ALIVE"
+  python3 "$WORK/harness.py" "$SPACE_BIN" "$WORK" "$ROOT" "$KERNEL" "$ROOTFS" "$COUNT" "$QEMU_COUNT" "$ALIVE" "$BURST"

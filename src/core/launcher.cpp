@@ -141,8 +141,9 @@ VmmLaunch launch_vmm(const store::Context& ctx, const store::HostConfig& hc,
     o.env = env::daemon_environment();
     // Jailed: a new PID namespace whose PID 1, cloned from us, starts the VMM as PID 2 and then
     // serves as the jail's init (jail/init.h), with fds of its own after the VMM's (the ready
-    // pipe, the shared network namespace): the claim, then the cgroup.procs files. The plan is made
-    // here: the clone only reads its copy.
+    // pipe, the shared network namespace, the read end of the "placed" pipe): the claim, the
+    // cgroup.procs files, the placed pipe's write end. The plan is made here: the clone only
+    // reads its copy.
     jail::Program init_filter;
     jail::InitPlan plan;
     std::string title;

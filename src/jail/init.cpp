@@ -38,8 +38,9 @@ bool place(const std::vector<int>& procs, pid_t pid) {
 }  // namespace
 
 void run_init(pid_t program, const InitPlan& plan) {
-  // The first move into a group after a while waits for an RCU grace period: the VMM is already
-  // on its way meanwhile.
+  // The first move into a group after a while waits for an RCU grace period (jail/cgroup.h,
+  // CgroupMoves): the VMM starts meanwhile, and waits for the byte only before it maps guest
+  // memory.
   const bool placed = place(plan.program_procs, program);
   if (plan.placed_fd >= 0) {
     Fd tell(plan.placed_fd);
