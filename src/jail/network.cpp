@@ -10,7 +10,6 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,6 +17,7 @@
 
 #include "util/error.h"
 #include "util/log.h"
+#include "util/process.h"
 
 namespace space::jail {
 namespace {
@@ -59,13 +59,9 @@ void make(const std::string& path) {
     while (n < 0 && errno == EINTR);
     ::_exit(0);
   }
+  proc::Child child(pid);  // killed and reaped whatever happens
   child_wr.reset();
   child_rd.reset();
-  auto reap = [pid] {
-    int st;
-    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-  };
   char c = 0;
   ssize_t n;
   do n = ::read(parent_rd.get(), &c, 1);
@@ -78,7 +74,7 @@ void make(const std::string& path) {
     err = errno;
   }
   parent_wr.reset();  // EOF: the child exits; the mount keeps the namespace
-  reap();
+  child.wait();
   if (err)
     throw Error("make the jails' network namespace at " + path + ": " +
                     (c != 'y' ? std::string("unshare failed") : std::string(std::strerror(err))),
