@@ -99,12 +99,18 @@ VmmJail prepare_jail(const store::HostConfig& hc, const std::string& key,
   if (hc.jail_cgroups && !cgroup_id.empty()) {
     jail::CgroupLayout l = host_layout();
     j.init_cgroup = hc.jail_cgroup_parent + "/init";
-    // No limits: once made, it needs nothing more (its files keep the kernel's defaults).
-    if (!jail::group_exists(l, j.init_cgroup)) jail::create_group(l, j.init_cgroup, {});
     j.cgroup = make_group(hc, l, cgroup_id, vcpus, memory_mib);
     try {
       j.procs = open_procs(l, j.cgroup);
-      j.init_procs = open_procs(l, j.init_cgroup);
+      // The init group is made once, with no limits (its files keep the kernel's defaults), the
+      // first time its cgroup.procs files are missing.
+      try {
+        j.init_procs = open_procs(l, j.init_cgroup);
+      } catch (const Error& e) {
+        if (e.err() != ENOENT) throw;
+        jail::create_group(l, j.init_cgroup, {});
+        j.init_procs = open_procs(l, j.init_cgroup);
+      }
     } catch (...) {
       remove_sandbox_cgroup(j.cgroup);
       throw;

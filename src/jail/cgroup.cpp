@@ -93,6 +93,10 @@ std::vector<std::string> v1_mounts(const CgroupLayout& l) {
 }
 
 void mkdirs(const std::string& base, const std::string& rel) {
+  // The group alone first: its parent usually exists (one call instead of one per level).
+  const std::string whole = base + "/" + rel;
+  if (::mkdir(whole.c_str(), 0755) == 0 || errno == EEXIST) return;
+  if (errno != ENOENT) throw_errno("cgroup: mkdir " + whole);
   std::string path = base;
   for (auto part : split(rel, '/')) {
     path += "/" + std::string(part);
@@ -305,12 +309,6 @@ void set_cpu_quota(const CgroupLayout& l, const std::string& rel, uint64_t quota
   write_value(d + "/cpu.cfs_quota_us", "-1");
   write_value(d + "/cpu.cfs_period_us", std::to_string(period_us));
   write_value(d + "/cpu.cfs_quota_us", std::to_string(quota_us));
-}
-
-bool group_exists(const CgroupLayout& l, const std::string& rel) {
-  std::vector<std::string> dirs = group_dirs(l, rel);
-  return !dirs.empty() &&
-         std::all_of(dirs.begin(), dirs.end(), [](const std::string& d) { return fs::is_dir(d); });
 }
 
 bool remove_group(const CgroupLayout& l, const std::string& rel) {

@@ -76,8 +76,6 @@ std::vector<std::string> procs_files(const CgroupLayout& l, const std::string& r
 // cgroup.subtree_control) and writes `limits`. An existing group is reused and its limits
 // rewritten. Throws Error naming the file.
 void create_group(const CgroupLayout& l, const std::string& rel, const CgroupLimits& limits);
-// True if group `rel` has its directory in every hierarchy of `l` (none: false).
-bool group_exists(const CgroupLayout& l, const std::string& rel);
 // Removes group `rel` in every hierarchy; a missing one is fine. Returns false (and leaves it) if
 // it still has processes.
 bool remove_group(const CgroupLayout& l, const std::string& rel);
