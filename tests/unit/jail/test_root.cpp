@@ -155,6 +155,18 @@ struct JailedChild {
   }
 };
 
+// A directory holding "hello" (content "hi"), opened: what check_jail() reads through a
+// descriptor opened before enter().
+struct DataDir {
+  test::TempDir dir{"root-data"};
+  Fd fd;
+  DataDir() {
+    fs::write_file_atomic(dir.path + "/hello", "hi", 0644, fs::Sync::Volatile);
+    fd.reset(::open(dir.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    REQUIRE(fd);
+  }
+};
+
 bool mounted_at(const std::string& path) {
   std::string mi = fs::read_file("/proc/self/mountinfo", 1u << 20);
   return mi.find(" " + path + " ") != std::string::npos;
@@ -184,12 +196,10 @@ TEST_CASE("root: enter() as PID 1 gives an empty read-only root and namespaces o
     MESSAGE("skipped: needs root");
     return;
   }
-  test::TempDir mnt("root-mnt"), data("root-data");
-  fs::write_file_atomic(data.path + "/hello", "hi", 0644, fs::Sync::Volatile);
-  Fd data_dir(::open(data.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  REQUIRE(data_dir);
+  test::TempDir mnt("root-mnt");
+  DataDir data;
   std::string host = hostname();
-  JailedChild child(mnt.path, "jtest", data_dir.get());
+  JailedChild child(mnt.path, "jtest", data.fd.get());
   CHECK(child.result() == "ok");
   // From outside, while it lives: namespaces of its own, and nothing of its mounts here.
   std::string ns = "/proc/" + std::to_string(child.pid) + "/ns/";
@@ -211,10 +221,8 @@ TEST_CASE("root: enter() given a network namespace joins it, and makes none") {
     MESSAGE("skipped: needs root");
     return;
   }
-  test::TempDir mnt("root-mnt"), data("root-data");
-  fs::write_file_atomic(data.path + "/hello", "hi", 0644, fs::Sync::Volatile);
-  Fd data_dir(::open(data.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  REQUIRE(data_dir);
+  test::TempDir mnt("root-mnt");
+  DataDir data;
   // An empty namespace, held by a child that made it (as jail/network.h's bind mount holds one).
   Pipe made = Pipe::make(), hold = Pipe::make();
   pid_t holder = ::fork();
@@ -235,7 +243,7 @@ TEST_CASE("root: enter() given a network namespace joins it, and makes none") {
   const std::string holder_net = "/proc/" + std::to_string(holder) + "/ns/net";
   Fd network(::open(holder_net.c_str(), O_RDONLY | O_CLOEXEC));
   REQUIRE(network);
-  JailedChild a(mnt.path, "ja", data_dir.get(), network.get());
+  JailedChild a(mnt.path, "ja", data.fd.get(), network.get());
   CHECK(a.result() == "ok");  // loopback down there too
   std::string ns = "/proc/" + std::to_string(a.pid) + "/ns/";
   CHECK(inode(ns + "net") == inode(holder_net));
@@ -253,7 +261,8 @@ TEST_CASE("root: enter() under a shared mount propagates nothing to the host") {
   }
   // A tmpfs of our own, shared: without enter() making its mounts private, the jail's tmpfs on
   // a directory in it would appear here too (and pivot_root would refuse it).
-  test::TempDir base("root-shared"), data("root-data");
+  test::TempDir base("root-shared");
+  DataDir data;
   REQUIRE(::mount("space-test", base.path.c_str(), "tmpfs", 0, "size=64k") == 0);
   struct Unmount {
     std::string path;
@@ -262,10 +271,7 @@ TEST_CASE("root: enter() under a shared mount propagates nothing to the host") {
   REQUIRE(::mount(nullptr, base.path.c_str(), nullptr, MS_SHARED, nullptr) == 0);
   const std::string mnt = base.path + "/mnt";
   REQUIRE(::mkdir(mnt.c_str(), 0755) == 0);
-  Fd data_dir(::open(data.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  REQUIRE(data_dir);
-  fs::write_file_atomic(data.path + "/hello", "hi", 0644, fs::Sync::Volatile);
-  JailedChild child(mnt, "jtest", data_dir.get());
+  JailedChild child(mnt, "jtest", data.fd.get());
   CHECK(child.result() == "ok");
   CHECK(mounted_at(base.path));
   CHECK_FALSE(mounted_at(mnt));
@@ -279,10 +285,8 @@ TEST_CASE("root: enter() truncates the hostname to 64 bytes and names a failed s
     MESSAGE("skipped: needs root");
     return;
   }
-  test::TempDir mnt("root-mnt"), data("root-data");
-  fs::write_file_atomic(data.path + "/hello", "hi", 0644, fs::Sync::Volatile);
-  Fd data_dir(::open(data.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  REQUIRE(data_dir);
+  test::TempDir mnt("root-mnt");
+  DataDir data;
   {
     // check_jail() compares with the first 64 bytes of the name.
     pid_t pid = static_cast<pid_t>(::syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0));
@@ -293,14 +297,14 @@ TEST_CASE("root: enter() truncates the hostname to 64 bytes and names a failed s
       } catch (...) {
         ::_exit(2);
       }
-      ::_exit(check_jail(data_dir.get(), std::string(64, 'h')).empty() ? 0 : 1);
+      ::_exit(check_jail(data.fd.get(), std::string(64, 'h')).empty() ? 0 : 1);
     }
     int status = 0;
     REQUIRE(::waitpid(pid, &status, 0) == pid);
     CHECK(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
   }
-  JailedChild missing(mnt.path + "/no-such-dir", "jtest", data_dir.get());
+  JailedChild missing(mnt.path + "/no-such-dir", "jtest", data.fd.get());
   CHECK(missing.result().find("threw: jail: mount the jail's tmpfs on") == 0);
   missing.release();
 }
