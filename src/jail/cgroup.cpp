@@ -92,6 +92,28 @@ std::vector<std::string> v1_mounts(const CgroupLayout& l) {
   return out;
 }
 
+// A cgroup or cgroup2 mount of a mountinfo line ("... MOUNT_POINT OPTIONS [OPTIONAL...] - TYPE
+// SOURCE SUPER_OPTIONS").
+struct CgroupMount {
+  std::string_view type;  // "cgroup" or "cgroup2"
+  std::string point;      // unescaped
+  std::string_view options;
+};
+
+std::vector<CgroupMount> cgroup_mounts(std::string_view mountinfo) {
+  std::vector<CgroupMount> out;
+  for (auto line : split(mountinfo, '\n')) {
+    size_t dash = line.find(" - ");
+    if (dash == std::string_view::npos) continue;
+    auto pre = split(line.substr(0, dash), ' ');
+    auto post = split(line.substr(dash + 3), ' ');
+    if (pre.size() < 5 || post.size() < 3 || (post[0] != "cgroup" && post[0] != "cgroup2"))
+      continue;
+    out.push_back({post[0], unescape(pre[4]), post[2]});
+  }
+  return out;
+}
+
 void mkdirs(const std::string& base, const std::string& rel) {
   // The group alone first: its parent usually exists (one call instead of one per level).
   const std::string whole = base + "/" + rel;
@@ -145,17 +167,12 @@ CgroupLayout parse_mountinfo(std::string_view text, const std::string& fs_prefix
                              const std::string& v2_controllers) {
   CgroupLayout l;
   std::string v2_mount;
-  for (auto line : split(text, '\n')) {
-    size_t dash = line.find(" - ");
-    if (dash == std::string_view::npos) continue;
-    auto pre = split(line.substr(0, dash), ' ');
-    auto post = split(line.substr(dash + 3), ' ');
-    if (pre.size() < 5 || post.size() < 3) continue;
-    std::string mount = fs_prefix + unescape(pre[4]);
-    if (post[0] == "cgroup2") {
+  for (const CgroupMount& m : cgroup_mounts(text)) {
+    std::string mount = fs_prefix + m.point;
+    if (m.type == "cgroup2") {
       if (v2_mount.empty()) v2_mount = mount;
-    } else if (post[0] == "cgroup") {
-      for (auto opt : split(post[2], ','))
+    } else {
+      for (auto opt : split(m.options, ','))
         for (const char* c : kV1Controllers)
           if (opt == c && !l.v1.count(c)) l.v1[c] = mount;
     }
@@ -185,13 +202,10 @@ CgroupLayout detect_layout() {
   // The cgroup2 mount's controllers decide between v2 and v1 on a hybrid host.
   CgroupLayout first = parse_mountinfo(text);
   std::string controllers;
-  for (auto line : split(text, '\n')) {
-    size_t dash = line.find(" - cgroup2 ");
-    if (dash == std::string_view::npos) continue;
-    auto pre = split(line.substr(0, dash), ' ');
-    if (pre.size() < 5) continue;
+  for (const CgroupMount& m : cgroup_mounts(text)) {
+    if (m.type != "cgroup2") continue;
     try {
-      controllers = fs::read_file(unescape(pre[4]) + "/cgroup.controllers", 4096);
+      controllers = fs::read_file(m.point + "/cgroup.controllers", 4096);
     } catch (const Error&) {
     }
     break;
@@ -201,19 +215,13 @@ CgroupLayout detect_layout() {
 }
 
 CgroupMoves parse_moves(std::string_view mountinfo) {
-  CgroupMoves m;
-  for (auto line : split(mountinfo, '\n')) {
-    // ... MOUNT_POINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPER_OPTIONS
-    size_t dash = line.find(" - ");
-    if (dash == std::string_view::npos) continue;
-    auto post = split(line.substr(dash + 3), ' ');
-    if (post.size() < 3 || (post[0] != "cgroup" && post[0] != "cgroup2")) continue;
-    for (auto opt : split(post[2], ','))
-      if (opt == "favordynmods") m.favored = true;
-    auto pre = split(line.substr(0, dash), ' ');
-    if (post[0] == "cgroup2" && m.cgroup2.empty() && pre.size() >= 5) m.cgroup2 = unescape(pre[4]);
+  CgroupMoves moves;
+  for (const CgroupMount& m : cgroup_mounts(mountinfo)) {
+    for (auto opt : split(m.options, ','))
+      if (opt == "favordynmods") moves.favored = true;
+    if (m.type == "cgroup2" && moves.cgroup2.empty()) moves.cgroup2 = m.point;
   }
-  return m;
+  return moves;
 }
 
 CgroupMoves detect_moves() {
