@@ -300,6 +300,13 @@ Program compile(Role role, Unlisted unlisted) {
   // Other ABIs' system calls (x32, i386 through int 0x80) fail the architecture check: kill.
   if (int rc = seccomp_attr_set(c, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS); rc < 0)
     fail_scmp("bad-architecture action", rc);
+  // A binary search over the system call numbers rather than libseccomp's default linear chain:
+  // the kernel evaluates a filter for every call number when it loads one (to cache the
+  // constant answers), so a tree loads in less than half the time (0.06 against 0.15 ms for 80
+  // calls here), and the calls it must still evaluate each time (ioctl, whose answer depends on
+  // its request, KVM_RUN included) take a few comparisons instead of up to a hundred.
+  if (int rc = seccomp_attr_set(c, SCMP_FLTATR_CTL_OPTIMIZE, 2); rc < 0)
+    fail_scmp("binary-tree optimisation", rc);
   // execve and execveat kill even when unlisted calls are only logged (the default action
   // covers them otherwise, and libseccomp refuses a rule that repeats the default).
   if (unlisted == Unlisted::Log)
