@@ -2,6 +2,7 @@
 // glibc has no wrappers for them.
 #include "util/process.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -16,6 +17,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -521,6 +523,71 @@ std::optional<uint64_t> cpu_time_ns(pid_t pid) {
   long hz = ::sysconf(_SC_CLK_TCK);
   if (!utime || !stime || hz <= 0) return std::nullopt;
   return (*utime + *stime) * (1'000'000'000ull / uint64_t(hz));
+}
+
+std::optional<uint64_t> threads_cpu_time_ns(pid_t pid) {
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  Fd dir_fd(::open(tasks.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dir_fd) return std::nullopt;
+  DIR* dir = ::fdopendir(dir_fd.get());
+  if (!dir) return std::nullopt;
+  dir_fd.release();
+  uint64_t sum = 0;
+  bool any = false;
+  while (dirent* e = ::readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    char buf[128];
+    Fd f(::openat(::dirfd(dir), (std::string(e->d_name) + "/schedstat").c_str(),
+                  O_RDONLY | O_CLOEXEC));
+    if (!f) continue;  // the thread ended meanwhile, or no schedstat
+    ssize_t n = ::read(f.get(), buf, sizeof buf - 1);
+    if (n <= 0) continue;
+    buf[n] = '\0';
+    char* end = nullptr;
+    unsigned long long ns = std::strtoull(buf, &end, 10);
+    if (end == buf) continue;
+    sum += ns;
+    any = true;
+  }
+  ::closedir(dir);
+  if (!any) return cpu_time_ns(pid);
+  return sum;
+}
+
+Quiet wait_quiet(pid_t pid, int window_ms, int windows, double max_share, int limit_ms,
+                 int cancel_fd) {
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  auto since_ms = [&t0] {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  };
+  auto sample = [pid] {
+    auto ns = threads_cpu_time_ns(pid);
+    if (!ns) fail("process " + std::to_string(pid) + " ended while waiting for it to go quiet");
+    return *ns;
+  };
+  const auto allowed = static_cast<uint64_t>(max_share * window_ms * 1e6);
+  Quiet q;
+  uint64_t before = sample();
+  int quiet = 0;
+  for (;;) {
+    pollfd pf{cancel_fd, POLLIN, 0};
+    int n = ::poll(&pf, cancel_fd >= 0 ? 1 : 0, window_ms);
+    if (n < 0 && errno != EINTR) throw_errno("poll");
+    if (n > 0)
+      fail("interrupted while waiting for process " + std::to_string(pid) + " to go quiet");
+    uint64_t now = sample();
+    // A thread that ended takes its time out of the sum: count that window as busy.
+    q.last_window_ns = now >= before ? now - before : ~uint64_t{0};
+    before = now;
+    q.waited_ms = since_ms();
+    quiet = q.last_window_ns <= allowed ? quiet + 1 : 0;
+    if (quiet >= windows) {
+      q.settled = true;
+      return q;
+    }
+    if (q.waited_ms >= limit_ms) return q;
+  }
 }
 
 }  // namespace space::proc

@@ -165,6 +165,24 @@ std::optional<MemoryUse> memory_use(pid_t pid);
 // `pid`'s CPU time (user + system, /proc/PID/stat), in nanoseconds; nullopt when gone.
 std::optional<uint64_t> cpu_time_ns(pid_t pid);
 
+// `pid`'s CPU time to the nanosecond: the sum of its threads' /proc/PID/task/TID/schedstat (time
+// on a CPU), or cpu_time_ns() where the kernel has no schedstat; nullopt when gone. Threads that
+// ended no longer count.
+std::optional<uint64_t> threads_cpu_time_ns(pid_t pid);
+
+// What wait_quiet() saw.
+struct Quiet {
+  bool settled = false;         // a window passed in which `pid` used at most the share allowed
+  double waited_ms = 0;         // from the call to its return
+  uint64_t last_window_ns = 0;  // CPU time `pid` used in the last window
+};
+// Waits until `pid` used at most `max_share` of one CPU in each of `windows` windows of
+// `window_ms` in a row, or until `limit_ms` passed (settled false), sampling
+// threads_cpu_time_ns() once per window. Throws when `pid` is gone, or when `cancel_fd` (if >= 0)
+// becomes readable (e.g. a SignalGuard's fd).
+Quiet wait_quiet(pid_t pid, int window_ms, int windows, double max_share, int limit_ms,
+                 int cancel_fd = -1);
+
 // "SIGINT" etc. for a signal number.
 std::string signal_name(int sig);
 // "exited with status N" / "killed by signal N (SIGKILL)" for a waitpid() status.

@@ -33,9 +33,13 @@ assert_contains "$ERR" "template nope does not exist" "inspect of a missing temp
 [ -z "$(ls "$store/sandboxes" 2>/dev/null)" ] || fail "a failed create left a sandbox"
 
 # The one boot.
-expect_status 0 space template build base
+expect_status 0 space --log-level info template build base
 [ "$OUT" = base ] || fail "template build printed '$OUT'"
 assert_contains "$ERR" "template: booting" "build progress"
+# Before the snapshot: the guest's writes flushed (a shell ran in it) and the guest idle.
+assert_contains "$ERR" "template: flushing the guest's writes (sh -c sync)" "build progress"
+assert_contains "$ERR" "the guest went idle after" "the wait for an idle guest"
+case $ERR in *"sh -c sync failed"*) fail "the flush before the snapshot failed: $ERR" ;; esac
 assert_contains "$ERR" "template: snapshotting" "build progress"
 if [ $loopback = 1 ]; then
   [ -f "$SPACE_ROOT/store.img" ] || fail "no store.img"

@@ -1,10 +1,12 @@
 // Unit tests for util/process: start times, liveness, pidfd handles, Child, detached spawning
 // (with one fd, and with SpawnOptions: several fds in order, a replaced environment, PID 1 of a
-// new PID namespace), run() and find_program(), and the signal guard.
+// new PID namespace), run() and find_program(), the signal guard, and a process's CPU time and
+// waiting for it to go quiet (a child spinning for a while, or forever).
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <string>
@@ -287,4 +289,66 @@ TEST_CASE("run captures output and status; find_program searches PATH and sbin")
   CHECK(proc::run({sh, "-c", "exit 0"}).ok());
   auto missing = proc::run({"/nonexistent/program"});
   CHECK(WEXITSTATUS(missing.status) == 127);
+}
+
+namespace {
+// A child that spins on the CPU for `busy_ms` (forever when negative), then sleeps.
+proc::Child spawn_spinner(int busy_ms) {
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    timespec t0{}, now{};
+    ::clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+      ::clock_gettime(CLOCK_MONOTONIC, &now);
+      long ms = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1'000'000;
+      if (busy_ms >= 0 && ms >= busy_ms) break;
+    }
+    ::pause();
+    ::_exit(0);
+  }
+  return proc::Child(pid);
+}
+}  // namespace
+
+TEST_CASE("threads_cpu_time_ns counts a spinning process's time, to well under a tick") {
+  proc::Child c = spawn_spinner(150);
+  ::usleep(300'000);
+  auto ns = proc::threads_cpu_time_ns(c.pid());
+  REQUIRE(ns.has_value());
+  CHECK(*ns >= 100'000'000ull);  // it spun 150 ms
+  CHECK(*ns < 290'000'000ull);   // and then slept
+  CHECK_FALSE(proc::threads_cpu_time_ns(999'999'999).has_value());
+}
+
+TEST_CASE("wait_quiet: settles once a busy process stops, not before; gives up at the limit") {
+  SUBCASE("busy for 400 ms, then idle: settled after it stopped") {
+    proc::Child c = spawn_spinner(400);
+    proc::Quiet q = proc::wait_quiet(c.pid(), 100, 2, 0.05, 10'000);
+    CHECK(q.settled);
+    CHECK(q.waited_ms >= 400);  // not while it still spun
+    CHECK(q.last_window_ns <= 5'000'000ull);
+  }
+  SUBCASE("busy all along: not settled, returned at the limit") {
+    proc::Child c = spawn_spinner(-1);
+    proc::Quiet q = proc::wait_quiet(c.pid(), 100, 2, 0.05, 500);
+    CHECK_FALSE(q.settled);
+    CHECK(q.waited_ms >= 500);
+    CHECK(q.last_window_ns > 5'000'000ull);
+  }
+  SUBCASE("a cancel fd that becomes readable ends the wait with an error") {
+    proc::Child c = spawn_spinner(-1);
+    int p[2];
+    REQUIRE(::pipe(p) == 0);
+    Fd rd(p[0]), wr(p[1]);
+    REQUIRE(::write(wr.get(), "x", 1) == 1);
+    CHECK_THROWS_WITH_AS(proc::wait_quiet(c.pid(), 100, 2, 0.05, 10'000, rd.get()),
+                         doctest::Contains("interrupted"), Error);
+  }
+  SUBCASE("a process that is gone is an error") {
+    proc::Child c = spawn_spinner(0);
+    pid_t pid = c.pid();
+    c = proc::Child();  // killed and reaped
+    CHECK_THROWS_AS(proc::wait_quiet(pid, 100, 2, 0.05, 1000), Error);
+  }
 }
