@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark of sandbox creation (issue 4 item 5). Against a private root under /tmp (never
-# /var/lib/space) it builds the `default` template if that root lacks it (one cold boot), then
+# /var/lib/space) it builds the `default` template if that root lacks it (one cold boot, timed), then
 # runs --count creates from it, each followed by `exec ID true` and a destroy, and prints min,
 # median, p90 and p99 of the `space create` wall time and of the time to first exec (create plus
 # `exec true`). Then it imports a tarball of at least 200 MB of this host's /usr as an image (time
@@ -121,7 +121,16 @@ if ! "$SPACE_BIN" template list --format json | python3 -c '
 import json, sys
 sys.exit(0 if any(t.get("name") == "default" for t in json.load(sys.stdin)) else 1)'; then
   echo "bench-create: building template 'default' (one cold boot)" >&2
-  "$SPACE_BIN" template build default >/dev/null
+  t0=$(date +%s.%N)
+  "$SPACE_BIN" --log-level info template build default 2>"$WORK/template-build.log" >/dev/null ||
+    { cat "$WORK/template-build.log" >&2; exit 1; }
+  # The whole command, and from its log the boot to guest-init's first answer and the wait for
+  # an idle guest (after the flush) before the snapshot.
+  echo "cold boot: \`space template build default\` $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s;" \
+    "boot to guest-init $(sed -n "s/.*first answer in \([0-9.]*\) s.*/\1/p" "$WORK/template-build.log") s;" \
+    "idle $(sed -n "s/.*went idle after \([0-9]*\) ms.*/\1/p" "$WORK/template-build.log") ms after the flush"
+else
+  echo "cold boot: not measured (the root already has template 'default')"
 fi
 # QEMU gets what the template has (a reused root may have been built with other settings).
 read -r MEMORY_MIB CPUS < <("$SPACE_BIN" template list --format json | python3 -c '

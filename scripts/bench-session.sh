@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks of long-running sessions: the CLI's start-up (--version, state, list) next to
-# /bin/true in the same loop; pause and resume latency (the CLI command's wall time,
-# and the VMM's own time to park or release the vCPUs); checkpoint and restore (resume) time of
-# sandboxes whose guest wrote $BENCH_WRITE_MIB MiB of non-zero data to memory since the
+# /bin/true in the same loop; pause and resume latency (the CLI command's wall time, with the
+# guest idle and back to back, and the VMM's own time to park or release the vCPUs); checkpoint
+# and restore (resume) time of sandboxes whose guest wrote $BENCH_WRITE_MIB MiB of non-zero data to memory since the
 # template (the writer's memory is branched, so each checkpointed sandbox has the whole write
 # as its own; the checkpoint writes only pages that differ from the memory file the guest maps);
 # branch latency for each N in $BENCH_BRANCH_COUNTS (CLI wall time, its phases as the CLI logs
@@ -64,13 +64,37 @@ echo "bench: building the template (one boot)" >&2
 space template build base >/dev/null
 space --log-level info create --template base s >/dev/null
 
-echo "bench: pause/resume x$RUNS" >&2
-for _ in $(seq "$RUNS"); do
-  timed "$B/pause" space pause s --format json
-  echo "scale=3; $(field pause_us) / 1000" | bc >>"$B/pause_vmm"
-  timed "$B/resume" space resume s --format json
-  echo "scale=3; $(field resume_us) / 1000" | bc >>"$B/resume_vmm"
-done
+echo "bench: pause/resume x$RUNS, the guest idle, then x$RUNS back to back" >&2
+# One python3 process times each command (perf_counter_ns around the exec). Idle: before each
+# pause, an untimed `exec true` waits until guest-init has answered (a resume's Hello keeps the
+# interpreted guest kernel busy for a while afterwards, and a busy vCPU competes for the two
+# cores with the command and the VMM's control thread). Back to back: each pause follows the
+# previous resume at once, while the guest still works on its Hello.
+python3 - "$SPACE_BIN" "$RUNS" "$B" <<'PY'
+import json, subprocess, sys, time
+space, n, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+def timed(*args):
+    t0 = time.perf_counter_ns()
+    r = subprocess.run([space, *args, "--format", "json"], capture_output=True, text=True)
+    ms = (time.perf_counter_ns() - t0) / 1e6
+    if r.returncode != 0:
+        sys.exit(f"bench: space {' '.join(args)} failed: {r.stderr.strip()}")
+    return ms, json.loads(r.stdout)
+rows = {k: [] for k in ("pause", "pause_vmm", "resume", "resume_vmm", "pause_busy", "resume_busy")}
+for quiet in (True, False):
+    for _ in range(n):
+        if quiet:
+            subprocess.run([space, "exec", "s", "--", "true"], check=True)
+        ms, j = timed("pause", "s")
+        rows["pause" if quiet else "pause_busy"].append(ms)
+        if quiet: rows["pause_vmm"].append(j["pause_us"] / 1000)
+        ms, j = timed("resume", "s")
+        rows["resume" if quiet else "resume_busy"].append(ms)
+        if quiet: rows["resume_vmm"].append(j["resume_us"] / 1000)
+for k, v in rows.items():
+    with open(f"{out}/{k}", "w") as f:
+        f.write("".join(f"{x:.3f}\n" for x in v))
+PY
 
 echo "bench: CLI start-up x$((RUNS * 10)), each command interleaved with /bin/true" >&2
 # One python3 process times every run (perf_counter_ns around the exec), so nothing else forks
@@ -144,10 +168,12 @@ done
 echo
 echo "space session benchmarks ($(nproc) CPUs, guest 256 MiB; load average $(cut -d' ' -f1-3 /proc/loadavg))"
 cat "$B/startup"
-stats "pause (CLI)" ms "$B/pause"
+stats "pause (CLI, guest idle)" ms "$B/pause"
 stats "pause (VMM: park the vCPUs)" ms "$B/pause_vmm"
 stats "resume (CLI, paused VMM)" ms "$B/resume"
 stats "resume (VMM: release the vCPUs)" ms "$B/resume_vmm"
+stats "pause right after a resume (guest busy)" ms "$B/pause_busy"
+stats "resume of that pause" ms "$B/resume_busy"
 echo "guest write of $WRITE_MIB MiB: $write_s s"
 stats "checkpoint ($WRITE_MIB MiB written)" ms "$B/checkpoint"
 stats "  memory written by the checkpoint" MiB "$B/ck_mib"
