@@ -38,8 +38,9 @@ void register_create(CLI::App& app, GlobalOptions& g) {
       "--template,-t", f->opts.template_name,
       "Template to restore (default: config.toml [defaults] template, else \"default\"; "
       "when that one is missing, a cold boot)");
-  cmd->add_flag("--cold", f->opts.cold,
-                "Boot the kernel instead of restoring a template (seconds: about 12 s on a PVM host)");
+  cmd->add_flag(
+      "--cold", f->opts.cold,
+      "Boot the kernel instead of restoring a template (seconds: about 12 s on a PVM host)");
   f->boot.add(cmd, f->opts.kernel, f->opts.rootfs, ", for a cold boot");
   cmd->add_option("--image", f->opts.image,
                   "Attach a copy of this image (space image list) and run every exec inside it");

@@ -190,8 +190,9 @@ store::SandboxState create_sandbox(const store::Context& ctx, const CreateOption
       if (src.explicit_template)
         throw Error("template " + src.template_name + " does not exist", ENOENT,
                     "build it: " + build);
-      log::warn("no template \"" + src.template_name + "\": cold-booting (seconds: about 12 s on a PVM host); '" +
-                build + "' makes creates fast");
+      log::warn("no template \"" + src.template_name +
+                "\": cold-booting (seconds: about 12 s on a PVM host); '" + build +
+                "' makes creates fast");
       src.template_name.clear();
       src.boot = resolve_boot_spec(hc, opts.vcpus, opts.memory_mib, opts.kernel, opts.rootfs);
     }
