@@ -29,11 +29,10 @@ jail::CgroupLayout host_layout() {
   return l;
 }
 
-std::string make_group(const store::HostConfig& hc, const jail::CgroupLayout& l,
-                       const std::string& id, uint32_t vcpus, uint32_t memory_mib) {
-  std::string rel = hc.jail_cgroup_parent + "/" + id;  // sandbox_cgroup_name's
+// Makes sandbox group `rel` with the limits of a VM of `vcpus` and `memory_mib`.
+void make_group(const store::HostConfig& hc, const jail::CgroupLayout& l, const std::string& rel,
+                uint32_t vcpus, uint32_t memory_mib) {
   jail::create_group(l, rel, jail::sandbox_limits(vcpus, memory_mib, hc.jail_memory_overhead_mib));
-  return rel;
 }
 
 // True if /proc/<pid>/cgroup puts `pid` in group `rel` in some hierarchy.
@@ -88,7 +87,7 @@ std::string jail_network_path() {
 }
 
 VmmJail prepare_jail(const store::HostConfig& hc, const std::string& key,
-                     const std::string& cgroup_id, uint32_t vcpus, uint32_t memory_mib) {
+                     const std::string& cgroup_id) {
   VmmJail j;
   if (!hc.jail_enable) return j;
   jail::UidClaim claim =
@@ -97,32 +96,36 @@ VmmJail prepare_jail(const store::HostConfig& hc, const std::string& key,
   j.uid_lock = std::move(claim.lock);
   j.network = jail::shared_network(jail_network_path());
   if (hc.jail_cgroups && !cgroup_id.empty()) {
-    jail::CgroupLayout l = host_layout();
+    j.cgroup = sandbox_cgroup_name(hc, cgroup_id);
     j.init_cgroup = hc.jail_cgroup_parent + "/init";
-    j.cgroup = make_group(hc, l, cgroup_id, vcpus, memory_mib);
-    try {
-      j.procs = open_procs(l, j.cgroup);
-      // The init group is made once, with no limits (its files keep the kernel's defaults), the
-      // first time its cgroup.procs files are missing.
-      try {
-        j.init_procs = open_procs(l, j.init_cgroup);
-      } catch (const Error& e) {
-        if (e.err() != ENOENT) throw;
-        jail::create_group(l, j.init_cgroup, {});
-        j.init_procs = open_procs(l, j.init_cgroup);
-      }
-    } catch (...) {
-      remove_sandbox_cgroup(j.cgroup);
-      throw;
-    }
   }
   return j;
 }
 
+JailGroups make_jail_groups(const store::HostConfig& hc, const VmmJail& j, uint32_t vcpus,
+                            uint32_t memory_mib) {
+  JailGroups g;
+  if (j.cgroup.empty()) return g;
+  jail::CgroupLayout l = host_layout();
+  make_group(hc, l, j.cgroup, vcpus, memory_mib);
+  g.procs = open_procs(l, j.cgroup);
+  // The init group is made once, with no limits (its files keep the kernel's defaults), the first
+  // time its cgroup.procs files are missing.
+  try {
+    g.init_procs = open_procs(l, j.init_cgroup);
+  } catch (const Error& e) {
+    if (e.err() != ENOENT) throw;
+    jail::create_group(l, j.init_cgroup, {});
+    g.init_procs = open_procs(l, j.init_cgroup);
+  }
+  return g;
+}
+
 std::string make_sandbox_cgroup(const store::HostConfig& hc, const std::string& id, uint32_t vcpus,
                                 uint32_t memory_mib) {
-  if (!hc.jail_enable || !hc.jail_cgroups) return "";
-  return make_group(hc, host_layout(), id, vcpus, memory_mib);
+  std::string rel = sandbox_cgroup_name(hc, id);
+  if (!rel.empty()) make_group(hc, host_layout(), rel, vcpus, memory_mib);
+  return rel;
 }
 
 std::string sandbox_cgroup_name(const store::HostConfig& hc, const std::string& id) {

@@ -18,13 +18,11 @@
 namespace space::core {
 
 struct VmmJail {
-  uid_t uid = 0;               // 0: the VMM runs unjailed ([jail] enable = false)
-  Fd uid_lock;                 // the claim, handed to the jail's PID 1 (jail/uid_pool.h)
-  Fd network;                  // the jails' shared network namespace (jail/network.h)
-  std::string cgroup;          // the sandbox's group, "" = none
-  std::string init_cgroup;     // where the jail's PID 1 waits, "" = none
-  std::vector<Fd> procs;       // the sandbox group's cgroup.procs files, open for writing
-  std::vector<Fd> init_procs;  // the init group's
+  uid_t uid = 0;            // 0: the VMM runs unjailed ([jail] enable = false)
+  Fd uid_lock;              // the claim, handed to the jail's PID 1 (jail/uid_pool.h)
+  Fd network;               // the jails' shared network namespace (jail/network.h)
+  std::string cgroup;       // the sandbox's group, "" = none; made by make_jail_groups()
+  std::string init_cgroup;  // where the jail's PID 1 waits, "" = none
 };
 
 // The directory of the uid claims: <run base>/.uids.
@@ -33,13 +31,23 @@ std::string uid_claims_dir();
 // the run base (SPACE_RUN_DIR) and root, since it holds nothing of theirs; /run/space is made
 // (mode 0700) or checked as a private directory first.
 std::string jail_network_path();
-// Prepares the jail of a VMM for `key` (a sandbox id, or "template:NAME"): a uid claim, and,
-// when `cgroup_id` is not empty and cgroups are on, the cgroup <parent>/<cgroup_id> for a VM of
-// `vcpus` and `memory_mib` and the init group, with their cgroup.procs files opened for the
-// jail's PID 1 (jail/init.h). Throws with a hint naming the [jail] setting when the host cannot
-// (having removed the group it made).
+// Prepares the jail of a VMM for `key` (a sandbox id, or "template:NAME"): a uid claim, the
+// shared network namespace, and, when `cgroup_id` is not empty and cgroups are on, the names of
+// the cgroup <parent>/<cgroup_id> and of the init group, which make_jail_groups() makes.
 VmmJail prepare_jail(const store::HostConfig& hc, const std::string& key,
-                     const std::string& cgroup_id, uint32_t vcpus, uint32_t memory_mib);
+                     const std::string& cgroup_id);
+// The cgroup.procs files of a jail's groups, open for writing.
+struct JailGroups {
+  std::vector<Fd> procs;       // the sandbox's group
+  std::vector<Fd> init_procs;  // the init group
+};
+// Makes the groups `j` names (nothing when it names none): the sandbox's with limits for a VM of
+// `vcpus` and `memory_mib`, and the init group the first time it is missing (no limits), and
+// opens their cgroup.procs files. The jail's PID 1 calls it while the VMM starts (it would cost
+// every create its time otherwise). Throws with a hint naming the [jail] setting when the host
+// cannot; a group left half made is removed by the caller's cleanup (remove_sandbox_cgroup).
+JailGroups make_jail_groups(const store::HostConfig& hc, const VmmJail& j, uint32_t vcpus,
+                            uint32_t memory_mib);
 // Makes the cgroup of sandbox `id` (a branch, whose VMM is forked, not started) and returns its
 // relative path; "" when cgroups are off.
 std::string make_sandbox_cgroup(const store::HostConfig& hc, const std::string& id, uint32_t vcpus,

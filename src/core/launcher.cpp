@@ -111,7 +111,7 @@ void make_run_dir(const store::SandboxPaths& p, gid_t gid) {
 VmmLaunch launch_vmm(const store::Context& ctx, const store::HostConfig& hc,
                      const store::SandboxPaths& p, const std::string& id, const VmmMode& mode,
                      const JailRequest& jr) {
-  VmmJail jail = prepare_jail(hc, jr.key, jr.cgroup_id, jr.vcpus, jr.memory_mib);
+  VmmJail jail = prepare_jail(hc, jr.key, jr.cgroup_id);
   try {
     check_socket_paths(p);
     make_run_dir(p, jail.uid);
@@ -141,9 +141,9 @@ VmmLaunch launch_vmm(const store::Context& ctx, const store::HostConfig& hc,
     o.env = env::daemon_environment();
     // Jailed: a new PID namespace whose PID 1, cloned from us, starts the VMM as PID 2 and then
     // serves as the jail's init (jail/init.h), with fds of its own after the VMM's (the ready
-    // pipe, the shared network namespace, the read end of the "placed" pipe): the claim, the
-    // cgroup.procs files, the placed pipe's write end. The plan is made here: the clone only
-    // reads its copy.
+    // pipe, the shared network namespace, the read end of the "placed" pipe): the claim and the
+    // placed pipe's write end. The plan is made here: the clone only reads its copy. The init
+    // makes the cgroups while the VMM starts, which waits for them before it maps guest memory.
     jail::Program init_filter;
     jail::InitPlan plan;
     std::string title;
@@ -152,7 +152,7 @@ VmmLaunch launch_vmm(const store::Context& ctx, const store::HostConfig& hc,
       argv.insert(argv.end(), {"--jail-uid", std::to_string(jail.uid), "--jail-netns-fd",
                                std::to_string(3 + o.fds.size())});
       o.fds.push_back(jail.network.get());  // the VMM's fd 4
-      if (!jail.procs.empty()) {
+      if (!jail.cgroup.empty()) {
         placed = Pipe::make();
         argv.insert(argv.end(), {"--jail-placed-fd", std::to_string(3 + o.fds.size())});
         o.fds.push_back(placed->read.get());  // the VMM's fd 5
@@ -163,14 +163,6 @@ VmmLaunch launch_vmm(const store::Context& ctx, const store::HostConfig& hc,
       plan.who = {jail.uid, static_cast<gid_t>(jail.uid)};
       plan.uid_lock_fd = next++;
       o.fds.push_back(jail.uid_lock.get());
-      for (auto& fd : jail.procs) {
-        plan.program_procs.push_back(next++);
-        o.fds.push_back(fd.get());
-      }
-      for (auto& fd : jail.init_procs) {
-        plan.own_procs.push_back(next++);
-        o.fds.push_back(fd.get());
-      }
       if (placed) {
         plan.placed_fd = next++;
         o.fds.push_back(placed->write.get());
@@ -183,10 +175,22 @@ VmmLaunch launch_vmm(const store::Context& ctx, const store::HostConfig& hc,
       // What ps shows for it: a copy of the CLI would otherwise read "space create ID" for as
       // long as the sandbox lives.
       title = "space --root " + root + " __jail-init " + id;
-      o.init = [&plan, &title](pid_t vmm, int first_fd) {
+      o.init = [&plan, &title, &hc, &jail, &jr](pid_t vmm, int first_fd) {
         if (first_fd != plan.uid_lock_fd) ::_exit(127);  // not the fds planned: start nothing
         if (int err = proc::set_command_line(title))
           log::warn(std::string("jail init: cannot set its command line: ") + std::strerror(err));
+        JailGroups groups;
+        try {
+          groups = make_jail_groups(hc, jail, jr.vcpus, jr.memory_mib);
+        } catch (const std::exception& e) {
+          // The VMM fails its start with this; our caller removes what was made.
+          const auto* err = dynamic_cast<const Error*>(&e);
+          std::string why = e.what();
+          if (err && !err->hint().empty()) why += " (" + err->hint() + ")";
+          jail::refuse_placement(vmm, plan, why);
+        }
+        for (Fd& fd : groups.procs) plan.program_procs.push_back(fd.release());
+        for (Fd& fd : groups.init_procs) plan.own_procs.push_back(fd.release());
         jail::run_init(vmm, plan);
       };
     }

@@ -19,34 +19,44 @@
 namespace space::jail {
 namespace {
 
-// Writes `pid` (0: the caller) into each cgroup.procs file of `procs`, then closes them. False
-// if a move failed (logged).
-bool place(const std::vector<int>& procs, pid_t pid) {
+// Writes `pid` (0: the caller) into each cgroup.procs file of `procs`, then closes them. Returns
+// "" or why a move failed (logged).
+std::string place(const std::vector<int>& procs, pid_t pid) {
   std::string v = std::to_string(pid);
-  bool all = true;
+  std::string failed;
   for (int fd : procs) {
     Fd file(fd);  // ours: closed here
     if (::write(file.get(), v.data(), v.size()) != static_cast<ssize_t>(v.size())) {
-      log::error("jail init: cannot move process " + v +
-                 " into its cgroup: " + std::strerror(errno));
-      all = false;
+      std::string why = "cannot move process " + v + " into its cgroup: " + std::strerror(errno);
+      log::error("jail init: " + why);
+      if (failed.empty()) failed = why;
     }
   }
-  return all;
+  return failed;
+}
+
+// Tells the VMM, through the placed pipe (if any), "p" or kPlacementFailed and `why`; closes it.
+void tell(int placed_fd, const std::string& why) {
+  if (placed_fd < 0) return;
+  Fd pipe(placed_fd);
+  std::string msg = why.empty() ? std::string("p") : kPlacementFailed + why;
+  if (::write(pipe.get(), msg.data(), msg.size()) != static_cast<ssize_t>(msg.size()))
+    log::error(std::string("jail init: cannot tell the VMM: ") + std::strerror(errno));
 }
 
 }  // namespace
+
+void refuse_placement(pid_t program, const InitPlan& plan, const std::string& why) {
+  log::error("jail init: " + why);
+  tell(plan.placed_fd, why);
+  serve_as_init(program);
+}
 
 void run_init(pid_t program, const InitPlan& plan) {
   // The first move into a group after a while waits for an RCU grace period (jail/cgroup.h,
   // CgroupMoves): the VMM starts meanwhile, and waits for the byte only before it maps guest
   // memory.
-  const bool placed = place(plan.program_procs, program);
-  if (plan.placed_fd >= 0) {
-    Fd tell(plan.placed_fd);
-    if (placed && ::write(tell.get(), "p", 1) != 1)
-      log::error(std::string("jail init: cannot tell the VMM: ") + std::strerror(errno));
-  }
+  tell(plan.placed_fd, place(plan.program_procs, program));
   place(plan.own_procs, 0);
   try {
     enter(plan.mount_point, plan.hostname, kKeepNetwork);  // its filter has no socket()

@@ -25,22 +25,30 @@ struct InitPlan {
   int uid_lock_fd = -1;            // the uid's claim (jail/uid_pool.h), held while the jail lives
   std::vector<int> program_procs;  // open cgroup.procs files the VMM is moved into
   std::vector<int> own_procs;      // and those of the group the PID 1 waits in
-  // The write end of a pipe the VMM waits on before it maps guest memory (-1: none): one byte
-  // once the VMM is in every one of its groups; closed without one if a move failed.
+  // The write end of a pipe the VMM waits on before it maps guest memory (-1: none): "p" once
+  // the VMM is in every one of its groups, else kPlacementFailed and why.
   int placed_fd = -1;
   std::string mount_point;  // its own empty root goes here (jail/root.h)
   std::string hostname;
   const Program* filter = nullptr;  // the init role's (seccomp.h), loaded last
 };
 
+// The first byte on the placed pipe when the VMM could not be put in its groups; a message
+// saying why follows it.
+constexpr char kPlacementFailed = 'e';
+
 // PID 1 of a jail whose VMM (`program`, its pid in the namespace) has started: moves it and
-// itself into their cgroups and tells the VMM through `placed_fd` (a failed move is logged, and
-// the VMM, told nothing, refuses to run outside its limits),
+// itself into their cgroups and tells the VMM through `placed_fd` (after a failed move it tells
+// the VMM why, which then refuses to run outside its limits),
 // enters a jail of its own (jail/root.h; it keeps its network namespace: its filter allows no
 // socket), keeps only stdio and the claim (as fd 3), drops to `plan.who` (16
 // files at most), loads the filter and serves as init. A failed step is logged on stderr and
 // kills the VMM, so the jail ends. Never returns.
 [[noreturn]] void run_init(pid_t program, const InitPlan& plan);
+
+// PID 1 of a jail whose groups could not be made: logs `why`, tells the VMM through
+// `plan.placed_fd` (it fails its start with that), and serves as init until the VMM is gone.
+[[noreturn]] void refuse_placement(pid_t program, const InitPlan& plan, const std::string& why);
 
 // Serves as init until no child is left; never returns. Call with the signals above blocked in
 // every thread of the process (it takes them with sigtimedwait) and with `vmm` its child.

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <string>
 
+#include "jail/init.h"
 #include "jail/network.h"
 #include "jail/root.h"
 #include "jail/seccomp_prebuilt.h"
@@ -31,15 +32,23 @@ Fd network_from_fd(int fd) {
 
 void wait_placed(Fd placed) {
   if (!placed) return;
-  char c = 0;
-  ssize_t n;
-  do n = ::read(placed.get(), &c, 1);
-  while (n < 0 && errno == EINTR);
-  if (n < 0) throw_errno("wait for the jail's PID 1 to move the VMM into its cgroups");
-  if (n == 0)
-    fail(
-        "the jail's PID 1 could not move the VMM into its cgroups, so it would run outside its "
-        "limits (the line before says why)");
+  char buf[1024];
+  std::string got;
+  for (;;) {  // "p", or kPlacementFailed and why, then EOF
+    ssize_t n = ::read(placed.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw_errno("wait for the jail's PID 1 to move the VMM into its cgroups");
+    if (n == 0) break;
+    got.append(buf, static_cast<size_t>(n));
+    if (got[0] == 'p' || got.size() > 4096) break;
+  }
+  if (!got.empty() && got[0] == 'p') return;
+  if (got.size() > 1 && got[0] == jail::kPlacementFailed)
+    fail("the VMM was not put in its cgroups, so it would run outside its limits: " +
+         got.substr(1));
+  fail(
+      "the jail's PID 1 could not move the VMM into its cgroups, so it would run outside its "
+      "limits (the line before says why)");
 }
 
 jail::Program enter_vmm_jail(JailPlan& plan, PhaseLog& phases) {

@@ -35,9 +35,10 @@ Fd passed_fd(int fd, const std::string& flag);
 // Fd; a descriptor that is not open or not a network namespace throws.
 Fd network_from_fd(int fd);
 
-// Waits for the jail's PID 1 to say (a byte on `placed`, from --jail-placed-fd; invalid: no
-// wait) that this process is in its cgroups, so that no guest page is charged elsewhere; throws
-// if it closed the pipe without (a move failed: vmm.log has the init's reason).
+// Waits for the jail's PID 1 to say ("p" on `placed`, from --jail-placed-fd; invalid: no wait)
+// that this process is in its cgroups, so that no guest page is charged elsewhere; throws with
+// the init's reason when it could not make or join them (jail/init.h, kPlacementFailed), or when
+// it closed the pipe without a word.
 void wait_placed(Fd placed);
 
 // Enters the jail of `plan`, marking each step in `phases`. Returns the program each vCPU thread

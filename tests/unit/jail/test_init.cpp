@@ -2,7 +2,8 @@
 // for a PID namespace's init) with a grandchild as its "VMM": it exits with the VMM's code, or
 // 128+N when signal N killed it; it forwards SIGTERM, SIGINT and SIGHUP to the VMM while it lives
 // and no longer afterwards; and an orphan that outlives the VMM keeps it alive until the orphan
-// exits. Also exit_code_of() on waitpid() statuses, and run_init() as a real namespace's PID 1.
+// exits. Also exit_code_of() on waitpid() statuses, run_init() as a real namespace's PID 1, and
+// refuse_placement() telling the VMM why its groups could not be made.
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <string>
 
 #include "jail/init.h"
@@ -182,8 +184,8 @@ TEST_CASE("init: exit_code_of") {
 namespace {
 
 // run_init as PID 1 of a new namespace, its program a child that reports (by its exit code)
-// what the placed pipe told it: 5 a byte, 7 EOF. With `fail_move` the program's cgroup.procs is
-// /dev/full, where every move fails.
+// what the placed pipe told it: 5 "p", 9 kPlacementFailed and a reason naming the failed move,
+// 7 EOF. With `fail_move` the program's cgroup.procs is /dev/full, where every move fails.
 void run_init_case(bool fail_move) {
   test::TempDir d("init");
   const std::string program_procs = d.path + "/program.procs", own_procs = d.path + "/own.procs";
@@ -215,13 +217,16 @@ void run_init_case(bool fail_move) {
     pid_t program = ::fork();
     if (program < 0) ::_exit(121);
     if (program == 0) {
-      char c = 0;
+      char c = 0, buf[512] = {};
       ::close(started.read.get());
       ::close(placed.write.get());  // as the launcher gives it: the read end only
       ::write(started.write.get(), "s", 1);
-      ssize_t told = ::read(placed.read.get(), &c, 1);
+      ssize_t told = ::read(placed.read.get(), buf, sizeof buf - 1);
       if (::read(go.read.get(), &c, 1) != 1) ::_exit(6);
-      ::_exit(told == 1 ? 5 : told == 0 ? 7 : 8);
+      if (told == 0) ::_exit(7);
+      if (told == 1 && buf[0] == 'p') ::_exit(5);
+      if (buf[0] == jail::kPlacementFailed && std::strstr(buf, "cannot move process 2")) ::_exit(9);
+      ::_exit(8);
     }
     jail::run_init(program, plan);
   }
@@ -254,8 +259,8 @@ void run_init_case(bool fail_move) {
     CHECK(fs::read_file(program_procs) == "2");  // the program is PID 2 of the init's namespace
   CHECK(fs::read_file(own_procs) == "0");        // and the init moved itself
   send_byte(go.write.get());
-  // Told it is placed; after a failed move, told nothing (the VMM then refuses to run).
-  CHECK(exited_with(wait_for(init, 5000), fail_move ? 7 : 5));
+  // Told it is placed; after a failed move, told why (the VMM then refuses to run).
+  CHECK(exited_with(wait_for(init, 5000), fail_move ? 9 : 5));
   // The claim (the pipe's write end, held as fd 3 by the init) is gone with it.
   char c;
   CHECK(::read(claim.read.get(), &c, 1) == 0);
@@ -277,7 +282,35 @@ TEST_CASE("init: run_init places, jails, drops and filters the PID 1, then serve
   SUBCASE("the VMM is told it is in its cgroups") {
     run_init_case(false);
   }
-  SUBCASE("a failed move tells it nothing") {
+  SUBCASE("a failed move tells it why") {
     run_init_case(true);
   }
+}
+
+TEST_CASE("init: refuse_placement tells the VMM why, then serves until it is gone") {
+  Pipe placed = Pipe::make(), said = Pipe::make();
+  jail::InitPlan plan;
+  plan.placed_fd = placed.write.get();
+  pid_t init = ::fork();  // no namespace needed: it only tells and reaps
+  REQUIRE(init >= 0);
+  if (init == 0) {
+    pid_t program = ::fork();
+    if (program < 0) ::_exit(121);
+    if (program == 0) {  // relays what it was told to the test, then exits 4
+      ::close(placed.write.get());
+      char buf[256] = {};
+      ssize_t n = ::read(placed.read.get(), buf, sizeof buf - 1);
+      if (n > 0) write_all(said.write.get(), buf, static_cast<size_t>(n));
+      ::_exit(4);
+    }
+    jail::refuse_placement(program, plan, "cgroup: mkdir /sys/fs/cgroup/x: Permission denied");
+  }
+  placed.write.reset();
+  placed.read.reset();
+  said.write.reset();
+  char buf[256] = {};
+  size_t n = read_full(said.read.get(), buf, sizeof buf - 1);
+  CHECK(std::string(buf, n) == std::string(1, jail::kPlacementFailed) +
+                                   "cgroup: mkdir /sys/fs/cgroup/x: Permission denied");
+  CHECK(exited_with(wait_for(init, 5000), 4));  // the program's code, once it is gone
 }
