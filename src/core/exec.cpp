@@ -3,6 +3,8 @@
 // side, and a sandbox destroyed meanwhile only ends the connection (an Error, exit 125).
 #include "core/exec.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -55,24 +57,29 @@ void require_running(const store::SandboxPaths& p, const std::string& id) {
 }
 
 // A connection lost because the sandbox went away under the command (a destroy, a checkpoint or
-// a pause from another shell, a dead VMM) is said so, instead of blaming guest-init.
+// a pause from another shell, a dead VMM) is said so, instead of blaming guest-init. The VMM may
+// still be on its way out when the connection drops (a destroy kills it, then removes the
+// record), so a sandbox that still looks running is looked at again for up to a second.
 void explain_if_gone(const Error& e, const std::string& id, const store::SandboxPaths& p) {
   const int err = e.err();
   if (err != ECONNRESET && err != EPIPE && err != ETIMEDOUT && err != ENOENT && err != ECONNREFUSED)
     return;
-  if (!fs::exists(p.state))
-    throw Error("sandbox " + id + " was destroyed while the command ran (" + e.what() + ")", err,
-                "'space list' shows the sandboxes there are");
-  store::Status observed = store::Status::Running;
-  try {
-    observed = store::observed_status(store::read_state(p.state));
-  } catch (const Error&) {
-    return;  // a record being rewritten: the original error stands
+  for (int look = 0; look < 50; look++) {
+    if (look > 0) ::usleep(20'000);
+    if (!fs::exists(p.state))
+      throw Error("sandbox " + id + " was destroyed while the command ran (" + e.what() + ")", err,
+                  "'space list' shows the sandboxes there are");
+    store::Status observed = store::Status::Running;
+    try {
+      observed = store::observed_status(store::read_state(p.state));
+    } catch (const Error&) {
+      continue;  // a record being rewritten
+    }
+    if (observed != store::Status::Running)
+      throw Error("sandbox " + id + " became " + store::status_name(observed) +
+                      " while the command ran (" + e.what() + ")",
+                  err, "'space state " + id + "' shows its status");
   }
-  if (observed != store::Status::Running)
-    throw Error("sandbox " + id + " became " + store::status_name(observed) +
-                    " while the command ran (" + e.what() + ")",
-                err, "'space state " + id + "' shows its status");
 }
 
 }  // namespace
