@@ -27,6 +27,8 @@ namespace {
 
 constexpr int kReportFd = 3;
 constexpr int kGoFd = 4;  // read end of the "go" pipe: EOF once the parent has forked them all
+// The read end of the "gate" pipe (lifted, kept at any number): EOF once the parent has every
+// sibling's "ok", when the branch's vCPUs start (VmRun::start_gate).
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -88,7 +90,7 @@ void detach(int report_fd, int go_fd, const TargetFds& f, int null_fd,
 [[noreturn]] void become_branch(const VmRun& source, const BranchTarget& t, TargetFds f,
                                 const memory::GuestMemory& inherited,
                                 const vmm::snapshot::Snapshot& snap, const std::string& source_id,
-                                int kvm_fd, int report_fd, int go_fd, pid_t parent) {
+                                int kvm_fd, int report_fd, int go_fd, int gate_fd, pid_t parent) {
   int code = 1;
   try {
     // Until it runs, a branch dies with the source VMM (a failed branch op is cleaned up by the
@@ -105,7 +107,8 @@ void detach(int report_fd, int go_fd, const TargetFds& f, int null_fd,
     const int null_fd = lift(source.files.null.get());
     vmm::snapshot::MemoryBase memory_base = source.memory_base;
     memory_base.fd = lift(memory_base.fd);
-    detach(report_fd, go_fd, f, null_fd, {kvm_fd, memory_base.fd});
+    gate_fd = lift(gate_fd);
+    detach(report_fd, go_fd, f, null_fd, {kvm_fd, memory_base.fd, gate_fd});
     phases.mark("detach");
     // Wait until the parent has forked every sibling: a child that ran now would slow the
     // remaining forks down (they copy the page tables this one is faulting on).
@@ -140,6 +143,7 @@ void detach(int report_fd, int go_fd, const TargetFds& f, int null_fd,
     run.on_expiry = t.on_expiry;
     phases.mark("config");
     run.on_running = [] { ::prctl(PR_SET_PDEATHSIG, 0); };
+    run.start_gate = Fd(gate_fd);
     code = run_vm(run, Fd(kReportFd), phases);
   } catch (const std::exception& e) {
     log::error(std::string("branch ") + t.id + ": " + e.what());
@@ -222,9 +226,11 @@ std::vector<ForkedBranch> fork_branches(vmm::Machine& machine, const VmRun& sour
   std::vector<pid_t> started;
   std::vector<Fd> pipes;
   const pid_t self = ::getpid();
-  int go[2];
+  int go[2], gate[2];
   if (::pipe2(go, O_CLOEXEC) != 0) throw_errno("pipe2");
   Fd go_rd(go[0]), go_wr(go[1]);
+  if (::pipe2(gate, O_CLOEXEC) != 0) throw_errno("pipe2");
+  Fd gate_rd(gate[0]), gate_wr(gate[1]);
   try {
     auto t1 = std::chrono::steady_clock::now();
     size_t first_fd = 0;
@@ -238,7 +244,7 @@ std::vector<ForkedBranch> fork_branches(vmm::Machine& machine, const VmRun& sour
       if (pid < 0) throw_errno("fork for branch " + t.id);
       if (pid == 0)
         become_branch(source, t, tf, machine.memory(), snap, source_id, machine.kvm_fd(), wr.get(),
-                      go_rd.get(), self);
+                      go_rd.get(), gate_rd.get(), self);
       started.push_back(pid);
       pipes.push_back(std::move(rd));
     }
@@ -249,6 +255,7 @@ std::vector<ForkedBranch> fork_branches(vmm::Machine& machine, const VmRun& sour
     std::string err = collect(pipes, targets, deadline);
     tm.ready_ms = ms_since(t2);
     if (!err.empty()) fail(err);
+    gate_wr.reset();  // every branch is runnable: their guests start
   } catch (...) {
     kill_all(started);
     throw;

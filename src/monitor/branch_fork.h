@@ -6,8 +6,10 @@
 // cgroup until the CLI moves it), builds a new KVM VM over the guest memory it inherited (shared
 // copy-on-write with the parent and its siblings; the kvm_run mappings are MADV_DONTFORK, so
 // nothing of the parent's VM stays alive in it), restores the captured state with its branch's
-// own disk, sockets and id (run_vm), and writes "ok" or "error: ..." on a pipe. Until it reports
-// "ok" a child dies with its parent (PR_SET_PDEATHSIG), so a source VMM that dies mid-branch leaves
+// own disk, sockets and id (run_vm), and writes "ok" (its VM runnable) or "error: ..." on a
+// pipe. Its vCPUs start only once every sibling said "ok" (EOF on a "gate" pipe), so the guests
+// that run do not slow down the set-up of the siblings still restoring. Until it reports "ok" a
+// child dies with its parent (PR_SET_PDEATHSIG), so a source VMM that dies mid-branch leaves
 // no VMM the CLI does not know of. The restore resets vsock connections, and the host's next Hello
 // gives fresh entropy and clock. The children stay this process's children: their pids go into
 // `children`, and the VMM reaps them on SIGCHLD.

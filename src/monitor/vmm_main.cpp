@@ -194,6 +194,16 @@ int probe_start(const VmmOptions& opts, Fd ready) {
   }
 }
 
+// Blocks until the other end of `pipe` is closed (a byte is ignored).
+void wait_for_eof(const Fd& pipe) {
+  char c;
+  for (;;) {
+    ssize_t n = ::read(pipe.get(), &c, 1);
+    if (n == 0) return;
+    if (n < 0 && errno != EINTR) throw_errno("wait for the branch's siblings");
+  }
+}
+
 }  // namespace
 
 int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
@@ -273,11 +283,21 @@ int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
     });
 
     Fd expiry = arm_expiry(run, loop, machine, stop_requested);
+    if (run.start_gate) {
+      // A branch: runnable now. Its guest starts once every sibling is, so that running guests
+      // do not slow the siblings' set-up down.
+      if (run.on_running) run.on_running();
+      ready::report_line(ready, "ok");
+      ready.reset();
+      wait_for_eof(run.start_gate);
+      run.start_gate.reset();
+      phases.mark("siblings");
+    }
     machine.start();
     ctl.running_since_ms = static_cast<int64_t>(timing::wall_ms());
     phases.mark("start vcpus");
     if (run.snap) sync.kick();  // fresh entropy, clock and hostname for the restored guest
-    if (run.on_running) run.on_running();
+    if (ready && run.on_running) run.on_running();
     ready::report_line(ready, "ok");
     ready.reset();
     log::info(std::string(run.snap ? "restored" : "booted") + " VM running" +

@@ -77,6 +77,9 @@ struct VmRun {
   int64_t expires_at = 0;
   std::string on_expiry;
   std::function<void()> on_running;  // called once the vCPUs run, just before "ok" is reported
+  // Set for a branch: "ok" is reported (after on_running) once its VM is runnable, and its vCPUs
+  // start only at EOF on this pipe, once the source has every sibling's "ok" (branch_fork.h).
+  Fd start_gate;
 };
 
 // Builds the machine, serves its control socket and runs it until the guest stops or a stop
