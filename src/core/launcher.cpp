@@ -139,6 +139,9 @@ VmmLaunch launch_vmm(const store::Context& ctx, const store::HostConfig& hc,
     proc::SpawnOptions o;
     o.fds.push_back(pipe.write.get());  // the VMM's fd 3
     o.env = env::daemon_environment();
+    // The VMM formats times in UTC itself (util/utc.h); with TZ set, a library call that wants
+    // the zone parses this string instead of opening /etc/localtime (which a jailed VMM cannot).
+    o.env->push_back("TZ=UTC0");
     // Jailed: a new PID namespace whose PID 1, cloned from us, starts the VMM as PID 2 and then
     // serves as the jail's init (jail/init.h), with fds of its own after the VMM's (the ready
     // pipe, the shared network namespace, the read end of the "placed" pipe): the claim and the

@@ -5,6 +5,7 @@
 
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -17,8 +18,14 @@
 namespace space::jail {
 
 bool in_own_pid_namespace() {
-  // NSpid lists our pid in each PID namespace from /proc's down to ours: more than one means ours
-  // is below the one space was started in. (/proc/1/ns/pid cannot be read from a child namespace.)
+  // Our PID namespace is not the one of /proc's PID 1 (two stats; /proc is still the host's when
+  // this is asked)...
+  struct stat own {
+  }, first{};
+  if (::stat("/proc/self/ns/pid", &own) == 0 && ::stat("/proc/1/ns/pid", &first) == 0)
+    return own.st_dev != first.st_dev || own.st_ino != first.st_ino;
+  // ... or, where that cannot be read, NSpid lists our pid in more than one namespace, from
+  // /proc's down to ours.
   std::string status;
   try {
     status = fs::read_file("/proc/self/status", 64 * 1024);

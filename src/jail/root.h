@@ -27,8 +27,9 @@ constexpr int kKeepNetwork = -2;
 // that the caller is in a PID namespace other than the host's (refused otherwise, so that a
 // jail never shares the host's PIDs by mistake). Throws Error naming the step.
 void enter(const std::string& mount_point, const std::string& hostname, int network = kNewNetwork);
-// True if the caller's PID namespace lies below the one of the /proc it sees (its NSpid has more
-// than one entry): /proc must still be the host's, as it is before enter().
+// True if the caller's PID namespace is not the one of the /proc it sees (not that of its PID 1;
+// where that cannot be read, its NSpid has more than one entry): /proc must still be the host's,
+// as it is before enter().
 bool in_own_pid_namespace();
 
 }  // namespace space::jail

@@ -56,7 +56,8 @@ jail::Program enter_vmm_jail(JailPlan& plan, PhaseLog& phases) {
   jail::Program vcpu_filter = jail::program(jail::Role::Vcpu, plan.unlisted);
   phases.mark("seccomp programs");
   // Our own code formats times without libc's time zone code (util/utc.h); this loads the zone
-  // now, while files can still be opened, for any library call that wants it later.
+  // now, while files can still be opened, for any library call that wants it later (the
+  // launcher sets TZ, so nothing is opened; a VMM started otherwise reads /etc/localtime here).
   ::tzset();
   jail::enter(plan.mount_point, plan.hostname,
               plan.network ? plan.network.get() : jail::kNewNetwork);

@@ -70,6 +70,8 @@ A_UID=$(space state a | json_field uid)
 # The caller's environment does not reach the VMM.
 CI_TOKEN=secret-of-the-ci expect_status 0 space create --template base e
 tr '\0' '\n' <"/proc/$(pid_of e)/environ" | grep -q CI_TOKEN && fail "the caller's environment reached the VMM"
+# Its zone is named, so that libc never opens /etc/localtime in the jail.
+tr '\0' '\n' <"/proc/$(pid_of e)/environ" | grep -qx TZ=UTC0 || fail "the VMM has no TZ=UTC0"
 expect_status 0 space destroy e
 
 # Everything still works under the jail.
