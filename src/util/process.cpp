@@ -2,7 +2,6 @@
 // glibc has no wrappers for them.
 #include "util/process.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -527,29 +526,27 @@ std::optional<uint64_t> cpu_time_ns(pid_t pid) {
 
 std::optional<uint64_t> threads_cpu_time_ns(pid_t pid) {
   const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
-  Fd dir_fd(::open(tasks.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!dir_fd) return std::nullopt;
-  DIR* dir = ::fdopendir(dir_fd.get());
-  if (!dir) return std::nullopt;
-  dir_fd.release();
+  std::vector<std::string> tids;
+  try {
+    tids = fs::list_dir(tasks);
+  } catch (const Error&) {
+    return std::nullopt;  // gone
+  }
   uint64_t sum = 0;
   bool any = false;
-  while (dirent* e = ::readdir(dir)) {
-    if (e->d_name[0] == '.') continue;
-    char buf[128];
-    Fd f(::openat(::dirfd(dir), (std::string(e->d_name) + "/schedstat").c_str(),
-                  O_RDONLY | O_CLOEXEC));
-    if (!f) continue;  // the thread ended meanwhile, or no schedstat
-    ssize_t n = ::read(f.get(), buf, sizeof buf - 1);
-    if (n <= 0) continue;
-    buf[n] = '\0';
+  for (const auto& tid : tids) {
+    std::string text;
+    try {
+      text = fs::read_file(tasks + "/" + tid + "/schedstat", 128);
+    } catch (const Error&) {
+      continue;  // the thread ended meanwhile, or no schedstat
+    }
     char* end = nullptr;
-    unsigned long long ns = std::strtoull(buf, &end, 10);
-    if (end == buf) continue;
+    unsigned long long ns = std::strtoull(text.c_str(), &end, 10);
+    if (end == text.c_str()) continue;
     sum += ns;
     any = true;
   }
-  ::closedir(dir);
   if (!any) return cpu_time_ns(pid);
   return sum;
 }
