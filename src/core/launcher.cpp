@@ -170,7 +170,7 @@ VmmLaunch launch_vmm(const store::Context& ctx, const store::HostConfig& hc,
         plan.placed_fd = next++;
         o.fds.push_back(placed->write.get());
       }
-      plan.mount_point = p.run_dir;
+      plan.root_dir = p.run_dir;
       plan.hostname = id;
       plan.filter = &init_filter;
       o.init_fds = o.fds.size() - vmm_fds;

@@ -28,7 +28,7 @@ struct InitPlan {
   // The write end of a pipe the VMM waits on before it maps guest memory (-1: none): "p" once
   // the VMM is in every one of its groups, else kPlacementFailed and why.
   int placed_fd = -1;
-  std::string mount_point;  // its own empty root goes here (jail/root.h)
+  std::string root_dir;  // its root: the run directory (jail/root.h)
   std::string hostname;
   const Program* filter = nullptr;  // the init role's (seccomp.h), loaded last
 };

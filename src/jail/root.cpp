@@ -1,6 +1,7 @@
 // The jail's root; see root.h. pivot_root(".", ".") stacks the old root on the new one at the
 // working directory, so the umount2(".") that follows removes exactly the old root (with all its
-// submounts, lazily: descriptors into it stay usable).
+// submounts, lazily: descriptors into it stay usable, which is why a jailed process must hold no
+// descriptor of a host directory: ".." from one climbs to the host's root).
 #include "jail/root.h"
 
 #include <sched.h>
@@ -40,7 +41,7 @@ bool in_own_pid_namespace() {
   return fields > 1;
 }
 
-void enter(const std::string& mount_point, const std::string& hostname, int network) {
+void enter(const std::string& dir, const std::string& hostname, int network) {
   if (!in_own_pid_namespace())
     fail("jail: not in a PID namespace of its own; refusing to change mounts",
          "jailed VMMs are started by space create, resume, branch and template build");
@@ -51,10 +52,11 @@ void enter(const std::string& mount_point, const std::string& hostname, int netw
     throw_errno("jail: unshare the mount, network, IPC and UTS namespaces");
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
     throw_errno("jail: make the mounts private");
-  if (::mount("space-jail", mount_point.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-              "size=4k,nr_inodes=4,mode=0555") != 0)
-    throw_errno("jail: mount the jail's tmpfs on " + mount_point);
-  if (::chdir(mount_point.c_str()) != 0) throw_errno("jail: chdir " + mount_point);
+  // `dir` becomes a mount of its own (a bind of itself, without what is mounted below it), so
+  // that it can be the root: ".." at a root stays there.
+  if (::mount(dir.c_str(), dir.c_str(), nullptr, MS_BIND, nullptr) != 0)
+    throw_errno("jail: bind " + dir + " onto itself");
+  if (::chdir(dir.c_str()) != 0) throw_errno("jail: chdir " + dir);
   if (::syscall(SYS_pivot_root, ".", ".") != 0) throw_errno("jail: pivot_root");
   if (::umount2(".", MNT_DETACH) != 0) throw_errno("jail: detach the old root");
   if (::chdir("/") != 0) throw_errno("jail: chdir /");

@@ -59,8 +59,7 @@ jail::Program enter_vmm_jail(JailPlan& plan, PhaseLog& phases) {
   // now, while files can still be opened, for any library call that wants it later (the
   // launcher sets TZ, so nothing is opened; a VMM started otherwise reads /etc/localtime here).
   ::tzset();
-  jail::enter(plan.mount_point, plan.hostname,
-              plan.network ? plan.network.get() : jail::kNewNetwork);
+  jail::enter(plan.root_dir, plan.hostname, plan.network ? plan.network.get() : jail::kNewNetwork);
   plan.network.reset();
   phases.mark("jail enter");
   jail::drop(plan.who);

@@ -19,9 +19,9 @@ namespace space::monitor {
 
 // What a VMM's jail is made of.
 struct JailPlan {
-  jail::Identity who;       // the sandbox's uid and gid (never 0)
-  std::string mount_point;  // where the jail's empty root is mounted: the run directory
-  std::string hostname;     // the jail's UTS name: the sandbox's id
+  jail::Identity who;    // the sandbox's uid and gid (never 0)
+  std::string root_dir;  // the jail's root: the run directory, read-only (jail/root.h)
+  std::string hostname;  // the jail's UTS name: the sandbox's id
   jail::Unlisted unlisted = jail::Unlisted::Kill;
   // The jails' shared network namespace (jail/network.h), owned: closed once joined. Invalid: a
   // new one of its own.

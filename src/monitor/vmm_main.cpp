@@ -212,8 +212,11 @@ int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
   // vmm.log (our stderr) holds warnings a guest can provoke: keep it bounded, like console.log.
   log::limit_size(kVmmLogMaxBytes);
   try {
-    // Routes and the guest sync dial sockets of the run directory by name.
-    if (::fchdir(run.files.run_dir.get()) != 0) throw_errno("chdir to the run directory");
+    // Routes and the guest sync dial sockets of the run directory by name. A jailed VMM's root
+    // is its run directory, and it is there already (its descriptor of the host's directory was
+    // closed: ".." from it would climb to the host's root).
+    if (run.files.run_dir && ::fchdir(run.files.run_dir.get()) != 0)
+      throw_errno("chdir to the run directory");
     Fd sigfd = block_and_watch_signals();
     vmm::Vcpu::install_kick_handler();
 
@@ -359,6 +362,7 @@ int vmm_main(const VmmOptions& opts) {
       JailPlan plan{who, paths.run_dir, run->cfg.id, jail::unlisted_from_env(), std::move(network)};
       run->vcpu_filter = enter_vmm_jail(plan, phases);
       run->jailed = true;
+      run->files.run_dir.reset();      // the root and working directory now: no host directory held
       wait_placed(std::move(placed));  // before any guest memory is mapped
       phases.mark("cgroups");
     }

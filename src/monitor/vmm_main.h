@@ -52,7 +52,8 @@ struct VmmFiles {
   Fd console;  // console.log, append-only
   Fd control;  // the control socket, bound (served with listen() by whoever runs the VM)
   Fd vsock;    // vsock.sock, bound
-  Fd run_dir;  // the run directory: the working directory, where routes are dialled by name
+  Fd run_dir;  // the run directory, made the working directory by run_vm; closed once jailed (the
+               // jail's root is that directory, and ".." from a host directory escapes it)
   Fd null;     // /dev/null, stdin for branch children
   Fd memory;   // the memory file RAM maps (a restore): kept open as the base of memory diffs
 };

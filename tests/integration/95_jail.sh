@@ -2,8 +2,10 @@
 # and a VMM resumed from a checkpoint, /proc shows seccomp in filter mode, no_new_privs, no
 # capability in any set, a uid and gid of its own (not root, none supplementary), mount, PID,
 # network, IPC and UTS namespaces other than ours (the network one shared by all jails, with only
-# a loopback device, down), an empty root (nothing of the host's files),
-# its run directory as working directory, and its own cgroup with the memory limit (guest RAM
+# a loopback device, down), as its root its run directory, read-only (its sockets, nothing of the
+# host's files; a branch child has its source's), its run directory as working directory, no
+# descriptor of a host directory (".." from one would leave the jail; a branch child still holds
+# its run directory's, see README), and its own cgroup with the memory limit (guest RAM
 # plus the overhead) and pid limit; the jail's PID 1 is its parent and jailed alike. A branch
 # shares its source's uid and outlives it. Everything else still works under the jail (exec,
 # cp, pause, resume, checkpoint, branch). Destroy removes the cgroups and frees the uid.
@@ -14,9 +16,10 @@ shared_template base
 status_field() { awk -v k="$2:" '$1 == k { $1 = ""; sub(/^ /, ""); print; exit }' "/proc/$1/status"; }
 ns_of() { stat -L -c %i "/proc/$1/ns/$2"; }
 
-# check_jailed PID ID: the VMM PID of sandbox ID is jailed as described above.
+# check_jailed PID ID [ROOT_ID]: the VMM PID of sandbox ID is jailed as described above, in the
+# run directory of sandbox ROOT_ID (default ID) as its root.
 check_jailed() {
-  local pid=$1 id=$2 what="VMM $1 of $2" uid
+  local pid=$1 id=$2 root_id=${3:-$2} what="VMM $1 of $2" uid
   alive "$pid" || fail "$what is not running"
   [ "$(status_field "$pid" Seccomp)" = 2 ] || fail "$what: seccomp is not in filter mode"
   [ "$(status_field "$pid" NoNewPrivs)" = 1 ] || fail "$what: no_new_privs is not set"
@@ -38,8 +41,19 @@ check_jailed() {
   links=$(nsenter --net=/run/space/.netns ip -o link | awk -F': ' '{print $2}' | tr '\n' ' ')
   [ "$links" = "lo " ] || fail "the jails' network namespace has devices: $links"
   nsenter --net=/run/space/.netns ip -o link show lo | grep -q ',UP' && fail "loopback is up in the jails' network namespace"
-  [ -z "$(ls -A "/proc/$pid/root/")" ] || fail "$what sees files in its root: $(ls -A "/proc/$pid/root/")"
-  [ "$(readlink "/proc/$pid/cwd")" = "$SPACE_RUN_DIR/$id" ] || fail "$what: cwd is not its run directory"
+  local where="$SPACE_RUN_DIR/$root_id"
+  [ "$(stat -L -c %d:%i "/proc/$pid/root")" = "$(stat -c %d:%i "$where")" ] || fail "$what: its root is not $where"
+  [ "$(ls -A "/proc/$pid/root/")" = "$(ls -A "$where")" ] || fail "$what sees other files in its root: $(ls -A "/proc/$pid/root/")"
+  ls -A "/proc/$pid/root/" | grep -qx vsock.sock || fail "$what: no vsock.sock in its root"
+  [ -n "$(awk '$5 == "/" && $6 ~ /^ro,/' "/proc/$pid/mountinfo")" ] || fail "$what: its root is not read-only: $(cat "/proc/$pid/mountinfo")"
+  [ "$(wc -l <"/proc/$pid/mountinfo")" = 1 ] || fail "$what sees mounts besides its root: $(cat "/proc/$pid/mountinfo")"
+  [ "$(stat -L -c %d:%i "/proc/$pid/cwd")" = "$(stat -c %d:%i "$SPACE_RUN_DIR/$id")" ] || fail "$what: cwd is not its run directory"
+  if [ "$root_id" = "$id" ]; then
+    local fd
+    for fd in /proc/"$pid"/fd/*; do
+      [ -d "$fd" ] && fail "$what holds a descriptor of directory $(readlink "$fd")"
+    done
+  fi
   [ "$(space state "$id" | json_field uid)" = "$uid" ] || fail "$what: state.json names another uid"
   # Its cgroup: its own, with the limits of a 256 MiB guest (plus 128 MiB for the VMM).
   local cg=$CGROUP_PARENT/$id
@@ -88,7 +102,7 @@ expect_status 0 space resume a
 # source.
 expect_status 0 space branch a --name b
 B=$(pid_of b)
-check_jailed "$B" b
+check_jailed "$B" b a
 [ "$(space state b | json_field uid)" = "$A_UID" ] || fail "the branch does not share its source's uid"
 expect_status 0 space exec b -- cat /tmp/mark
 [ "$OUT" = in-jail ] || fail "the branch lost its source's memory"

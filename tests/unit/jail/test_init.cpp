@@ -205,7 +205,7 @@ void run_init_case(bool fail_move) {
   plan.program_procs = {p_fd.get()};
   plan.own_procs = {o_fd.get()};
   plan.placed_fd = placed.write.get();
-  plan.mount_point = mnt;
+  plan.root_dir = mnt;
   plan.hostname = "init-test";
   plan.filter = &filter;
   pid_t init = static_cast<pid_t>(::syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0));

@@ -1,8 +1,9 @@
 // Unit tests for jail/root: enter() refuses to run unless its caller is PID 1 (so these tests'
 // own process is never touched), and, in a child cloned as PID 1 of a new PID namespace (root
-// only), leaves it in an empty, read-only root with no /proc, its own hostname, mount, UTS and
-// network namespaces (loopback down), and its descriptors still usable, while the host's mounts
-// (a shared one included) and hostname stay as they were.
+// only), leaves it in a read-only root that is the directory it was given (what that holds and
+// nothing else, no /proc; ".." stays there), its own hostname, mount, UTS and network namespaces
+// (loopback down), and its file descriptors still usable, while the host's mounts (a shared one
+// included) and hostname stay as they were.
 #include <dirent.h>
 #include <doctest/doctest.h>
 #include <fcntl.h>
@@ -51,8 +52,9 @@ std::string hostname() {
   return buf;
 }
 
-// The checks a jailed child makes after enter(`name`): "" when all pass, else what failed.
-std::string check_jail(int data_dir, const std::string& name) {
+// The checks a jailed child makes after enter(`name`) into a directory made by JailDir: "" when
+// all pass, else what failed. `data` is a host file opened before.
+std::string check_jail(int data, const std::string& name) {
   std::string failed;
   auto check = [&](bool ok, const char* what) {
     if (!ok) failed += std::string(what) + "; ";
@@ -62,17 +64,23 @@ std::string check_jail(int data_dir, const std::string& name) {
   if (d) {
     while (dirent* e = ::readdir(d)) {
       std::string n = e->d_name;
-      if (n != "." && n != "..") failed += "/ holds " + n + "; ";
+      if (n != "." && n != ".." && n != "inside") failed += "/ holds " + n + "; ";
     }
     ::closedir(d);
   }
+  check(::access("/inside", F_OK) == 0, "/ holds what the directory held");
+  // ".." at the root stays there: nothing of the host's tree above the directory is reachable.
+  struct stat root {
+  }, up{};
+  check(::stat("/", &root) == 0 && ::stat("../../..", &up) == 0 && root.st_ino == up.st_ino &&
+            root.st_dev == up.st_dev,
+        "../../.. is the root");
+  check(::access("../../../etc", F_OK) != 0 && errno == ENOENT, "../../../etc is not the host's");
   check(::access("/proc", F_OK) != 0 && errno == ENOENT, "/proc is gone");
   check(::access("/tmp", F_OK) != 0 && errno == ENOENT, "/tmp is gone");
   int f = ::open("/new-file", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
   check(f < 0 && (errno == EROFS || errno == EACCES), "creating a file in / fails");
   check(::mkdir("/new-dir", 0700) != 0, "creating a directory in / fails");
-  struct statfs sfs {};
-  check(::statfs("/", &sfs) == 0 && sfs.f_type == TMPFS_MAGIC, "/ is a tmpfs");
   struct statvfs svfs {};
   check(::statvfs("/", &svfs) == 0 && (svfs.f_flag & ST_RDONLY) && (svfs.f_flag & ST_NOEXEC) &&
             (svfs.f_flag & ST_NOSUID) && (svfs.f_flag & ST_NODEV),
@@ -81,11 +89,10 @@ std::string check_jail(int data_dir, const std::string& name) {
   check(::getcwd(cwd, sizeof cwd) && std::string(cwd) == "/", "cwd is /");
   char host[HOST_NAME_MAX + 1] = {};
   check(::gethostname(host, sizeof host) == 0 && host == name, "hostname");
-  // A descriptor opened before enter() still reaches the host's file.
-  Fd hello(::openat(data_dir, "hello", O_RDONLY | O_CLOEXEC));
+  // A file descriptor opened before enter() still reaches the host's file.
   char buf[8] = {};
-  check(hello && ::read(hello.get(), buf, sizeof buf) == 2 && std::string(buf) == "hi",
-        "a file through a directory fd opened before");
+  check(::pread(data, buf, sizeof buf, 0) == 2 && std::string(buf) == "hi",
+        "a file through a descriptor opened before");
   // The network namespace is empty: loopback is down.
   Fd s(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
   sockaddr_in a{};
@@ -106,7 +113,7 @@ struct JailedChild {
   Pipe report = Pipe::make();
   Pipe hold = Pipe::make();
 
-  JailedChild(const std::string& mount_point, const std::string& name, int data_dir,
+  JailedChild(const std::string& dir, const std::string& name, int data,
               int network = jail::kNewNetwork) {
     pid = static_cast<pid_t>(::syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0));
     REQUIRE(pid >= 0);
@@ -115,8 +122,8 @@ struct JailedChild {
       hold.write.reset();
       std::string out;
       try {
-        jail::enter(mount_point, name, network);
-        out = check_jail(data_dir, name);
+        jail::enter(dir, name, network);
+        out = check_jail(data, name);
         if (out.empty()) out = "ok";
       } catch (const std::exception& e) {
         out = std::string("threw: ") + e.what();
@@ -155,17 +162,22 @@ struct JailedChild {
   }
 };
 
-// A directory holding "hello" (content "hi"), opened: what check_jail() reads through a
-// descriptor opened before enter().
-struct DataDir {
+// A file "hello" (content "hi"), opened: what check_jail() reads through a descriptor opened
+// before enter().
+struct DataFile {
   test::TempDir dir{"root-data"};
   Fd fd;
-  DataDir() {
+  DataFile() {
     fs::write_file_atomic(dir.path + "/hello", "hi", 0644, fs::Sync::Volatile);
-    fd.reset(::open(dir.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    fd.reset(::open((dir.path + "/hello").c_str(), O_RDONLY | O_CLOEXEC));
     REQUIRE(fd);
   }
 };
+
+// Makes `path` the directory a jail is given: it holds "inside" and nothing else.
+void make_jail_dir(const std::string& path) {
+  fs::write_file_atomic(path + "/inside", "", 0644, fs::Sync::Volatile);
+}
 
 bool mounted_at(const std::string& path) {
   std::string mi = fs::read_file("/proc/self/mountinfo", 1u << 20);
@@ -191,13 +203,15 @@ TEST_CASE("root: enter() refuses outside a PID namespace of its own, before touc
   CHECK_FALSE(mounted_at(dir.path));
 }
 
-TEST_CASE("root: enter() as PID 1 gives an empty read-only root and namespaces of its own") {
+TEST_CASE(
+    "root: enter() as PID 1 makes its directory the read-only root, with namespaces of its own") {
   if (::geteuid() != 0) {
     MESSAGE("skipped: needs root");
     return;
   }
   test::TempDir mnt("root-mnt");
-  DataDir data;
+  make_jail_dir(mnt.path);
+  DataFile data;
   std::string host = hostname();
   JailedChild child(mnt.path, "jtest", data.fd.get());
   CHECK(child.result() == "ok");
@@ -213,7 +227,7 @@ TEST_CASE("root: enter() as PID 1 gives an empty read-only root and namespaces o
   int status = child.release();
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
-  CHECK(fs::list_dir(mnt.path).empty());
+  CHECK(fs::list_dir(mnt.path) == std::vector<std::string>{"inside"});
 }
 
 TEST_CASE("root: enter() given a network namespace joins it, and makes none") {
@@ -222,7 +236,8 @@ TEST_CASE("root: enter() given a network namespace joins it, and makes none") {
     return;
   }
   test::TempDir mnt("root-mnt");
-  DataDir data;
+  make_jail_dir(mnt.path);
+  DataFile data;
   // An empty namespace, held by a child that made it (as jail/network.h's bind mount holds one).
   Pipe made = Pipe::make(), hold = Pipe::make();
   pid_t holder = ::fork();
@@ -259,10 +274,10 @@ TEST_CASE("root: enter() under a shared mount propagates nothing to the host") {
     MESSAGE("skipped: needs root");
     return;
   }
-  // A tmpfs of our own, shared: without enter() making its mounts private, the jail's tmpfs on
-  // a directory in it would appear here too (and pivot_root would refuse it).
+  // A tmpfs of our own, shared: without enter() making its mounts private, the jail's bind mount
+  // of a directory in it would appear here too (and pivot_root would refuse it).
   test::TempDir base("root-shared");
-  DataDir data;
+  DataFile data;
   REQUIRE(::mount("space-test", base.path.c_str(), "tmpfs", 0, "size=64k") == 0);
   struct Unmount {
     std::string path;
@@ -271,13 +286,14 @@ TEST_CASE("root: enter() under a shared mount propagates nothing to the host") {
   REQUIRE(::mount(nullptr, base.path.c_str(), nullptr, MS_SHARED, nullptr) == 0);
   const std::string mnt = base.path + "/mnt";
   REQUIRE(::mkdir(mnt.c_str(), 0755) == 0);
+  make_jail_dir(mnt);
   JailedChild child(mnt, "jtest", data.fd.get());
   CHECK(child.result() == "ok");
   CHECK(mounted_at(base.path));
   CHECK_FALSE(mounted_at(mnt));
   CHECK(device_of(mnt) == device_of(base.path));
   CHECK(child.release() == 0);
-  CHECK(fs::list_dir(mnt).empty());
+  CHECK(fs::list_dir(mnt) == std::vector<std::string>{"inside"});
 }
 
 TEST_CASE("root: enter() truncates the hostname to 64 bytes and names a failed step") {
@@ -286,7 +302,8 @@ TEST_CASE("root: enter() truncates the hostname to 64 bytes and names a failed s
     return;
   }
   test::TempDir mnt("root-mnt");
-  DataDir data;
+  make_jail_dir(mnt.path);
+  DataFile data;
   {
     // check_jail() compares with the first 64 bytes of the name.
     pid_t pid = static_cast<pid_t>(::syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0));
@@ -305,6 +322,6 @@ TEST_CASE("root: enter() truncates the hostname to 64 bytes and names a failed s
     CHECK(WEXITSTATUS(status) == 0);
   }
   JailedChild missing(mnt.path + "/no-such-dir", "jtest", data.fd.get());
-  CHECK(missing.result().find("threw: jail: mount the jail's tmpfs on") == 0);
+  CHECK(missing.result().find("threw: jail: bind " + mnt.path + "/no-such-dir onto itself") == 0);
   missing.release();
 }
