@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -101,9 +102,21 @@ void check_socket_paths(const store::SandboxPaths& p) {
 
 void make_run_dir(const store::SandboxPaths& p, gid_t gid) {
   fs::remove_tree(p.run_dir);
-  fs::ensure_private_dir(store::run_base(), 0700);
+  const std::string base = store::run_base();
+  fs::ensure_private_dir(base, 0700);
   if (::mkdir(p.run_dir.c_str(), 0700) != 0) throw_errno("mkdir " + p.run_dir);
   if (gid == 0) return;
+  // A branch child works in its run directory through a descriptor, from which ".." climbs out
+  // of its jail: only as far as this directory, if no one else may search it.
+  struct stat st {};
+  if (::stat(base.c_str(), &st) != 0) throw_errno("stat " + base);
+  if (st.st_mode & (S_IXGRP | S_IXOTH)) {
+    char m[8];
+    std::snprintf(m, sizeof m, "%04o", st.st_mode & 07777);
+    fail(base + " may be searched by others (mode " + m +
+             "): a jailed VMM could reach the host's files through it",
+         "chmod 0700 " + base);
+  }
   if (::chown(p.run_dir.c_str(), 0, gid) != 0) throw_errno("chown " + p.run_dir);
   if (::chmod(p.run_dir.c_str(), 0710) != 0) throw_errno("chmod " + p.run_dir);
 }

@@ -65,7 +65,9 @@ struct VmmLaunch {
 void check_socket_paths(const store::SandboxPaths& p);
 // Makes p.run_dir afresh: a stale one left by a crashed VMM of the same name is removed first.
 // For a jail of uid `gid` it is root's with group `gid`, mode 0710: the jailed VMM may reach the
-// sockets in it and nothing else may.
+// sockets in it and nothing else may; and the run directories' base (made mode 0700 if missing)
+// must be searchable by no one else (or this throws, naming the chmod), so that ".." from a
+// branch child's run directory stops there.
 void make_run_dir(const store::SandboxPaths& p, gid_t gid = 0);
 // Prepares the VMM's jail (jail_setup.h) as `jr` says and its run directory, and starts the VMM
 // for `id`; its stdout and stderr go to p.vmm_log.

@@ -209,6 +209,33 @@ TEST_CASE("make_run_dir makes the run directory afresh, mode 0700, replacing a s
   CHECK(fs::list_dir(p.run_dir).empty());
 }
 
+TEST_CASE(
+    "make_run_dir for a jail: root's with the jail's group, mode 0710, below a base no one else "
+    "may search") {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: needs root (chown)");
+    return;
+  }
+  test::TempDir d("rundir-jail");
+  const std::string base = d.path + "/run";
+  ScopedEnv run("SPACE_RUN_DIR", base.c_str());
+  auto p = store::sandbox_paths(d.path + "/root", "box");
+  core::make_run_dir(p, 4242);
+  struct stat st {};
+  REQUIRE(::stat(p.run_dir.c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0710);
+  CHECK(st.st_uid == 0);
+  CHECK(st.st_gid == 4242);
+  // A base others may search would let ".." from a branch child's run directory out of the jail.
+  REQUIRE(::chmod(base.c_str(), 0711) == 0);
+  auto e = error_of([&] { core::make_run_dir(p, 4242); });
+  CHECK(e.first == base +
+                       " may be searched by others (mode 0711): a jailed VMM could reach the "
+                       "host's files through it");
+  CHECK(e.second == "chmod 0700 " + base);
+  CHECK_NOTHROW(core::make_run_dir(p));  // not jailed: no VMM climbs from there
+}
+
 TEST_CASE("log_tails: the last lines of vmm.log and console.log, or nothing") {
   test::TempDir d("tails");
   auto p = store::paths_in(d.path, d.path + "/run");
