@@ -19,8 +19,15 @@
 namespace space::jail {
 
 bool in_own_pid_namespace() {
-  // Our PID namespace is not the one of /proc's PID 1 (two stats; /proc is still the host's when
-  // this is asked)...
+  // /proc/self names us by our pid in /proc's namespace (still the host's when this is asked),
+  // getpid() by ours: they differ only when ours is not /proc's (one readlink)...
+  char self[32];
+  ssize_t n = ::readlink("/proc/self", self, sizeof self - 1);
+  if (n > 0) {
+    self[n] = '\0';
+    return std::to_string(::getpid()) != self;
+  }
+  // ... or our PID namespace is not the one of /proc's PID 1 (two stats)...
   struct stat own {
   }, first{};
   if (::stat("/proc/self/ns/pid", &own) == 0 && ::stat("/proc/1/ns/pid", &first) == 0)
@@ -41,15 +48,21 @@ bool in_own_pid_namespace() {
   return fields > 1;
 }
 
-void enter(const std::string& dir, const std::string& hostname, int network) {
+void enter(const std::string& dir, const std::string& hostname, int network, PhaseLog* phases) {
+  auto mark = [phases](const char* name) {
+    if (phases) phases->mark(name);
+  };
   if (!in_own_pid_namespace())
     fail("jail: not in a PID namespace of its own; refusing to change mounts",
          "jailed VMMs are started by space create, resume, branch and template build");
+  mark("jail: pid check");
   if (network >= 0 && ::setns(network, CLONE_NEWNET) != 0)
     throw_errno("jail: join the jails' network namespace");
+  mark("jail: network");
   if (::unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS |
                 (network == kNewNetwork ? CLONE_NEWNET : 0)) != 0)
     throw_errno("jail: unshare the mount, network, IPC and UTS namespaces");
+  mark("jail: unshare");
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
     throw_errno("jail: make the mounts private");
   // `dir` becomes a mount of its own (a bind of itself, without what is mounted below it), so
@@ -59,6 +72,7 @@ void enter(const std::string& dir, const std::string& hostname, int network) {
   if (::chdir(dir.c_str()) != 0) throw_errno("jail: chdir " + dir);
   if (::syscall(SYS_pivot_root, ".", ".") != 0) throw_errno("jail: pivot_root");
   if (::umount2(".", MNT_DETACH) != 0) throw_errno("jail: detach the old root");
+  mark("jail: root");
   if (::chdir("/") != 0) throw_errno("jail: chdir /");
   if (::mount(nullptr, "/", nullptr,
               MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0)

@@ -12,6 +12,8 @@
 #pragma once
 #include <string>
 
+#include "util/phase_log.h"
+
 namespace space::jail {
 
 // What enter() does with the network namespace: a new one (unshare), the caller's (for a process
@@ -28,7 +30,8 @@ constexpr int kKeepNetwork = -2;
 // (truncated to 64 bytes). Requires CAP_SYS_ADMIN and that the caller is in a PID namespace other
 // than the host's (refused otherwise, so that a jail never shares the host's PIDs by mistake).
 // Throws Error naming the step.
-void enter(const std::string& dir, const std::string& hostname, int network = kNewNetwork);
+void enter(const std::string& dir, const std::string& hostname, int network = kNewNetwork,
+           PhaseLog* phases = nullptr);
 // True if the caller's PID namespace is not the one of the /proc it sees (not that of its PID 1;
 // where that cannot be read, its NSpid has more than one entry): /proc must still be the host's,
 // as it is before enter().

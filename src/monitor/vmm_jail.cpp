@@ -59,10 +59,12 @@ jail::Program enter_vmm_jail(JailPlan& plan, PhaseLog& phases) {
   // now, while files can still be opened, for any library call that wants it later (the
   // launcher sets TZ, so nothing is opened; a VMM started otherwise reads /etc/localtime here).
   ::tzset();
-  jail::enter(plan.root_dir, plan.hostname, plan.network ? plan.network.get() : jail::kNewNetwork);
+  jail::enter(plan.root_dir, plan.hostname, plan.network ? plan.network.get() : jail::kNewNetwork,
+              &phases);
   plan.network.reset();
   phases.mark("jail enter");
   jail::drop(plan.who);
+  phases.mark("drop");
   if (int err = jail::load(vmm_filter)) throw_errno("install the VMM's seccomp filter", err);
   phases.mark("jail");
   return vcpu_filter;

@@ -4,9 +4,9 @@
 // namespace of its own, whose PID 1 started it and serves as the jail's init, moving it into its
 // cgroup meanwhile (jail/init.h); it is still root, with everything it will use already open. It
 // takes the seccomp programs (built in: jail/seccomp_prebuilt.h), enters the jail's namespaces
-// (the network one shared: jail/network.h) and empty root (jail/root.h), drops to the sandbox's
-// uid (jail/privileges.h) and loads the VMM program; then, before it maps guest memory, it waits
-// for the init to say it is in its cgroup. No fork: the init already exists.
+// (the network one shared: jail/network.h) and its root, the run directory (jail/root.h), drops to
+// the sandbox's uid (jail/privileges.h) and loads the VMM program; then, before it maps guest
+// memory, it waits for the init to say it is in its cgroup. No fork: the init already exists.
 #pragma once
 #include <string>
 

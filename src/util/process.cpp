@@ -352,10 +352,28 @@ struct ProgramSpawn {
   ProgramSpawn& operator=(const ProgramSpawn&) = delete;
 };
 
-}  // namespace
+// The file actions and attributes of a spawn_detached child.
+struct SpawnPlan {
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  SpawnPlan() {
+    if (posix_spawn_file_actions_init(&actions) != 0) fail("spawn: posix_spawn_file_actions_init");
+    if (posix_spawnattr_init(&attr) != 0) {
+      posix_spawn_file_actions_destroy(&actions);
+      fail("spawn: posix_spawnattr_init");
+    }
+  }
+  ~SpawnPlan() {
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+  }
+  SpawnPlan(const SpawnPlan&) = delete;
+  SpawnPlan& operator=(const SpawnPlan&) = delete;
+};
 
-Child spawn_detached(const std::vector<std::string>& argv, const std::string& log_path,
-                     const SpawnOptions& opts) {
+// spawn_detached in a new PID namespace (with an init or without): see process.h.
+Child spawn_cloned(const std::vector<std::string>& argv, const std::string& log_path,
+                   const SpawnOptions& opts) {
   if (argv.empty()) fail("spawn: empty argv");
   // Everything the child touches is prepared before the clone: it may only make async-signal-safe
   // calls.
@@ -427,6 +445,55 @@ Child spawn_detached(const std::vector<std::string>& argv, const std::string& lo
     ::_exit(127);
   }
   return Child(pid);
+}
+
+// spawn_detached without an init: see process.h.
+Child spawn_plain(const std::vector<std::string>& argv, const std::string& log_path,
+                  const SpawnOptions& opts) {
+  if (argv.empty()) fail("spawn: empty argv");
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  std::vector<char*> envp;
+  if (opts.env) {
+    for (auto& e : *opts.env) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+  }
+  const int nfds = static_cast<int>(opts.fds.size());
+  // Each passed fd is first copied above every target number (close-on-exec), so that the
+  // dup2s below cannot overwrite one another's source.
+  std::vector<Fd> high;
+  for (int fd : opts.fds) {
+    high.emplace_back(::fcntl(fd, F_DUPFD_CLOEXEC, 3 + nfds));
+    if (!high.back()) throw_errno("spawn: dup fd " + std::to_string(fd));
+  }
+  SpawnPlan plan;
+  sigset_t empty;
+  sigemptyset(&empty);
+  int err = posix_spawn_file_actions_addopen(&plan.actions, 0, "/dev/null", O_RDWR, 0);
+  if (!err)
+    err = posix_spawn_file_actions_addopen(&plan.actions, 1, log_path.c_str(),
+                                           O_WRONLY | O_CREAT | O_APPEND, 0600);
+  if (!err) err = posix_spawn_file_actions_adddup2(&plan.actions, 1, 2);
+  for (int i = 0; i < nfds && !err; i++)  // dup2 leaves the new fd without close-on-exec
+    err = posix_spawn_file_actions_adddup2(&plan.actions, high[i].get(), 3 + i);
+  if (!err) err = posix_spawn_file_actions_addclosefrom_np(&plan.actions, 3 + nfds);
+  if (!err) err = posix_spawnattr_setsigmask(&plan.attr, &empty);
+  if (!err) err = posix_spawnattr_setflags(&plan.attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
+  if (err) throw Error("spawn: cannot prepare posix_spawn", err);
+  pid_t pid = -1;
+  err = posix_spawn(&pid, args[0], &plan.actions, &plan.attr, args.data(),
+                    opts.env ? envp.data() : environ);
+  if (err) throw Error("start " + argv[0] + " (log " + log_path + "): " + std::strerror(err), err);
+  return Child(pid);
+}
+
+}  // namespace
+
+Child spawn_detached(const std::vector<std::string>& argv, const std::string& log_path,
+                     const SpawnOptions& opts) {
+  if (opts.init || opts.new_pid_namespace) return spawn_cloned(argv, log_path, opts);
+  return spawn_plain(argv, log_path, opts);
 }
 
 Child spawn_detached(const std::vector<std::string>& argv, const std::string& log_path,

@@ -102,8 +102,12 @@ struct SpawnOptions {
 
 // Starts argv[0] (argv as given) as a detached daemon: a new session, stdin from /dev/null,
 // stdout and stderr appended to `log_path`, an empty signal mask, and no fds but 0-2 and
-// `opts.fds`. If setup or exec fails the child writes "error: <step> failed\n" to fd 3 (when it
-// passes one) and exits 127. With opts.init, the returned Child is that init.
+// `opts.fds`. In our PID namespace, through posix_spawn, whose vfork-like clone copies none of
+// our memory (a fork of a large process copies its page tables first); it throws Error naming
+// the cause if the log cannot be opened or the exec fails. In a new one (new_pid_namespace), the
+// child is cloned with a copy of our memory, and if its set-up or the exec fails it writes
+// "error: <step> failed\n" to fd 3 (when it passes one) and exits 127; with opts.init, the
+// returned Child is that init.
 Child spawn_detached(const std::vector<std::string>& argv, const std::string& log_path,
                      const SpawnOptions& opts);
 // The same, passing only `pass_fd` (if >= 0) as fd 3, with our environment.

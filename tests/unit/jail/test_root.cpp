@@ -186,6 +186,27 @@ bool mounted_at(const std::string& path) {
 
 }  // namespace
 
+TEST_CASE("root: in_own_pid_namespace() tells a child in a new PID namespace from its parent") {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: needs root");
+    return;
+  }
+  const bool here = jail::in_own_pid_namespace();
+  pid_t pid = static_cast<pid_t>(::syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0));
+  REQUIRE(pid >= 0);
+  if (pid == 0) ::_exit(jail::in_own_pid_namespace() ? 0 : 1);
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  // A fork stays in ours: it answers as we do.
+  pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) ::_exit(jail::in_own_pid_namespace() == here ? 0 : 1);
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  CHECK(WEXITSTATUS(status) == 0);
+}
+
 TEST_CASE("root: enter() refuses outside a PID namespace of its own, before touching anything") {
   if (jail::in_own_pid_namespace()) {
     MESSAGE("skipped: this test process is in a PID namespace of its own");

@@ -102,13 +102,14 @@ TEST_CASE("spawn_detached: new session, stdio to the log, the passed fd as fd 3"
   CHECK(out.find("stdin-eof") != std::string::npos);
   // fds of `ls`: 0, 1, 2, 3 and the one it opened for /proc/self/fd.
   CHECK(out.find("\n5\n") != std::string::npos);
-  // exec failure is reported on fd 3
-  Pipe q = Pipe::make();
-  proc::Child bad = proc::spawn_detached({"/nonexistent"}, log, q.write.get());
-  q.write.reset();
-  char ebuf[64] = {};
-  read_full(q.read.get(), ebuf, sizeof ebuf);
-  CHECK(std::string(ebuf) == "error: exec failed\n");
+  // A failed exec, or a log that cannot be opened, is an error of the spawn itself.
+  CHECK_THROWS_WITH_AS(proc::spawn_detached({"/nonexistent"}, log, -1),
+                       ("start /nonexistent (log " + log + "): No such file or directory").c_str(),
+                       Error);
+  CHECK_THROWS_WITH_AS(
+      proc::spawn_detached({"/bin/true"}, dir + "/no/such/dir/log", -1),
+      ("start /bin/true (log " + dir + "/no/such/dir/log): No such file or directory").c_str(),
+      Error);
 }
 
 TEST_CASE("spawn_detached with SpawnOptions: fds in order, only the given environment") {
