@@ -227,7 +227,7 @@ if count:
             (jailed if jail else bare).append((t1 - t0) / 1e6)
             if jail:
                 log = open(os.path.join(root, "store", "sandboxes", i, "vmm.log")).read()
-                for k, v in re.findall(r"(seccomp programs|jail enter|jail) ([0-9.]+) ms", log):
+                for k, v in re.findall(r"(seccomp programs|jail: [a-z ]+|jail enter|drop|jail) ([0-9.]+) ms", log):
                     phases.setdefault(k, []).append(float(v))
             run("destroy", i)
     with open(cfg, "w") as f:
@@ -356,7 +356,7 @@ PY
 "$SPACE_BIN" --log-level info create bench-cmdline >/dev/null
 cmdline=$(sed -n 's/.*kernel command line: //p' "$ROOT/store/sandboxes/bench-cmdline/vmm.log" | tail -1)
 if [ -z "$cmdline" ]; then  # a restored VMM may not log it: the one machine.cpp/host.cpp build
-  cmdline="console=ttyS0 reboot=k panic=-1 root=/dev/vda rw rootfstype=ext4 io_delay=none quiet tsc=reliable space.id=qemu"
+  cmdline="console=ttyS0 reboot=k panic=-1 root=/dev/vda rw rootfstype=ext4 io_delay=none quiet tsc=reliable clocksource=kvm-clock space.id=qemu"
   [ -d /sys/module/kvm_pvm ] && cmdline+=" pvm_quirks noxsave clearcpuid=popcnt,smap,erms,fsrm,pcid,invpcid,fsgsbase,rdtscp,rdpid,rdrand,rdseed rodata=off percpu_alloc=page noreplace-smp"
 fi
 "$SPACE_BIN" destroy bench-cmdline >/dev/null

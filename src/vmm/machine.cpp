@@ -172,9 +172,13 @@ devices::VirtioMmio* Machine::add_virtio(const std::string& name,
 }
 
 std::string Machine::build_cmdline() const {
+  // kvm-clock, not the TSC the guest kernel would pick on a host with an invariant one: a restore
+  // sets kvm-clock back to its snapshot value, but not the TSC (PVM cannot offset it), and a
+  // guest on the TSC found its clocks leapt by the time its template sat on disk and spent
+  // seconds of interpreted kernel time catching up after every restore.
   std::string c =
       "console=ttyS0 reboot=k panic=-1 root=/dev/vda rw rootfstype=ext4 io_delay=none quiet "
-      "tsc=reliable";
+      "tsc=reliable clocksource=kvm-clock";
   // Freed guest pages and slab objects are zeroed: no secret outlives its use. The guest's RAM is
   // fresh zeroed memory (an anonymous mapping or a new sparse file), so boot_memory_zeroed
   // (scripts/kernel/patches/0006) skips zeroing it all once more at boot; every page freed after
