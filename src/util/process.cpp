@@ -371,20 +371,30 @@ struct SpawnPlan {
   SpawnPlan& operator=(const SpawnPlan&) = delete;
 };
 
+// argv and the environment as execve() takes them (pointers into the strings given, which
+// must outlive it), made before any clone.
+struct ExecArgs {
+  std::vector<char*> argv;
+  std::vector<char*> envp;  // empty: our environment
+  ExecArgs(const std::vector<std::string>& args,
+           const std::optional<std::vector<std::string>>& env) {
+    if (args.empty()) fail("spawn: empty argv");
+    for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    if (env) {
+      for (auto& e : *env) envp.push_back(const_cast<char*>(e.c_str()));
+      envp.push_back(nullptr);
+    }
+  }
+  char* const* environment() const { return envp.empty() ? environ : envp.data(); }
+};
+
 // spawn_detached in a new PID namespace (with an init or without): see process.h.
-Child spawn_cloned(const std::vector<std::string>& argv, const std::string& log_path,
-                   const SpawnOptions& opts) {
-  if (argv.empty()) fail("spawn: empty argv");
+Child spawn_cloned(const ExecArgs& exec, const std::string& log_path, const SpawnOptions& opts) {
   // Everything the child touches is prepared before the clone: it may only make async-signal-safe
   // calls.
-  std::vector<char*> args;
-  for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  std::vector<char*> envp;
-  if (opts.env) {
-    for (auto& e : *opts.env) envp.push_back(const_cast<char*>(e.c_str()));
-    envp.push_back(nullptr);
-  }
+  char* const* args = exec.argv.data();
+  char* const* env = exec.environment();
   const char* log = log_path.c_str();
   const int nfds = static_cast<int>(opts.fds.size());
   const int* fds = opts.fds.data();
@@ -429,16 +439,13 @@ Child spawn_cloned(const std::vector<std::string>& argv, const std::string& log_
     ::close_range(3 + nfds, ~0U, 0);
     if (!opts.init) {
       ::sigprocmask(SIG_SETMASK, &empty, nullptr);
-      if (opts.env)
-        ::execve(args[0], args.data(), envp.data());
-      else
-        ::execv(args[0], args.data());
+      ::execve(args[0], args, env);
       die("error: exec failed\n");
     }
     // PID 1 of the new namespace: start the program as PID 2, then serve as its init.
     pid_t program = -1;
-    if (posix_spawn(&program, args[0], &program_spawn->actions, &program_spawn->attr, args.data(),
-                    opts.env ? envp.data() : environ) != 0)
+    if (posix_spawn(&program, args[0], &program_spawn->actions, &program_spawn->attr, args, env) !=
+        0)
       die("error: exec failed\n");
     if (program_nfds > 0) ::close_range(3, 3 + program_nfds - 1, 0);  // the program's, not ours
     opts.init(program, 3 + program_nfds);
@@ -448,17 +455,7 @@ Child spawn_cloned(const std::vector<std::string>& argv, const std::string& log_
 }
 
 // spawn_detached without an init: see process.h.
-Child spawn_plain(const std::vector<std::string>& argv, const std::string& log_path,
-                  const SpawnOptions& opts) {
-  if (argv.empty()) fail("spawn: empty argv");
-  std::vector<char*> args;
-  for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  std::vector<char*> envp;
-  if (opts.env) {
-    for (auto& e : *opts.env) envp.push_back(const_cast<char*>(e.c_str()));
-    envp.push_back(nullptr);
-  }
+Child spawn_plain(const ExecArgs& exec, const std::string& log_path, const SpawnOptions& opts) {
   const int nfds = static_cast<int>(opts.fds.size());
   // Each passed fd is first copied above every target number (close-on-exec), so that the
   // dup2s below cannot overwrite one another's source.
@@ -482,9 +479,12 @@ Child spawn_plain(const std::vector<std::string>& argv, const std::string& log_p
   if (!err) err = posix_spawnattr_setflags(&plan.attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
   if (err) throw Error("spawn: cannot prepare posix_spawn", err);
   pid_t pid = -1;
-  err = posix_spawn(&pid, args[0], &plan.actions, &plan.attr, args.data(),
-                    opts.env ? envp.data() : environ);
-  if (err) throw Error("start " + argv[0] + " (log " + log_path + "): " + std::strerror(err), err);
+  err = posix_spawn(&pid, exec.argv[0], &plan.actions, &plan.attr, exec.argv.data(),
+                    exec.environment());
+  if (err)
+    throw Error(
+        "start " + std::string(exec.argv[0]) + " (log " + log_path + "): " + std::strerror(err),
+        err);
   return Child(pid);
 }
 
@@ -492,8 +492,9 @@ Child spawn_plain(const std::vector<std::string>& argv, const std::string& log_p
 
 Child spawn_detached(const std::vector<std::string>& argv, const std::string& log_path,
                      const SpawnOptions& opts) {
-  if (opts.init || opts.new_pid_namespace) return spawn_cloned(argv, log_path, opts);
-  return spawn_plain(argv, log_path, opts);
+  const ExecArgs exec(argv, opts.env);
+  if (opts.init || opts.new_pid_namespace) return spawn_cloned(exec, log_path, opts);
+  return spawn_plain(exec, log_path, opts);
 }
 
 Child spawn_detached(const std::vector<std::string>& argv, const std::string& log_path,
