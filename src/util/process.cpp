@@ -325,34 +325,7 @@ pid_t Child::release() {
 
 namespace {
 
-// How an init starts its program (SpawnOptions::init): posix_spawn, whose vfork-like clone copies
-// none of our memory, leaving the program fds 0 to first_closed - 1 and an empty signal mask.
-struct ProgramSpawn {
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  ProgramSpawn(int first_closed, const sigset_t& mask) {
-    if (posix_spawn_file_actions_init(&actions) != 0) fail("spawn: posix_spawn_file_actions_init");
-    if (posix_spawnattr_init(&attr) != 0) {
-      posix_spawn_file_actions_destroy(&actions);
-      fail("spawn: posix_spawnattr_init");
-    }
-    if (posix_spawn_file_actions_addclosefrom_np(&actions, first_closed) != 0 ||
-        posix_spawnattr_setsigmask(&attr, &mask) != 0 ||
-        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK) != 0) {
-      posix_spawn_file_actions_destroy(&actions);
-      posix_spawnattr_destroy(&attr);
-      fail("spawn: cannot prepare posix_spawn");
-    }
-  }
-  ~ProgramSpawn() {
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
-  }
-  ProgramSpawn(const ProgramSpawn&) = delete;
-  ProgramSpawn& operator=(const ProgramSpawn&) = delete;
-};
-
-// The file actions and attributes of a spawn_detached child.
+// The file actions and attributes of a posix_spawn, destroyed with it.
 struct SpawnPlan {
   posix_spawn_file_actions_t actions;
   posix_spawnattr_t attr;
@@ -369,6 +342,17 @@ struct SpawnPlan {
   }
   SpawnPlan(const SpawnPlan&) = delete;
   SpawnPlan& operator=(const SpawnPlan&) = delete;
+};
+
+// How an init starts its program (SpawnOptions::init): posix_spawn, whose vfork-like clone copies
+// none of our memory, leaving the program fds 0 to first_closed - 1 and an empty signal mask.
+struct ProgramSpawn : SpawnPlan {
+  ProgramSpawn(int first_closed, const sigset_t& mask) {
+    if (posix_spawn_file_actions_addclosefrom_np(&actions, first_closed) != 0 ||
+        posix_spawnattr_setsigmask(&attr, &mask) != 0 ||
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK) != 0)
+      fail("spawn: cannot prepare posix_spawn");
+  }
 };
 
 // argv and the environment as execve() takes them (pointers into the strings given, which
