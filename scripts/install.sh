@@ -3,14 +3,27 @@
 # packages, a build of space (installed to /usr/local with its man pages), the guest kernel and
 # rootfs (cached under $SPACE_CACHE, default /var/cache/space, keyed by their inputs), the
 # default template (rebuilt only when the kernel or rootfs changed), then create, list and
-# destroy of one sandbox. It also remounts the host's cgroup2 hierarchy with favordynmods (until
-# the next boot), so that moving a VMM into its cgroup does not wait for an RCU grace period
-# (5-7 ms per create measured on a PVM host; `space check` reports it). Idempotent: a second run
+# destroy of one sandbox. It stops first, saying why, on a host without /dev/kvm. It also
+# remounts the host's cgroup2 hierarchy with favordynmods (until the next boot), so that moving a
+# VMM into its cgroup does not wait for an RCU grace period (5-7 ms per create measured on a PVM
+# host; `space check` reports it). Idempotent: a second run
 # rebuilds nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
 step() { echo "install: $*" >&2; }
+
+# Every sandbox is a KVM guest: without /dev/kvm nothing below could run one, so say so before
+# spending minutes on packages and builds. (scripts/test.sh still builds and runs the unit tests
+# on such a host; its integration tests skip.)
+if [ ! -e /dev/kvm ]; then
+  step "this host has no /dev/kvm, and every sandbox is a KVM guest: load the module (modprobe kvm_intel or kvm_amd), enable hardware virtualisation (on a VM: nested virtualisation), or use a host that has it"
+  exit 1
+fi
+if ! [ -r /dev/kvm ] || ! [ -w /dev/kvm ]; then
+  step "/dev/kvm is not readable and writable by $(id -un): run this as root (sudo scripts/install.sh)"
+  exit 1
+fi
 
 step "checking Debian packages"
 ensure_debian_packages

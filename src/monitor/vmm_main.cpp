@@ -44,6 +44,7 @@
 #include "util/ready.h"
 #include "util/socket.h"
 #include "util/timing.h"
+#include "vmm/kvm.h"
 #include "vmm/machine.h"
 #include "vmm/snapshot.h"
 #include "vmm/snapshot_memory.h"
@@ -113,7 +114,7 @@ struct Restore {
 VmmFiles open_files(const store::SandboxPaths& p, const store::VmConfig& cfg, bool cold,
                     uid_t owner, Restore* restore, const VmmOptions& opts) {
   VmmFiles f;
-  f.kvm = open_checked("/dev/kvm", O_RDWR, "KVM device");
+  f.kvm = vmm::open_kvm_device();
   // Never through a symlink: these sit in the sandbox's directory.
   f.rootfs = open_checked(cfg.rootfs, O_RDWR | O_NOFOLLOW, "root disk");
   if (!cfg.image_disk.empty())

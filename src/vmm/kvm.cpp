@@ -12,17 +12,18 @@
 
 namespace space::vmm {
 
-Kvm::Kvm(const std::string& path) {
-  fd_.reset(::open(path.c_str(), O_RDWR | O_CLOEXEC));
-  if (!fd_) {
-    int e = errno;
-    Error err("open " + path + ": " + std::strerror(e), e);
-    if (e == ENOENT)
-      err.set_hint(
-          "this host has no KVM; load kvm_intel/kvm_amd or use a host with virtualisation");
-    if (e == EACCES) err.set_hint("run as root or add your user to the 'kvm' group");
-    throw err;
-  }
+Fd open_kvm_device(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+  if (fd) return fd;
+  int e = errno;
+  Error err("open " + path + ": " + std::strerror(e), e);
+  if (e == ENOENT)
+    err.set_hint("this host has no KVM; load kvm_intel/kvm_amd or use a host with virtualisation");
+  if (e == EACCES) err.set_hint("run as root or add your user to the 'kvm' group");
+  throw err;
+}
+
+Kvm::Kvm(const std::string& path) : fd_(open_kvm_device(path)) {
   check();
 }
 

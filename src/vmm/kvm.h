@@ -13,6 +13,10 @@
 
 namespace space::vmm {
 
+// Opens the KVM device (read-write, close-on-exec), or throws an Error whose hint names the fix
+// for a host without KVM (ENOENT) or a caller without access (EACCES).
+Fd open_kvm_device(const std::string& path = "/dev/kvm");
+
 class Kvm {
  public:
   // Opens /dev/kvm (path overridable for tests); checks the API version is 12.
