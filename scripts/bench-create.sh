@@ -7,7 +7,7 @@
 # and MB/s) and times `create --image` next to plain `create`, interleaved, with the first exec in
 # each fresh image sandbox. Then it times creates with the jail and without ([jail] enable = false),
 # interleaved, and prints the difference and the VMM's jail phases. Then it keeps --alive (20) sandboxes alive and idle and prints the host memory of their VMMs
-# per sandbox: RSS and PSS (PSS splits the template's copy-on-write pages among their sharers, so
+# (and of their jails' PID 1s) per sandbox: RSS and PSS (PSS splits the template's copy-on-write pages among their sharers, so
 # it is the honest figure), and beside them times a burst of --burst (20) creates back to back,
 # each sandbox left running, with the ratio of its p90 to the one-at-a-time median. Side by side, Debian's qemu-system-x86_64 -M microvm boots the same
 # kernel, rootfs, memory size and command line once, is paused and saved to a migration file
@@ -248,14 +248,24 @@ ids = [f"bench-alive-{n}" for n in range(alive)] if count else []
 for i in ids:
     run("create", i); first_exec(i)
 time.sleep(2)
-rss = pss = 0
+def rollup(pid):  # RSS and PSS of one process, KiB
+    f = dict(l.split(":", 1) for l in open(f"/proc/{pid}/smaps_rollup").read().splitlines()[1:])
+    return int(f["Rss"].split()[0]), int(f["Pss"].split()[0])
+def jail_init_of(pid):  # a jailed VMM's parent, the jail's PID 1 (jail/init.h), or None
+    ppid = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+    return ppid if b"__jail-init" in open(f"/proc/{ppid}/cmdline", "rb").read() else None
+rss = pss = init_rss = init_pss = inits = 0
 for i in ids:
     pid = json.loads(run("state", i).stdout)["pid"]
-    f = dict(l.split(":", 1) for l in open(f"/proc/{pid}/smaps_rollup").read().splitlines()[1:])
-    rss += int(f["Rss"].split()[0]); pss += int(f["Pss"].split()[0])
+    r, p = rollup(pid); rss += r; pss += p
+    if (init := jail_init_of(pid)) is not None:
+        r, p = rollup(init); init_rss += r; init_pss += p; inits += 1
 if ids: print(f"host memory per idle sandbox ({alive} alive, after one exec each): "
-      f"RSS {rss / alive / 1024:.1f} MiB, PSS {pss / alive / 1024:.1f} MiB "
+      f"the VMM: RSS {rss / alive / 1024:.1f} MiB, PSS {pss / alive / 1024:.1f} MiB "
       f"(sums {rss / 1024:.0f} / {pss / 1024:.0f} MiB)", flush=True)
+if inits: print(f"  and its jail's PID 1 ({inits} of {alive}): RSS {init_rss / inits / 1024:.1f} MiB, "
+      f"PSS {init_pss / inits / 1024:.1f} MiB; together PSS {(pss + init_pss) / alive / 1024:.1f} MiB",
+      flush=True)
 
 # 2b. a burst beside them: creates back to back, each sandbox left running (its guest still busy
 # with its first moments after the restore when the next create comes).
