@@ -191,7 +191,7 @@ HostReport check_host(const store::Context& ctx) {
   r.default_template_present = fs::is_dir(tdir);
   if (!r.default_template_present) {
     r.notes.push_back("no template \"" + hc.default_template +
-                      "\": create cold-boots (about a minute) "
+                      "\": create cold-boots (about 12 s on a PVM host) "
                       "until 'space template build " +
                       hc.default_template + "' makes one");
   } else {
