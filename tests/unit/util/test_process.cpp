@@ -313,11 +313,26 @@ proc::Child spawn_spinner(int busy_ms) {
 }  // namespace
 
 TEST_CASE("threads_cpu_time_ns counts a spinning process's time, to well under a tick") {
-  proc::Child c = spawn_spinner(150);
-  ::usleep(300'000);
+  // The child spins until it has used 150 ms of CPU by its own clock, however busy the host is,
+  // then says so and sleeps.
+  Pipe done = Pipe::make();
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    timespec t{};
+    do ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    while (t.tv_sec == 0 && t.tv_nsec < 150'000'000);
+    (void)!::write(done.write.get(), "s", 1);
+    ::pause();
+    ::_exit(0);
+  }
+  proc::Child c(pid);
+  done.write.reset();
+  char b = 0;
+  REQUIRE(::read(done.read.get(), &b, 1) == 1);
   auto ns = proc::threads_cpu_time_ns(c.pid());
   REQUIRE(ns.has_value());
-  CHECK(*ns >= 100'000'000ull);  // it spun 150 ms
+  CHECK(*ns >= 150'000'000ull);  // it spun 150 ms of CPU
   CHECK(*ns < 290'000'000ull);   // and then slept
   CHECK_FALSE(proc::threads_cpu_time_ns(999'999'999).has_value());
 }
