@@ -22,6 +22,8 @@ void register_vmm(CLI::App& app, GlobalOptions& g) {
   // The jail, prepared by the launcher (core/launcher.h).
   cmd->add_option("--jail-uid", opts->jail_uid, "run jailed as this uid and gid");
   cmd->add_option("--jail-netns-fd", opts->jail_netns_fd, "join this network namespace");
+  cmd->add_option("--jail-mntns-fd", opts->jail_mntns_fd,
+                  "make the jail's mount namespace from this one (the jails' base)");
   cmd->add_option("--jail-placed-fd", opts->jail_placed_fd,
                   "wait for a byte here (in its cgroups) before mapping guest memory");
   cmd->add_option("--expires-at", opts->expires_at, "Unix time the sandbox expires at");

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "jail/cgroup.h"
+#include "jail/mount_base.h"
 #include "jail/network.h"
 #include "store/btrfs.h"
 #include "store/paths.h"
@@ -86,6 +87,12 @@ std::string jail_network_path() {
   return dir + "/.netns";
 }
 
+std::string jail_mount_base_dir() {
+  const std::string dir = "/run/space";
+  fs::ensure_private_dir(dir, 0700);
+  return dir + "/.mnt";
+}
+
 VmmJail prepare_jail(const store::HostConfig& hc, const std::string& key,
                      const std::string& cgroup_id) {
   VmmJail j;
@@ -95,6 +102,7 @@ VmmJail prepare_jail(const store::HostConfig& hc, const std::string& key,
   j.uid = claim.uid;
   j.uid_lock = std::move(claim.lock);
   j.network = jail::shared_network(jail_network_path());
+  j.mount_base = jail::shared_mount_base(jail_mount_base_dir());
   if (hc.jail_cgroups && !cgroup_id.empty()) {
     j.cgroup = sandbox_cgroup_name(hc, cgroup_id);
     j.init_cgroup = hc.jail_cgroup_parent + "/init";

@@ -21,6 +21,7 @@ struct VmmJail {
   uid_t uid = 0;            // 0: the VMM runs unjailed ([jail] enable = false)
   Fd uid_lock;              // the claim, handed to the jail's PID 1 (jail/uid_pool.h)
   Fd network;               // the jails' shared network namespace (jail/network.h)
+  Fd mount_base;            // the jails' base mount namespace (jail/mount_base.h)
   std::string cgroup;       // the sandbox's group, "" = none; made by make_jail_groups()
   std::string init_cgroup;  // where the jail's PID 1 waits, "" = none
 };
@@ -31,9 +32,13 @@ std::string uid_claims_dir();
 // the run base (SPACE_RUN_DIR) and root, since it holds nothing of theirs; /run/space is made
 // (mode 0700) or checked as a private directory first.
 std::string jail_network_path();
+// Where the jails' base mount namespace is kept: /run/space/.mnt (a private mount of itself)
+// holding it as "ns", one per host as the network namespace is.
+std::string jail_mount_base_dir();
 // Prepares the jail of a VMM for `key` (a sandbox id, or "template:NAME"): a uid claim, the
-// shared network namespace, and, when `cgroup_id` is not empty and cgroups are on, the names of
-// the cgroup <parent>/<cgroup_id> and of the init group, which make_jail_groups() makes.
+// shared network namespace, the base mount namespace, and, when `cgroup_id` is not empty and
+// cgroups are on, the names of the cgroup <parent>/<cgroup_id> and of the init group, which
+// make_jail_groups() makes.
 VmmJail prepare_jail(const store::HostConfig& hc, const std::string& key,
                      const std::string& cgroup_id);
 // The cgroup.procs files of a jail's groups, open for writing.

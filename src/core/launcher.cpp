@@ -168,10 +168,12 @@ VmmLaunch launch_vmm(const store::Context& ctx, const store::HostConfig& hc,
       argv.insert(argv.end(), {"--jail-uid", std::to_string(jail.uid), "--jail-netns-fd",
                                std::to_string(3 + o.fds.size())});
       o.fds.push_back(jail.network.get());  // the VMM's fd 4
+      argv.insert(argv.end(), {"--jail-mntns-fd", std::to_string(3 + o.fds.size())});
+      o.fds.push_back(jail.mount_base.get());  // the VMM's fd 5
       if (!jail.cgroup.empty()) {
         placed = Pipe::make();
         argv.insert(argv.end(), {"--jail-placed-fd", std::to_string(3 + o.fds.size())});
-        o.fds.push_back(placed->read.get());  // the VMM's fd 5
+        o.fds.push_back(placed->read.get());  // the VMM's fd 6
       }
       const size_t vmm_fds = o.fds.size();
       init_filter = jail::program(jail::Role::Init, jail::unlisted_from_env());

@@ -1,9 +1,15 @@
-// The jail's root; see root.h. pivot_root(".", ".") stacks the old root on the new one at the
-// working directory, so the umount2(".") that follows removes exactly the old root (with all its
-// submounts, lazily: descriptors into it stay usable, which is why a jailed process must hold no
-// descriptor of a host directory: ".." from one climbs to the host's root).
+// The jail's root; see root.h. Two ways to it. From the jails' base mount namespace (a VMM,
+// given its descriptor): a detached clone of the directory's mount is made read-only, the process
+// joins the base and unshares a private copy of it (one empty tmpfs), mounts the clone over that
+// root and chroots into it; nothing is unmounted, so nothing waits for an RCU grace period. By
+// pivot_root (without a base: the jail's PID 1, tests): pivot_root(".", ".") stacks the old root on
+// the new one at the working directory, so the umount2(".") that follows removes exactly the old
+// root (with all its submounts, lazily). Either way descriptors opened before stay usable, which is
+// why a jailed process must hold no descriptor of a host directory: ".." from one climbs to the
+// host's root.
 #include "jail/root.h"
 
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -11,9 +17,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <sstream>
 
 #include "util/error.h"
+#include "util/fd.h"
 #include "util/fs.h"
 
 namespace space::jail {
@@ -48,19 +56,42 @@ bool in_own_pid_namespace() {
   return fields > 1;
 }
 
-void enter(const std::string& dir, const std::string& hostname, int network, PhaseLog* phases) {
-  auto mark = [phases](const char* name) {
-    if (phases) phases->mark(name);
-  };
-  if (!in_own_pid_namespace())
-    fail("jail: not in a PID namespace of its own; refusing to change mounts",
-         "jailed VMMs are started by space create, resume, branch and template build");
-  mark("jail: pid check");
-  if (network >= 0 && ::setns(network, CLONE_NEWNET) != 0)
-    throw_errno("jail: join the jails' network namespace");
-  mark("jail: network");
-  if (::unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS |
-                (network == kNewNetwork ? CLONE_NEWNET : 0)) != 0)
+namespace {
+
+// Makes `dir` the root from the jails' base mount namespace (jail/mount_base.h): a clone of its
+// mount, read-only, is taken while the host's tree is still ours, then mounted over the root of a
+// private copy of the base, and entered with chroot. Nothing is unmounted. False, with nothing
+// changed, on a kernel without the calls (open_tree and mount_setattr: Linux 5.12).
+bool root_from_base(const std::string& dir, int mount_base, int unshare_flags,
+                    const std::function<void(const char*)>& mark) {
+  Fd tree(::open_tree(AT_FDCWD, dir.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC));
+  if (!tree && errno == ENOSYS) return false;
+  if (!tree) throw_errno("jail: clone a mount of " + dir);
+  mount_attr attr{};
+  attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+  if (::mount_setattr(tree.get(), "", AT_EMPTY_PATH, &attr, sizeof attr) != 0) {
+    if (errno == ENOSYS) return false;
+    throw_errno("jail: make the mount of " + dir + " read-only");
+  }
+  mark("jail: clone");
+  if (::setns(mount_base, CLONE_NEWNS) != 0)
+    throw_errno("jail: join the jails' base mount namespace");
+  if (::unshare(unshare_flags) != 0)
+    throw_errno("jail: unshare the mount, network, IPC and UTS namespaces");
+  mark("jail: unshare");
+  if (::move_mount(tree.get(), "", AT_FDCWD, "/", MOVE_MOUNT_F_EMPTY_PATH) != 0)
+    throw_errno("jail: mount " + dir + " as the root");
+  if (::fchdir(tree.get()) != 0) throw_errno("jail: chdir " + dir);
+  if (::chroot(".") != 0) throw_errno("jail: chroot " + dir);
+  mark("jail: root");
+  return true;
+}
+
+// Makes `dir` the root by pivot_root from a private copy of the host's namespace, whose old root
+// is then detached (which waits for an RCU grace period).
+void root_by_pivot(const std::string& dir, int unshare_flags,
+                   const std::function<void(const char*)>& mark) {
+  if (::unshare(unshare_flags) != 0)
     throw_errno("jail: unshare the mount, network, IPC and UTS namespaces");
   mark("jail: unshare");
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
@@ -77,6 +108,26 @@ void enter(const std::string& dir, const std::string& hostname, int network, Pha
   if (::mount(nullptr, "/", nullptr,
               MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0)
     throw_errno("jail: remount the root read-only");
+}
+
+}  // namespace
+
+void enter(const std::string& dir, const std::string& hostname, int network, PhaseLog* phases,
+           int mount_base) {
+  auto mark = [phases](const char* name) {
+    if (phases) phases->mark(name);
+  };
+  if (!in_own_pid_namespace())
+    fail("jail: not in a PID namespace of its own; refusing to change mounts",
+         "jailed VMMs are started by space create, resume, branch and template build");
+  mark("jail: pid check");
+  if (network >= 0 && ::setns(network, CLONE_NEWNET) != 0)
+    throw_errno("jail: join the jails' network namespace");
+  mark("jail: network");
+  const int flags =
+      CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | (network == kNewNetwork ? CLONE_NEWNET : 0);
+  if (mount_base < 0 || !root_from_base(dir, mount_base, flags, mark))
+    root_by_pivot(dir, flags, mark);
   std::string name = hostname.substr(0, std::min<size_t>(hostname.size(), 64));
   if (::sethostname(name.data(), name.size()) != 0) throw_errno("jail: sethostname");
 }

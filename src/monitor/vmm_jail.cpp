@@ -9,6 +9,7 @@
 #include <string>
 
 #include "jail/init.h"
+#include "jail/mount_base.h"
 #include "jail/network.h"
 #include "jail/root.h"
 #include "jail/seccomp_prebuilt.h"
@@ -28,6 +29,14 @@ Fd network_from_fd(int fd) {
   if (!jail::is_network_namespace(network.get()))
     fail("--jail-netns-fd " + std::to_string(fd) + " is not a network namespace");
   return network;
+}
+
+Fd mount_base_from_fd(int fd) {
+  Fd base = passed_fd(fd, "--jail-mntns-fd");
+  if (!base) return base;
+  if (!jail::is_mount_namespace(base.get()))
+    fail("--jail-mntns-fd " + std::to_string(fd) + " is not a mount namespace");
+  return base;
 }
 
 void wait_placed(Fd placed) {
@@ -60,8 +69,9 @@ jail::Program enter_vmm_jail(JailPlan& plan, PhaseLog& phases) {
   // launcher sets TZ, so nothing is opened; a VMM started otherwise reads /etc/localtime here).
   ::tzset();
   jail::enter(plan.root_dir, plan.hostname, plan.network ? plan.network.get() : jail::kNewNetwork,
-              &phases);
+              &phases, plan.mount_base ? plan.mount_base.get() : -1);
   plan.network.reset();
+  plan.mount_base.reset();
   phases.mark("jail enter");
   jail::drop(plan.who);
   phases.mark("drop");

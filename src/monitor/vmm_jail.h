@@ -26,6 +26,9 @@ struct JailPlan {
   // The jails' shared network namespace (jail/network.h), owned: closed once joined. Invalid: a
   // new one of its own.
   Fd network;
+  // The jails' base mount namespace (jail/mount_base.h), owned: closed once left. Invalid: the
+  // host's, pivoted.
+  Fd mount_base;
 };
 
 // A descriptor passed as `flag` `fd`, owned from here: -1 gives an invalid Fd; one that is not
@@ -34,6 +37,8 @@ Fd passed_fd(int fd, const std::string& flag);
 // The shared network namespace passed as `fd` (--jail-netns-fd), checked: -1 gives an invalid
 // Fd; a descriptor that is not open or not a network namespace throws.
 Fd network_from_fd(int fd);
+// The base mount namespace passed as `fd` (--jail-mntns-fd), checked in the same way.
+Fd mount_base_from_fd(int fd);
 
 // Waits for the jail's PID 1 to say ("p" on `placed`, from --jail-placed-fd; invalid: no wait)
 // that this process is in its cgroups, so that no guest page is charged elsewhere; throws with

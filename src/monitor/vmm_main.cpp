@@ -182,7 +182,8 @@ int probe_start(const VmmOptions& opts, Fd ready) {
                   opts.run_dir,
                   opts.id,
                   jail::unlisted_from_env(),
-                  network_from_fd(opts.jail_netns_fd)};
+                  network_from_fd(opts.jail_netns_fd),
+                  mount_base_from_fd(opts.jail_mntns_fd)};
     Fd placed = passed_fd(opts.jail_placed_fd, "--jail-placed-fd");
     enter_vmm_jail(plan, phases);
     wait_placed(std::move(placed));
@@ -348,6 +349,7 @@ int vmm_main(const VmmOptions& opts) {
     const bool jailed = opts.jail_uid != 0;
     const jail::Identity who{opts.jail_uid, static_cast<gid_t>(opts.jail_uid)};
     Fd network = network_from_fd(opts.jail_netns_fd);  // owned from here, as the ready pipe
+    Fd mount_base = mount_base_from_fd(opts.jail_mntns_fd);
     Fd placed = passed_fd(opts.jail_placed_fd, "--jail-placed-fd");
     Restore restore;
     run->files = open_files(paths, run->cfg, !restoring, jailed ? opts.jail_uid : uid_t(-1),
@@ -360,7 +362,12 @@ int vmm_main(const VmmOptions& opts) {
     phases.mark("open");
 
     if (jailed) {
-      JailPlan plan{who, paths.run_dir, run->cfg.id, jail::unlisted_from_env(), std::move(network)};
+      JailPlan plan{who,
+                    paths.run_dir,
+                    run->cfg.id,
+                    jail::unlisted_from_env(),
+                    std::move(network),
+                    std::move(mount_base)};
       run->vcpu_filter = enter_vmm_jail(plan, phases);
       run->jailed = true;
       run->files.run_dir.reset();      // the root and working directory now: no host directory held

@@ -32,6 +32,9 @@ struct VmmOptions {
   // The jails' shared network namespace (jail/network.h), an fd the launcher passes; -1: a new
   // one of its own.
   int jail_netns_fd = -1;
+  // The jails' base mount namespace (jail/mount_base.h), an fd the launcher passes; -1: the
+  // jail's mount namespace is a copy of the host's, pivoted (jail/root.h).
+  int jail_mntns_fd = -1;
   // A pipe the jail's PID 1 writes a byte to once this VMM is in its cgroups; -1: none (no
   // cgroups). The VMM maps no guest memory before it has the byte.
   int jail_placed_fd = -1;

@@ -20,10 +20,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <string>
 
+#include "jail/mount_base.h"
 #include "jail/root.h"
 #include "support/temp_dir.h"
 #include "util/error.h"
@@ -114,7 +116,7 @@ struct JailedChild {
   Pipe hold = Pipe::make();
 
   JailedChild(const std::string& dir, const std::string& name, int data,
-              int network = jail::kNewNetwork) {
+              int network = jail::kNewNetwork, int mount_base = -1) {
     pid = static_cast<pid_t>(::syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0));
     REQUIRE(pid >= 0);
     if (pid == 0) {
@@ -122,7 +124,7 @@ struct JailedChild {
       hold.write.reset();
       std::string out;
       try {
-        jail::enter(dir, name, network);
+        jail::enter(dir, name, network, nullptr, mount_base);
         out = check_jail(data, name);
         if (out.empty()) out = "ok";
       } catch (const std::exception& e) {
@@ -344,5 +346,58 @@ TEST_CASE("root: enter() truncates the hostname to 64 bytes and names a failed s
   }
   JailedChild missing(mnt.path + "/no-such-dir", "jtest", data.fd.get());
   CHECK(missing.result().find("threw: jail: bind " + mnt.path + "/no-such-dir onto itself") == 0);
+  missing.release();
+}
+
+// The jails' base mount namespace at a directory of this test's, unmounted at the end.
+struct MountBase {
+  test::TempDir dir{"root-base"};
+  std::string path = dir.path + "/mnt";
+  Fd fd;
+  MountBase() { fd = jail::shared_mount_base(path); }
+  ~MountBase() {
+    while (::umount2((path + "/ns").c_str(), MNT_DETACH) == 0) {
+    }
+    while (::umount2(path.c_str(), MNT_DETACH) == 0) {
+    }
+  }
+};
+
+TEST_CASE("root: enter() from the jails' base mount namespace: the same jail, nothing unmounted") {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: needs root");
+    return;
+  }
+  MountBase base;
+  test::TempDir mnt("root-mnt");
+  make_jail_dir(mnt.path);
+  DataFile data;
+  std::string host = hostname();
+  const std::string before = fs::read_file("/proc/self/mountinfo", 1u << 20);
+  JailedChild child(mnt.path, "jbase", data.fd.get(), jail::kNewNetwork, base.fd.get());
+  CHECK(child.result() == "ok");
+  // From outside: a namespace of its own (not the base itself), whose one visible mount is its
+  // root, read-only; nothing of it here.
+  const std::string proc = "/proc/" + std::to_string(child.pid);
+  struct stat own_base {};
+  REQUIRE(::fstat(base.fd.get(), &own_base) == 0);
+  CHECK(inode(proc + "/ns/mnt") != own_base.st_ino);
+  CHECK(inode(proc + "/ns/mnt") != inode("/proc/self/ns/mnt"));
+  std::string mountinfo = fs::read_file(proc + "/mountinfo", 1u << 20);
+  CHECK(std::count(mountinfo.begin(), mountinfo.end(), '\n') == 1);
+  CHECK(mountinfo.find(" / ro,nosuid,nodev,noexec") != std::string::npos);
+  CHECK(inode(proc + "/root") == inode(mnt.path));
+  CHECK(inode(proc + "/cwd") == inode(mnt.path));
+  CHECK(fs::read_file("/proc/self/mountinfo", 1u << 20) == before);
+  CHECK(hostname() == host);
+  CHECK(child.release() == 0);
+  CHECK(fs::list_dir(mnt.path) == std::vector<std::string>{"inside"});
+  // The base is as it was: a second jail from it is the same.
+  JailedChild again(mnt.path, "jbase2", data.fd.get(), jail::kNewNetwork, base.fd.get());
+  CHECK(again.result() == "ok");
+  CHECK(again.release() == 0);
+  JailedChild missing(mnt.path + "/no-such-dir", "jtest", data.fd.get(), jail::kNewNetwork,
+                      base.fd.get());
+  CHECK(missing.result().find("threw: jail: clone a mount of " + mnt.path + "/no-such-dir") == 0);
   missing.release();
 }
