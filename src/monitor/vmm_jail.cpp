@@ -2,6 +2,7 @@
 #include "monitor/vmm_jail.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -9,8 +10,7 @@
 #include <string>
 
 #include "jail/init.h"
-#include "jail/mount_base.h"
-#include "jail/network.h"
+#include "jail/ns_file.h"
 #include "jail/root.h"
 #include "jail/seccomp_prebuilt.h"
 #include "util/error.h"
@@ -23,20 +23,24 @@ Fd passed_fd(int fd, const std::string& flag) {
   return Fd(fd);
 }
 
+namespace {
+
+// A namespace passed as `flag` `fd`, checked to be of `type` (named `what`).
+Fd namespace_from_fd(int fd, const std::string& flag, int type, const char* what) {
+  Fd ns = passed_fd(fd, flag);
+  if (ns && !jail::is_namespace(ns.get(), type))
+    fail(flag + " " + std::to_string(fd) + " is not a " + what + " namespace");
+  return ns;
+}
+
+}  // namespace
+
 Fd network_from_fd(int fd) {
-  Fd network = passed_fd(fd, "--jail-netns-fd");
-  if (!network) return network;
-  if (!jail::is_network_namespace(network.get()))
-    fail("--jail-netns-fd " + std::to_string(fd) + " is not a network namespace");
-  return network;
+  return namespace_from_fd(fd, "--jail-netns-fd", CLONE_NEWNET, "network");
 }
 
 Fd mount_base_from_fd(int fd) {
-  Fd base = passed_fd(fd, "--jail-mntns-fd");
-  if (!base) return base;
-  if (!jail::is_mount_namespace(base.get()))
-    fail("--jail-mntns-fd " + std::to_string(fd) + " is not a mount namespace");
-  return base;
+  return namespace_from_fd(fd, "--jail-mntns-fd", CLONE_NEWNS, "mount");
 }
 
 void wait_placed(Fd placed) {
