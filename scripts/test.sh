@@ -22,7 +22,9 @@ if [ "${1:-}" = --sanitize ]; then
   ninja -C build-sanitize -j2 unit_tests guest-init space-secret >&2
   # Reports go to files, not stderr: the tests read the stderr of the programs they run.
   logs=$PWD/build-sanitize/sanitizer-logs
-  rm -rf "$logs" && mkdir -p "$logs"
+  # Writable by all (sticky): a process that dropped to another uid (an exec as a user's uid and
+  # groups) writes its reports here too; ASan aborts a process whose log it cannot open.
+  rm -rf "$logs" && mkdir -p "$logs" && chmod 1777 "$logs"
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:log_path=$logs/asan}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:log_path=$logs/ubsan}
   rc=0
