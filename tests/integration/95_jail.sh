@@ -41,6 +41,9 @@ check_jailed() {
   links=$(nsenter --net=/run/space/.netns ip -o link | awk -F': ' '{print $2}' | tr '\n' ' ')
   [ "$links" = "lo " ] || fail "the jails' network namespace has devices: $links"
   nsenter --net=/run/space/.netns ip -o link show lo | grep -q ',UP' && fail "loopback is up in the jails' network namespace"
+  # Its mount namespace is a private copy of the jails' base mount namespace (an empty read-only
+  # tmpfs, kept at /run/space/.mnt/ns), not that one itself.
+  [ "$(stat -L -c %i /run/space/.mnt/ns)" != "$(ns_of "$pid" mnt)" ] || fail "$what lives in the jails' base mount namespace itself"
   local where="$SPACE_RUN_DIR/$root_id"
   [ "$(stat -L -c %d:%i "/proc/$pid/root")" = "$(stat -c %d:%i "$where")" ] || fail "$what: its root is not $where"
   [ "$(ls -A "/proc/$pid/root/")" = "$(ls -A "$where")" ] || fail "$what sees other files in its root: $(ls -A "/proc/$pid/root/")"
