@@ -181,6 +181,8 @@ VmmLaunch launch_vmm(const store::Context& ctx, const store::HostConfig& hc,
       plan.who = {jail.uid, static_cast<gid_t>(jail.uid)};
       plan.uid_lock_fd = next++;
       o.fds.push_back(jail.uid_lock.get());
+      plan.mount_base_fd = next++;
+      o.fds.push_back(jail.mount_base.get());
       if (placed) {
         plan.placed_fd = next++;
         o.fds.push_back(placed->write.get());

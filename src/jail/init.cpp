@@ -59,7 +59,8 @@ void run_init(pid_t program, const InitPlan& plan) {
   tell(plan.placed_fd, place(plan.program_procs, program));
   place(plan.own_procs, 0);
   try {
-    enter(plan.root_dir, plan.hostname, kKeepNetwork);  // its filter has no socket()
+    // Its filter has no socket(): it keeps the network namespace it has.
+    enter(plan.root_dir, plan.hostname, kKeepNetwork, nullptr, plan.mount_base_fd);
     int keep = plan.uid_lock_fd >= 0 ? ::dup2(plan.uid_lock_fd, 3) : -1;
     ::close_range(keep == 3 ? 4 : 3, ~0U, 0);
     drop(plan.who, 16);

@@ -28,7 +28,8 @@ struct InitPlan {
   // The write end of a pipe the VMM waits on before it maps guest memory (-1: none): "p" once
   // the VMM is in every one of its groups, else kPlacementFailed and why.
   int placed_fd = -1;
-  std::string root_dir;  // its root: the run directory (jail/root.h)
+  std::string root_dir;    // its root: the run directory (jail/root.h)
+  int mount_base_fd = -1;  // the jails' base mount namespace (jail/mount_base.h); -1: pivot
   std::string hostname;
   const Program* filter = nullptr;  // the init role's (seccomp.h), loaded last
 };

@@ -1,12 +1,12 @@
-// The jail's root; see root.h. Two ways to it. From the jails' base mount namespace (a VMM,
-// given its descriptor): a detached clone of the directory's mount is made read-only, the process
-// joins the base and unshares a private copy of it (one empty tmpfs), mounts the clone over that
-// root and chroots into it; nothing is unmounted, so nothing waits for an RCU grace period. By
-// pivot_root (without a base: the jail's PID 1, tests): pivot_root(".", ".") stacks the old root on
-// the new one at the working directory, so the umount2(".") that follows removes exactly the old
-// root (with all its submounts, lazily). Either way descriptors opened before stay usable, which is
-// why a jailed process must hold no descriptor of a host directory: ".." from one climbs to the
-// host's root.
+// The jail's root; see root.h. Two ways to it. From the jails' base mount namespace (a VMM or
+// its jail's PID 1, given its descriptor): a detached clone of the directory's mount is made
+// read-only, the process joins the base and unshares a private copy of it (one empty tmpfs), mounts
+// the clone over that root and chroots into it; nothing is unmounted, so nothing waits for an RCU
+// grace period. By pivot_root (without a base: tests, or a kernel before 5.12): pivot_root(".",
+// ".") stacks the old root on the new one at the working directory, so the umount2(".") that
+// follows removes exactly the old root (with all its submounts, lazily). Either way descriptors
+// opened before stay usable, which is why a jailed process must hold no descriptor of a host
+// directory: ".." from one climbs to the host's root.
 #include "jail/root.h"
 
 #include <fcntl.h>

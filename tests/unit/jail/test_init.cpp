@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -15,11 +16,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <string>
 
 #include "jail/init.h"
+#include "jail/mount_base.h"
 #include "jail/seccomp_prebuilt.h"
 #include "support/temp_dir.h"
 #include "util/fd.h"
@@ -185,8 +188,9 @@ namespace {
 
 // run_init as PID 1 of a new namespace, its program a child that reports (by its exit code)
 // what the placed pipe told it: 5 "p", 9 kPlacementFailed and a reason naming the failed move,
-// 7 EOF. With `fail_move` the program's cgroup.procs is /dev/full, where every move fails.
-void run_init_case(bool fail_move) {
+// 7 EOF. With `fail_move` the program's cgroup.procs is /dev/full, where every move fails. Given
+// `mount_base` (jail/mount_base.h), the init makes its root from it.
+void run_init_case(bool fail_move, int mount_base = -1) {
   test::TempDir d("init");
   const std::string program_procs = d.path + "/program.procs", own_procs = d.path + "/own.procs";
   fs::write_file_atomic(program_procs, "", 0644, fs::Sync::Volatile);
@@ -206,6 +210,7 @@ void run_init_case(bool fail_move) {
   plan.own_procs = {o_fd.get()};
   plan.placed_fd = placed.write.get();
   plan.root_dir = mnt;
+  plan.mount_base_fd = mount_base;
   plan.hostname = "init-test";
   plan.filter = &filter;
   pid_t init = static_cast<pid_t>(::syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0));
@@ -255,6 +260,15 @@ void run_init_case(bool fail_move) {
   };
   CHECK(ns(init, "mnt") != ns(::getpid(), "mnt"));
   CHECK(ns(init, "pid") != ns(::getpid(), "pid"));
+  // Its root is the directory, its one visible mount, read-only.
+  struct stat root {
+  }, dir{};
+  CHECK(::stat(("/proc/" + std::to_string(init) + "/root").c_str(), &root) == 0);
+  REQUIRE(::stat(mnt.c_str(), &dir) == 0);
+  CHECK(root.st_ino == dir.st_ino);
+  std::string mountinfo = fs::read_file("/proc/" + std::to_string(init) + "/mountinfo", 1u << 20);
+  CHECK(std::count(mountinfo.begin(), mountinfo.end(), '\n') == 1);
+  CHECK(mountinfo.find(" / ro,") != std::string::npos);
   if (!fail_move)
     CHECK(fs::read_file(program_procs) == "2");  // the program is PID 2 of the init's namespace
   CHECK(fs::read_file(own_procs) == "0");        // and the init moved itself
@@ -284,6 +298,21 @@ TEST_CASE("init: run_init places, jails, drops and filters the PID 1, then serve
   }
   SUBCASE("a failed move tells it why") {
     run_init_case(true);
+  }
+  SUBCASE("its root made from the jails' base mount namespace") {
+    test::TempDir d("init-base");
+    const std::string dir = d.path + "/mnt";
+    struct Unmount {
+      std::string dir;
+      ~Unmount() {
+        while (::umount2((dir + "/ns").c_str(), MNT_DETACH) == 0) {
+        }
+        while (::umount2(dir.c_str(), MNT_DETACH) == 0) {
+        }
+      }
+    } unmount{dir};
+    Fd base = jail::shared_mount_base(dir);
+    run_init_case(false, base.get());
   }
 }
 
