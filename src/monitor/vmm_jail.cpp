@@ -70,7 +70,9 @@ jail::Program enter_vmm_jail(JailPlan& plan, PhaseLog& phases) {
   phases.mark("seccomp programs");
   // Our own code formats times without libc's time zone code (util/utc.h); this loads the zone
   // now, while files can still be opened, for any library call that wants it later (the
-  // launcher sets TZ, so nothing is opened; a VMM started otherwise reads /etc/localtime here).
+  // launcher sets TZ=UTC0: glibc looks for a zone file of that name, finds none and parses the
+  // string; a VMM started otherwise reads /etc/localtime here). Done later, on a vCPU thread,
+  // that look-up would meet the thread's filter.
   ::tzset();
   jail::enter(plan.root_dir, plan.hostname, plan.network ? plan.network.get() : jail::kNewNetwork,
               &phases, plan.mount_base ? plan.mount_base.get() : -1);
