@@ -50,7 +50,7 @@ void make(const std::string& path, const NamespaceKind& kind, const std::functio
     char c = err == 0 ? 'y' : 'n';
     if (::write(to_parent.write.get(), &c, 1) != 1) ::_exit(1);
     if (err && ::write(to_parent.write.get(), &err, sizeof err) != sizeof err) ::_exit(1);
-    ssize_t n;
+    ssize_t n = 0;
     do n = ::read(to_child.read.get(), &c, 1);  // hold it until the parent mounted it (or gave up)
     while (n < 0 && errno == EINTR);
     ::_exit(0);
@@ -60,7 +60,7 @@ void make(const std::string& path, const NamespaceKind& kind, const std::functio
   to_child.read.reset();
   char c = 0;
   int child_err = 0;
-  ssize_t n;
+  ssize_t n = 0;
   do n = ::read(to_parent.read.get(), &c, 1);
   while (n < 0 && errno == EINTR);
   if (c != 'y') (void)!::read(to_parent.read.get(), &child_err, sizeof child_err);
