@@ -79,7 +79,7 @@ void add_disk_flags(CLI::App* cmd, std::string& size, bool& force) {
   cmd->add_flag("--force,-f", force, "Replace an existing image of that name");
 }
 
-void add_import(CLI::App& parent, GlobalOptions& g) {
+void add_image_import(CLI::App& parent, GlobalOptions& g) {
   auto* cmd = parent.add_subcommand(
       "import", "Import an OCI layout or archive, a docker archive, a tarball or a directory");
   cmd->fallthrough();
@@ -103,7 +103,7 @@ void add_import(CLI::App& parent, GlobalOptions& g) {
   });
 }
 
-void add_build(CLI::App& parent, GlobalOptions& g) {
+void add_image_build(CLI::App& parent, GlobalOptions& g) {
   auto* cmd = parent.add_subcommand(
       "build", "Build an image from Debian packages with mmdebstrap (needs root and the network)");
   cmd->fallthrough();
@@ -133,7 +133,7 @@ void add_build(CLI::App& parent, GlobalOptions& g) {
   });
 }
 
-void add_list(CLI::App& parent, GlobalOptions& g) {
+void add_image_list(CLI::App& parent, GlobalOptions& g) {
   auto* cmd = parent.add_subcommand("list", "List images");
   cmd->fallthrough();
   cmd->alias("ls");
@@ -159,7 +159,7 @@ void add_list(CLI::App& parent, GlobalOptions& g) {
   });
 }
 
-void add_inspect(CLI::App& parent, GlobalOptions& g) {
+void add_image_inspect(CLI::App& parent, GlobalOptions& g) {
   auto* cmd = parent.add_subcommand("inspect", "Show one image's source, digest and config");
   cmd->fallthrough();
   auto* name = g.hold<std::string>();  // freed with GlobalOptions
@@ -192,7 +192,7 @@ void add_inspect(CLI::App& parent, GlobalOptions& g) {
   });
 }
 
-void add_rm(CLI::App& parent, GlobalOptions& g) {
+void add_image_rm(CLI::App& parent, GlobalOptions& g) {
   auto* cmd = parent.add_subcommand("rm", "Delete images");
   cmd->fallthrough();
   cmd->alias("remove");
@@ -211,11 +211,11 @@ void register_image(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("image", "Import, build, list, inspect and remove images");
   cmd->fallthrough();
   cmd->require_subcommand(1);
-  add_import(*cmd, g);
-  add_build(*cmd, g);
-  add_list(*cmd, g);
-  add_inspect(*cmd, g);
-  add_rm(*cmd, g);
+  add_image_import(*cmd, g);
+  add_image_build(*cmd, g);
+  add_image_list(*cmd, g);
+  add_image_inspect(*cmd, g);
+  add_image_rm(*cmd, g);
 }
 
 }  // namespace space::cli

@@ -37,7 +37,7 @@ struct BuildFlags {
   std::string disk_size;
 };
 
-void add_build(CLI::App& parent, GlobalOptions& g) {
+void add_template_build(CLI::App& parent, GlobalOptions& g) {
   auto* cmd = parent.add_subcommand("build", "Boot a VM once and save it as a template");
   cmd->fallthrough();
   auto* f = g.hold<BuildFlags>();  // freed with GlobalOptions
@@ -68,7 +68,7 @@ void add_build(CLI::App& parent, GlobalOptions& g) {
   });
 }
 
-void add_list(CLI::App& parent, GlobalOptions& g) {
+void add_template_list(CLI::App& parent, GlobalOptions& g) {
   auto* cmd = parent.add_subcommand("list", "List templates");
   cmd->fallthrough();
   cmd->alias("ls");
@@ -95,7 +95,7 @@ void add_list(CLI::App& parent, GlobalOptions& g) {
   });
 }
 
-void add_inspect(CLI::App& parent, GlobalOptions& g) {
+void add_template_inspect(CLI::App& parent, GlobalOptions& g) {
   auto* cmd =
       parent.add_subcommand("inspect", "Show one template's metadata and whether it is restorable");
   cmd->fallthrough();
@@ -125,7 +125,7 @@ void add_inspect(CLI::App& parent, GlobalOptions& g) {
   });
 }
 
-void add_rm(CLI::App& parent, GlobalOptions& g) {
+void add_template_rm(CLI::App& parent, GlobalOptions& g) {
   auto* cmd =
       parent.add_subcommand("rm", "Delete templates (sandboxes made from them keep working)");
   cmd->fallthrough();
@@ -139,7 +139,7 @@ void add_rm(CLI::App& parent, GlobalOptions& g) {
   });
 }
 
-void add_export(CLI::App& parent, GlobalOptions& g) {
+void add_template_export(CLI::App& parent, GlobalOptions& g) {
   auto* cmd = parent.add_subcommand(
       "export", "Copy a template into a new directory that another root or host can import");
   cmd->fallthrough();
@@ -151,7 +151,7 @@ void add_export(CLI::App& parent, GlobalOptions& g) {
   });
 }
 
-void add_import(CLI::App& parent, GlobalOptions& g) {
+void add_template_import(CLI::App& parent, GlobalOptions& g) {
   auto* cmd = parent.add_subcommand(
       "import", "Install a template from a directory written by 'template export'");
   cmd->fallthrough();
@@ -176,12 +176,12 @@ void register_template(CLI::App& app, GlobalOptions& g) {
       app.add_subcommand("template", "Build, list, inspect, remove, export and import templates");
   cmd->fallthrough();
   cmd->require_subcommand(1);
-  add_build(*cmd, g);
-  add_list(*cmd, g);
-  add_inspect(*cmd, g);
-  add_rm(*cmd, g);
-  add_export(*cmd, g);
-  add_import(*cmd, g);
+  add_template_build(*cmd, g);
+  add_template_list(*cmd, g);
+  add_template_inspect(*cmd, g);
+  add_template_rm(*cmd, g);
+  add_template_export(*cmd, g);
+  add_template_import(*cmd, g);
 }
 
 }  // namespace space::cli
