@@ -81,16 +81,10 @@ std::string uid_claims_dir() {
   return store::run_base() + "/.uids";
 }
 
-std::string jail_network_path() {
+std::string jails_namespace_dir() {
   const std::string dir = "/run/space";
   fs::ensure_private_dir(dir, 0700);
-  return dir + "/.netns";
-}
-
-std::string jail_mount_base_dir() {
-  const std::string dir = "/run/space";
-  fs::ensure_private_dir(dir, 0700);
-  return dir + "/.mnt";
+  return dir;
 }
 
 VmmJail prepare_jail(const store::HostConfig& hc, const std::string& key,
@@ -101,8 +95,9 @@ VmmJail prepare_jail(const store::HostConfig& hc, const std::string& key,
       jail::claim_uid(uid_claims_dir(), {hc.jail_uid_first, hc.jail_uid_count}, key);
   j.uid = claim.uid;
   j.uid_lock = std::move(claim.lock);
-  j.network = jail::shared_network(jail_network_path());
-  j.mount_base = jail::shared_mount_base(jail_mount_base_dir());
+  const std::string ns_dir = jails_namespace_dir();
+  j.network = jail::shared_network(ns_dir + "/.netns");
+  j.mount_base = jail::shared_mount_base(ns_dir + "/.mnt");
   if (hc.jail_cgroups && !cgroup_id.empty()) {
     j.cgroup = sandbox_cgroup_name(hc, cgroup_id);
     j.init_cgroup = hc.jail_cgroup_parent + "/init";

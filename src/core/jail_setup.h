@@ -28,13 +28,11 @@ struct VmmJail {
 
 // The directory of the uid claims: <run base>/.uids.
 std::string uid_claims_dir();
-// Where the jails' shared network namespace is mounted: /run/space/.netns, one per host whatever
-// the run base (SPACE_RUN_DIR) and root, since it holds nothing of theirs; /run/space is made
-// (mode 0700) or checked as a private directory first.
-std::string jail_network_path();
-// Where the jails' base mount namespace is kept: /run/space/.mnt (a private mount of itself)
-// holding it as "ns", one per host as the network namespace is.
-std::string jail_mount_base_dir();
+// Where the jails' shared namespaces are kept: /run/space, made (mode 0700) or checked as a
+// private directory. It holds the network namespace at .netns and the base mount namespace at
+// .mnt/ns (.mnt a private mount of itself), one of each per host whatever the run base
+// (SPACE_RUN_DIR) and root, since they hold nothing of theirs.
+std::string jails_namespace_dir();
 // Prepares the jail of a VMM for `key` (a sandbox id, or "template:NAME"): a uid claim, the
 // shared network namespace, the base mount namespace, and, when `cgroup_id` is not empty and
 // cgroups are on, the names of the cgroup <parent>/<cgroup_id> and of the init group, which

@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <functional>
 #include <sstream>
 
 #include "util/error.h"
@@ -58,12 +57,15 @@ bool in_own_pid_namespace() {
 
 namespace {
 
+void mark(PhaseLog* phases, const char* name) {
+  if (phases) phases->mark(name);
+}
+
 // Makes `dir` the root from the jails' base mount namespace (jail/mount_base.h): a clone of its
 // mount, read-only, is taken while the host's tree is still ours, then mounted over the root of a
 // private copy of the base, and entered with chroot. Nothing is unmounted. False, with nothing
 // changed, on a kernel without the calls (open_tree and mount_setattr: Linux 5.12).
-bool root_from_base(const std::string& dir, int mount_base, int unshare_flags,
-                    const std::function<void(const char*)>& mark) {
+bool root_from_base(const std::string& dir, int mount_base, int unshare_flags, PhaseLog* phases) {
   Fd tree(::open_tree(AT_FDCWD, dir.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC));
   if (!tree && errno == ENOSYS) return false;
   if (!tree) throw_errno("jail: clone a mount of " + dir);
@@ -73,27 +75,26 @@ bool root_from_base(const std::string& dir, int mount_base, int unshare_flags,
     if (errno == ENOSYS) return false;
     throw_errno("jail: make the mount of " + dir + " read-only");
   }
-  mark("jail: clone");
+  mark(phases, "jail: clone");
   if (::setns(mount_base, CLONE_NEWNS) != 0)
     throw_errno("jail: join the jails' base mount namespace");
   if (::unshare(unshare_flags) != 0)
     throw_errno("jail: unshare the mount, network, IPC and UTS namespaces");
-  mark("jail: unshare");
+  mark(phases, "jail: unshare");
   if (::move_mount(tree.get(), "", AT_FDCWD, "/", MOVE_MOUNT_F_EMPTY_PATH) != 0)
     throw_errno("jail: mount " + dir + " as the root");
   if (::fchdir(tree.get()) != 0) throw_errno("jail: chdir " + dir);
   if (::chroot(".") != 0) throw_errno("jail: chroot " + dir);
-  mark("jail: root");
+  mark(phases, "jail: root");
   return true;
 }
 
 // Makes `dir` the root by pivot_root from a private copy of the host's namespace, whose old root
 // is then detached (which waits for an RCU grace period).
-void root_by_pivot(const std::string& dir, int unshare_flags,
-                   const std::function<void(const char*)>& mark) {
+void root_by_pivot(const std::string& dir, int unshare_flags, PhaseLog* phases) {
   if (::unshare(unshare_flags) != 0)
     throw_errno("jail: unshare the mount, network, IPC and UTS namespaces");
-  mark("jail: unshare");
+  mark(phases, "jail: unshare");
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
     throw_errno("jail: make the mounts private");
   // `dir` becomes a mount of its own (a bind of itself, without what is mounted below it), so
@@ -103,7 +104,7 @@ void root_by_pivot(const std::string& dir, int unshare_flags,
   if (::chdir(dir.c_str()) != 0) throw_errno("jail: chdir " + dir);
   if (::syscall(SYS_pivot_root, ".", ".") != 0) throw_errno("jail: pivot_root");
   if (::umount2(".", MNT_DETACH) != 0) throw_errno("jail: detach the old root");
-  mark("jail: root");
+  mark(phases, "jail: root");
   if (::chdir("/") != 0) throw_errno("jail: chdir /");
   if (::mount(nullptr, "/", nullptr,
               MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0)
@@ -114,20 +115,17 @@ void root_by_pivot(const std::string& dir, int unshare_flags,
 
 void enter(const std::string& dir, const std::string& hostname, int network, PhaseLog* phases,
            int mount_base) {
-  auto mark = [phases](const char* name) {
-    if (phases) phases->mark(name);
-  };
   if (!in_own_pid_namespace())
     fail("jail: not in a PID namespace of its own; refusing to change mounts",
          "jailed VMMs are started by space create, resume, branch and template build");
-  mark("jail: pid check");
+  mark(phases, "jail: pid check");
   if (network >= 0 && ::setns(network, CLONE_NEWNET) != 0)
     throw_errno("jail: join the jails' network namespace");
-  mark("jail: network");
+  mark(phases, "jail: network");
   const int flags =
       CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | (network == kNewNetwork ? CLONE_NEWNET : 0);
-  if (mount_base < 0 || !root_from_base(dir, mount_base, flags, mark))
-    root_by_pivot(dir, flags, mark);
+  if (mount_base < 0 || !root_from_base(dir, mount_base, flags, phases))
+    root_by_pivot(dir, flags, phases);
   std::string name = hostname.substr(0, std::min<size_t>(hostname.size(), 64));
   if (::sethostname(name.data(), name.size()) != 0) throw_errno("jail: sethostname");
 }
