@@ -24,6 +24,7 @@
 #include "jail/init.h"
 #include "jail/mount_base.h"
 #include "jail/seccomp_prebuilt.h"
+#include "support/mount_base_dir.h"
 #include "support/temp_dir.h"
 #include "util/fd.h"
 #include "util/fs.h"
@@ -300,18 +301,8 @@ TEST_CASE("init: run_init places, jails, drops and filters the PID 1, then serve
     run_init_case(true);
   }
   SUBCASE("its root made from the jails' base mount namespace") {
-    test::TempDir d("init-base");
-    const std::string dir = d.path + "/mnt";
-    struct Unmount {
-      std::string dir;
-      ~Unmount() {
-        while (::umount2((dir + "/ns").c_str(), MNT_DETACH) == 0) {
-        }
-        while (::umount2(dir.c_str(), MNT_DETACH) == 0) {
-        }
-      }
-    } unmount{dir};
-    Fd base = jail::shared_mount_base(dir);
+    test::MountBaseDir dir("init-base");
+    Fd base = jail::shared_mount_base(dir.path);
     run_init_case(false, base.get());
   }
 }

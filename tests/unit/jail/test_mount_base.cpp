@@ -18,25 +18,13 @@
 #include "jail/mount_base.h"
 #include "support/checks.h"
 #include "support/forked.h"
-#include "support/temp_dir.h"
+#include "support/mount_base_dir.h"
 #include "util/fd.h"
 #include "util/fs.h"
 
 using namespace space;
 
 namespace {
-
-// A directory for the base, whose mounts are undone (all of them) at the end.
-struct BaseDir {
-  test::TempDir dir{"mntbase"};
-  std::string path = dir.path + "/mnt";
-  ~BaseDir() {
-    while (::umount2((path + "/ns").c_str(), MNT_DETACH) == 0) {
-    }
-    while (::umount2(path.c_str(), MNT_DETACH) == 0) {
-    }
-  }
-};
 
 // What a child that joins `base` finds at its root: the names there, then "ro" if it is
 // read-only and " rofs" if creating a file fails with EROFS; or "error".
@@ -59,7 +47,7 @@ TEST_CASE("mount base: one empty, read-only namespace, kept in a private mount")
     MESSAGE("skipped: needs root");
     return;
   }
-  BaseDir d;
+  test::MountBaseDir d("mntbase");
   Fd base = jail::shared_mount_base(d.path);
   CHECK(root_of(base.get()) == "ro rofs");  // nothing in it, read-only
   CHECK(jail::is_mount_namespace(base.get()));
@@ -76,7 +64,7 @@ TEST_CASE(
     MESSAGE("skipped: needs root");
     return;
   }
-  BaseDir d;
+  test::MountBaseDir d("mntbase");
   // What a reboot leaves where /run is not a tmpfs: the directory and the file, nothing mounted;
   // here the directory is a mount already (a bind of itself), which is not made again.
   REQUIRE(::mkdir(d.path.c_str(), 0700) == 0);

@@ -27,6 +27,7 @@
 
 #include "jail/mount_base.h"
 #include "jail/root.h"
+#include "support/mount_base_dir.h"
 #include "support/temp_dir.h"
 #include "util/error.h"
 #include "util/fd.h"
@@ -351,16 +352,8 @@ TEST_CASE("root: enter() truncates the hostname to 64 bytes and names a failed s
 
 // The jails' base mount namespace at a directory of this test's, unmounted at the end.
 struct MountBase {
-  test::TempDir dir{"root-base"};
-  std::string path = dir.path + "/mnt";
-  Fd fd;
-  MountBase() { fd = jail::shared_mount_base(path); }
-  ~MountBase() {
-    while (::umount2((path + "/ns").c_str(), MNT_DETACH) == 0) {
-    }
-    while (::umount2(path.c_str(), MNT_DETACH) == 0) {
-    }
-  }
+  test::MountBaseDir dir{"root-base"};
+  Fd fd = jail::shared_mount_base(dir.path);
 };
 
 TEST_CASE("root: enter() from the jails' base mount namespace: the same jail, nothing unmounted") {
