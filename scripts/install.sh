@@ -6,8 +6,7 @@
 # destroy of one sandbox. It stops first, saying why, on a host without /dev/kvm. It also
 # remounts the host's cgroup2 hierarchy with favordynmods (until the next boot), so that moving a
 # VMM into its cgroup does not wait for an RCU grace period (5-7 ms per create measured on a PVM
-# host; `space check` reports it). Idempotent: a second run
-# rebuilds nothing.
+# host; `space check` reports it). Idempotent: a second run rebuilds nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
