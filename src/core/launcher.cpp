@@ -162,7 +162,7 @@ VmmLaunch launch_vmm(const store::Context& ctx, const store::HostConfig& hc,
     // makes the cgroups while the VMM starts, which waits for them before it maps guest memory.
     jail::Program init_filter;
     jail::InitPlan plan;
-    std::string title;
+    std::vector<std::string> title;
     std::optional<Pipe> placed;  // the init tells the VMM it is in its cgroups
     if (jail.uid) {
       argv.insert(argv.end(), {"--jail-uid", std::to_string(jail.uid), "--jail-netns-fd",
@@ -192,13 +192,16 @@ VmmLaunch launch_vmm(const store::Context& ctx, const store::HostConfig& hc,
       plan.filter = &init_filter;
       o.init_fds = o.fds.size() - vmm_fds;
       o.new_pid_namespace = true;
-      // What ps shows for it: a copy of the CLI would otherwise read "space create ID" for as
-      // long as the sandbox lives.
-      title = "space --root " + root + " __jail-init " + id;
-      o.init = [&plan, &title, &hc, &jail, &jr](pid_t vmm, int first_fd) {
+      // What ps shows for it, and its environment: a copy of the CLI would otherwise read
+      // "space create ID" for as long as the sandbox lives, and keep the caller's environment
+      // (a CI job's tokens, say), which no daemon gets.
+      title = {"space", "--root", root, "__jail-init", id};
+      const std::vector<std::string>& init_env = *o.env;
+      o.init = [&plan, &title, &init_env, &hc, &jail, &jr](pid_t vmm, int first_fd) {
         if (first_fd != plan.uid_lock_fd) ::_exit(127);  // not the fds planned: start nothing
-        if (int err = proc::set_command_line(title))
-          log::warn(std::string("jail init: cannot set its command line: ") + std::strerror(err));
+        if (int err = proc::set_process_strings(title, init_env))
+          log::warn(std::string("jail init: cannot set its command line and environment: ") +
+                    std::strerror(err));
         JailGroups groups;
         try {
           groups = make_jail_groups(hc, jail, jr.vcpus, jr.memory_mib);

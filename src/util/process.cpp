@@ -143,7 +143,34 @@ std::vector<pid_t> flock_holders(const std::string& path) {
   return out;
 }
 
-int set_command_line(const std::string& title) {
+namespace {
+
+// Tells the kernel where the argument and environment strings now lie, with PR_SET_MM_MAP (which,
+// unlike PR_SET_MM's single fields, needs no CAP_SYS_RESOURCE): the other fields as they are.
+int set_string_bounds(const std::vector<std::string>& f, unsigned long arg_end,
+                      unsigned long env_start, unsigned long env_end) {
+  // /proc/self/stat: 26 start_code, 27 end_code, 28 start_stack, 45 start_data, 46 end_data,
+  // 47 start_brk, 48 arg_start.
+  prctl_mm_map m{};
+  const std::pair<size_t, __u64*> fields[] = {
+      {26, &m.start_code}, {27, &m.end_code},  {28, &m.start_stack}, {45, &m.start_data},
+      {46, &m.end_data},   {47, &m.start_brk}, {48, &m.arg_start}};
+  for (auto [n, field] : fields) {
+    auto v = stat_number(f, n);
+    if (!v) return ENOTSUP;
+    *field = *v;
+  }
+  m.brk = static_cast<uint64_t>(::syscall(SYS_brk, 0));  // the break as it is now
+  m.arg_end = arg_end;
+  m.env_start = env_start;
+  m.env_end = env_end;
+  m.exe_fd = static_cast<uint32_t>(-1);  // unchanged, as is the auxiliary vector (no auxv)
+  return ::prctl(PR_SET_MM, PR_SET_MM_MAP, &m, sizeof m, 0) == 0 ? 0 : errno;
+}
+
+}  // namespace
+
+int set_process_strings(const std::vector<std::string>& args, const std::vector<std::string>& env) {
   // Fields 48 to 51 of /proc/self/stat: where the argument and environment strings lie.
   auto f = stat_fields("self");
   auto a_start = stat_number(f, 48), a_end = stat_number(f, 49);
@@ -151,17 +178,46 @@ int set_command_line(const std::string& title) {
   if (!a_start || !a_end || !e_start || !e_end) return ENOTSUP;
   const unsigned long arg_start = *a_start, arg_end = *a_end;
   const unsigned long env_start = *e_start, env_end = *e_end;
-  if (arg_start == 0 || arg_end <= arg_start) return EINVAL;
-  unsigned long end = arg_end;
-  if (title.size() >= arg_end - arg_start && env_start == arg_end && env_end > env_start) {
-    ::clearenv();  // its strings are about to be overwritten
-    end = env_end;
+  if (arg_start == 0 || arg_end <= arg_start || args.empty()) return EINVAL;
+  std::string arg_text, env_text;
+  for (const auto& a : args) arg_text.append(a).push_back('\0');
+  for (const auto& e : env) {
+    if (e.find('=') == std::string::npos || e.front() == '=') return EINVAL;
+    env_text.append(e).push_back('\0');
   }
-  char* area = reinterpret_cast<char*>(arg_start);
+  // The new environment for getenv() first (setenv copies), so that nothing refers to the old
+  // strings, which are about to be overwritten.
+  ::clearenv();
+  for (const auto& e : env) {
+    size_t eq = e.find('=');
+    if (::setenv(e.substr(0, eq).c_str(), e.c_str() + eq + 1, 1) != 0) return errno;
+  }
+  // The room: the argument strings, and the environment strings after them, where an exec
+  // puts them.
+  const unsigned long end = env_start == arg_end && env_end > env_start ? env_end : arg_end;
   const size_t room = end - arg_start;
-  const size_t n = std::min(title.size(), room - 1);
-  std::memcpy(area, title.data(), n);
-  std::memset(area + n, 0, room - n);
+  char* area = reinterpret_cast<char*>(arg_start);
+  auto write_area = [&](std::string text) {
+    if (text.size() > room) {  // truncated to the room, still ending in a NUL
+      text.resize(room - 1);
+      text.push_back('\0');
+    }
+    std::memcpy(area, text.data(), text.size());
+    std::memset(area + text.size(), 0, room - text.size());
+    return text.size();
+  };
+  if (arg_text.size() + env_text.size() > room) {
+    // No room for both: the arguments alone, and environ shows nothing.
+    size_t n = write_area(arg_text);
+    return set_string_bounds(f, arg_start + n, arg_start + n, arg_start + n);
+  }
+  write_area(arg_text + env_text);
+  const unsigned long new_arg_end = arg_start + arg_text.size();
+  if (int err = set_string_bounds(f, new_arg_end, new_arg_end, new_arg_end + env_text.size())) {
+    // The kernel keeps the old bounds: the arguments alone again, none of the old strings.
+    write_area(arg_text);
+    return err;
+  }
   return 0;
 }
 

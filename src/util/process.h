@@ -114,12 +114,16 @@ Child spawn_detached(const std::vector<std::string>& argv, const std::string& lo
 Child spawn_detached(const std::vector<std::string>& argv, const std::string& log_path,
                      int pass_fd);
 
-// Makes /proc/self/cmdline (what ps and pgrep -f show) read `title` (words separated by spaces),
-// as setproctitle() does: it is written over the process's argument strings and, when longer,
-// over its environment strings after them (the environment is cleared first), truncated to the
-// room they had. For a process that no longer needs either (the jail's PID 1, a copy of the CLI,
-// names itself so). Returns 0 or an errno value.
-int set_command_line(const std::string& title);
+// Makes /proc/self/cmdline (what ps and pgrep -f show) read `args`, and `env` ("NAME=value"
+// strings) the process's whole environment, as getenv() and /proc/self/environ see it: what an
+// exec of args with env would show, for a copy of a program that runs on as something else (the
+// jail's PID 1, cloned from the CLI, which must not keep the caller's environment). The strings
+// are written over the process's own argument and environment strings, zeroing the rest of
+// their room, and the kernel is told where each now lies (PR_SET_MM_MAP). When both do not fit,
+// or the kernel refuses, cmdline shows the arguments (truncated to the room) and environ
+// nothing; the refusal's errno is returned. Returns 0 or an errno value; EINVAL for no
+// arguments or an environment string without a name.
+int set_process_strings(const std::vector<std::string>& args, const std::vector<std::string>& env);
 
 // The result of run(): the waitpid() status and what the program wrote (stdout and stderr
 // interleaved, at most the last 64 KiB).

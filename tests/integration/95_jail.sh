@@ -6,12 +6,15 @@
 # host's files; a branch child has its source's), its run directory as working directory, no
 # descriptor of a host directory (".." from one would leave the jail; a branch child still holds
 # its run directory's, see README), and its own cgroup with the memory limit (guest RAM
-# plus the overhead) and pid limit; the jail's PID 1 is its parent and jailed alike. A branch
+# plus the overhead) and pid limit; the jail's PID 1 is its parent and jailed alike; neither keeps
+# the caller's environment (the jail's PID 1, a clone of the CLI, rewrites it). A branch
 # shares its source's uid and outlives it. Everything else still works under the jail (exec,
 # cp, pause, resume, checkpoint, branch). Destroy removes the cgroups and frees the uid.
 source "$(dirname "$0")/lib.sh"
 
 shared_template base
+# A variable of the caller's that no jailed process may keep (see check_jailed).
+export SPACE_TEST_CALLER_SECRET=do-not-inherit
 
 status_field() { awk -v k="$2:" '$1 == k { $1 = ""; sub(/^ /, ""); print; exit }' "/proc/$1/status"; }
 ns_of() { stat -L -c %i "/proc/$1/ns/$2"; }
@@ -77,6 +80,16 @@ check_jailed() {
   [ "$(status_field "$init" Uid | awk '{print $1}')" = "$uid" ] || fail "$what: its jail's PID 1 runs as another uid"
   [ "$(status_field "$init" CapEff)" = 0000000000000000 ] || fail "$what: its jail's PID 1 keeps capabilities"
   grep -q ":memory:/$CGROUP_PARENT/init\$" "/proc/$init/cgroup" || fail "$what: its jail's PID 1 is not in the init group"
+  # It names itself, and neither it nor the VMM keeps the caller's environment (a CI job's
+  # tokens): both have the daemon environment the CLI builds.
+  [[ "$(tr '\0' ' ' <"/proc/$init/cmdline")" == "space --root $SPACE_ROOT __jail-init "* ]] ||
+    fail "$what: its jail's PID 1 is named $(tr '\0' ' ' <"/proc/$init/cmdline")"
+  local p
+  for p in "$init" "$pid"; do
+    tr '\0' '\n' <"/proc/$p/environ" | grep -q '^SPACE_TEST_CALLER_SECRET=' &&
+      fail "$what: process $p keeps the caller's environment"
+    tr '\0' '\n' <"/proc/$p/environ" | grep -qx 'TZ=UTC0' || fail "$what: process $p lacks the daemon environment"
+  done
   echo "$what: jailed as uid $uid"
 }
 

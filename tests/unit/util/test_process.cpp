@@ -1,7 +1,8 @@
 // Unit tests for util/process: start times, liveness, pidfd handles, Child, detached spawning
 // (with one fd, and with SpawnOptions: several fds in order, a replaced environment, PID 1 of a
 // new PID namespace), run() and find_program(), the signal guard, and a process's CPU time and
-// waiting for it to go quiet (a child spinning for a while, or forever).
+// waiting for it to go quiet (a child spinning for a while, or forever), and set_process_strings
+// (a process's cmdline and environment rewritten as an exec would leave them).
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -235,33 +236,90 @@ TEST_CASE(
   CHECK_THROWS_AS(proc::spawn_detached({"/bin/true"}, log, bad), Error);
 }
 
-TEST_CASE("set_command_line: what /proc/PID/cmdline shows, short or past the arguments' room") {
-  for (size_t len : {size_t{12}, size_t{300}}) {
-    CAPTURE(len);
-    std::string title = "jail init " + std::string(len - 10, 'x');
-    Pipe done = Pipe::make(), hold = Pipe::make();
-    pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      hold.write.reset();  // so that the read below ends when the parent closes its end
-      int err = proc::set_command_line(title);
-      char c = err == 0 ? 'k' : 'e';
-      ssize_t w = ::write(done.write.get(), &c, 1);
-      (void)w;
-      ::read(hold.read.get(), &c, 1);
-      ::_exit(0);
+namespace {
+// A forked child that calls set_process_strings(args, env) and reports its result and what
+// getenv() then reads of A, SPACE_TEST_B and SPACE_TEST_LEAK; it stays until `hold` is closed, so
+// that its /proc files can be read.
+struct StringsChild {
+  pid_t pid = -1;
+  std::string report;
+  Fd hold;
+  ~StringsChild() {
+    hold.reset();
+    if (pid > 0) ::waitpid(pid, nullptr, 0);
+  }
+};
+void start_strings_child(StringsChild& c, const std::vector<std::string>& args,
+                         const std::vector<std::string>& env) {
+  Pipe done = Pipe::make(), hold = Pipe::make();
+  c.pid = ::fork();
+  REQUIRE(c.pid >= 0);
+  if (c.pid == 0) {
+    hold.write.reset();  // so that the read below ends when the parent closes its end
+    int err = proc::set_process_strings(args, env);
+    std::string r = std::to_string(err);
+    for (const char* name : {"A", "SPACE_TEST_B", "SPACE_TEST_LEAK"}) {
+      const char* v = std::getenv(name);
+      r += std::string(" ") + (v ? v : "-");
     }
+    (void)write_all(done.write.get(), r.data(), r.size());
     done.write.reset();
-    hold.read.reset();
-    char c = 0;
-    REQUIRE(read_full(done.read.get(), &c, 1) == 1);
-    CHECK(c == 'k');
-    std::string shown = proc::command_line(pid);
-    while (!shown.empty() && shown.back() == ' ') shown.pop_back();
-    // The test runner's own arguments and environment are far longer than 300 bytes.
-    CHECK(shown == title);
-    hold.write.reset();
-    REQUIRE(::waitpid(pid, nullptr, 0) == pid);
+    char x;
+    (void)::read(hold.read.get(), &x, 1);
+    ::_exit(0);
+  }
+  done.write.reset();
+  c.hold = std::move(hold.write);
+  c.report.resize(256);
+  c.report.resize(read_full(done.read.get(), c.report.data(), c.report.size()));
+}
+std::string proc_file(pid_t pid, const char* name) {
+  return fs::read_file("/proc/" + std::to_string(pid) + "/" + name);
+}
+}  // namespace
+
+TEST_CASE("set_process_strings: cmdline, environ and getenv as an exec would leave them") {
+  test::ScopedEnv leak("SPACE_TEST_LEAK", "leaked");
+  using namespace std::string_literals;
+  SUBCASE("arguments and environment that fit: exactly these, nothing of the old ones") {
+    StringsChild c;
+    start_strings_child(c, {"space", "--root", "/a root", "__jail-init", "s1"},
+                        {"A=1", "SPACE_TEST_B=b c", "EMPTY="});
+    CHECK(c.report == "0 1 b c -");
+    CHECK(proc_file(c.pid, "cmdline") == "space\0--root\0/a root\0__jail-init\0s1\0"s);
+    CHECK(proc_file(c.pid, "environ") == "A=1\0SPACE_TEST_B=b c\0EMPTY=\0"s);
+    CHECK(proc::command_line(c.pid) == "space --root /a root __jail-init s1");
+  }
+  SUBCASE("no environment") {
+    StringsChild c;
+    start_strings_child(c, {"init"}, {});
+    CHECK(c.report == "0 - - -");
+    CHECK(proc_file(c.pid, "cmdline") == "init\0"s);
+    CHECK(proc_file(c.pid, "environ").empty());
+  }
+  SUBCASE("arguments past the room: truncated, still NUL-ended, and an empty environ") {
+    // The test runner's arguments and environment are far shorter than 1 MiB.
+    std::string big(1 << 20, 'x');
+    StringsChild c;
+    start_strings_child(c, {"init", big}, {"A=2"});
+    CHECK(c.report == "0 2 - -");
+    std::string cmdline = proc_file(c.pid, "cmdline");
+    REQUIRE(cmdline.size() > 6);
+    CHECK(cmdline.size() < big.size());
+    CHECK(cmdline.compare(0, 5, "init\0"s) == 0);
+    CHECK(cmdline.find_first_not_of('x', 5) == cmdline.size() - 1);
+    CHECK(cmdline.back() == '\0');
+    CHECK(proc_file(c.pid, "environ").empty());
+  }
+  SUBCASE("refused before anything changes: no arguments, a string without a name or '='") {
+    for (auto env : {std::vector<std::string>{"=x"}, std::vector<std::string>{"NOEQ"}}) {
+      StringsChild c;
+      start_strings_child(c, {"init"}, env);
+      CHECK(c.report == std::to_string(EINVAL) + " - - leaked");
+    }
+    StringsChild c;
+    start_strings_child(c, {}, {"A=1"});
+    CHECK(c.report == std::to_string(EINVAL) + " - - leaked");
   }
 }
 
