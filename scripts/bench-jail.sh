@@ -3,6 +3,7 @@
 # build/jail-bench (tests/programs/jail_bench.cpp) runs the launcher's path with and without the
 # jail, interleaved, with the production code (core::prepare_jail, monitor::enter_vmm_jail) up to
 # the point where the VMM would build its VM, and prints median and p90 of each, their difference,
+# where it goes (the time to the VMM's first step, with the jail's PID 1 and without; the rest),
 # the phases, and the seccomp programs compiled at run time against the built-in ones. The
 # end-to-end figures with a VM (creates jailed and not, side by side) are bench-create.sh's.
 # Needs root (namespaces, cgroups, uids). Environment: BENCH_RUNS (default 100), SPACE_BUILD

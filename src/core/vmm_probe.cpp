@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <optional>
 #include <string>
 
@@ -19,15 +20,14 @@
 #include "util/log.h"
 #include "util/process.h"
 #include "util/socket.h"
+#include "util/timing.h"
 
 namespace space::core {
 
 namespace {
 
-// The phases of the probe's "probe: jail entered: ..." log line, or "".
-std::string logged_phases(const std::string& log) {
-  const std::string marker = "probe: jail entered: ";
-  std::string text = fs::tail_lines(log, 20);
+// What follows `marker` on the last line of `text` that has it, or "".
+std::string logged_after(const std::string& text, const std::string& marker) {
   size_t at = text.rfind(marker);
   if (at == std::string::npos) return "";
   size_t end = text.find('\n', at);
@@ -63,6 +63,7 @@ ProbeResult probe_vmm_start(const store::Context& ctx, const store::HostConfig& 
     VmmMode mode;
     mode.explicit_paths = true;
     mode.probe = true;
+    const int64_t t0_ns = timing::mono_ns();
     const auto t0 = std::chrono::steady_clock::now();
     launch.emplace(launch_vmm(ctx, hc, p, id, mode, JailRequest{id, id, 1, 256}));
     wait_vmm_ready(launch->ready, net::Deadline::after_ms(10'000));
@@ -74,7 +75,15 @@ ProbeResult probe_vmm_start(const store::Context& ctx, const store::HostConfig& 
     int status = launch->child.wait();  // the jail's PID 1 exits with the probe's status
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
       fail("the probe VMM " + proc::describe_status(status) + " after it reported ready");
-    r.phases = logged_phases(p.vmm_log);
+    const std::string log_text = fs::tail_lines(p.vmm_log, 20);
+    r.phases = logged_after(log_text, "probe: jail entered: ");
+    // "probe: started at monotonic N ns": the same clock as t0_ns (the log line is written
+    // before any namespace is entered, and a PID namespace does not change the clock).
+    const std::string started = logged_after(log_text, "probe: started at monotonic ");
+    char* end = nullptr;
+    const long long started_ns = std::strtoll(started.c_str(), &end, 10);
+    if (!started.empty() && end != started.c_str() && started_ns >= t0_ns)
+      r.start_ms = double(started_ns - t0_ns) / 1e6;
     cleanup();
     return r;
   } catch (Error& e) {

@@ -13,9 +13,11 @@
 namespace space::core {
 
 struct ProbeResult {
-  double ms = 0;       // from the launch to the VMM's "ok"
-  std::string phases;  // the jailed VMM's own phases ("seccomp programs 0.01 ms, ..."), when
-                       // ctx.log_level is info or debug; else ""
+  double ms = 0;         // from the launch to the VMM's "ok"
+  double start_ms = -1;  // from the launch to the VMM's first step of its own (its clone, exec,
+                         // loading and arguments), when ctx.log_level is info or debug; else -1
+  std::string phases;    // the jailed VMM's own phases ("seccomp programs 0.01 ms, ..."), when
+                         // ctx.log_level is info or debug; else ""
 };
 
 // Starts a probe VMM, jailed as `hc` says, and waits for it to report and exit (10 s at most).

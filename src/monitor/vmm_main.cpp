@@ -169,9 +169,12 @@ Fd arm_expiry(const VmRun& run, EventLoop& loop, vmm::Machine& machine, bool& st
 
 // --probe: a VMM's start without a VM. Jailed (--jail-uid), the jail's whole entry as a jailed
 // VMM makes it (the same process, flags and function), then "ok" from inside the jail; unjailed,
-// "ok" at once. Then exit 0; no VM, no sandbox files.
+// "ok" at once. Then exit 0; no VM, no sandbox files. It logs when its code began
+// (CLOCK_MONOTONIC), so that the launcher's side can tell the process's start from the jail's
+// entry.
 int probe_start(const VmmOptions& opts, Fd ready) {
   PhaseLog phases;
+  log::info("probe: started at monotonic " + std::to_string(timing::mono_ns()) + " ns");
   try {
     if (opts.run_dir.empty()) fail("--probe needs --dir and --run-dir");
     if (opts.jail_uid == 0) {

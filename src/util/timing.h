@@ -14,6 +14,14 @@ inline int64_t mono_ms() {
   return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
 }
 
+// Nanoseconds on CLOCK_MONOTONIC: the same clock in every process of the host (no time namespace
+// is made), so one process's reading may be compared with another's.
+inline int64_t mono_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
 // Milliseconds since the epoch (CLOCK_REALTIME).
 inline uint64_t wall_ms() {
   timespec ts{};
