@@ -173,8 +173,8 @@ Fd arm_expiry(const VmRun& run, EventLoop& loop, vmm::Machine& machine, bool& st
 // (CLOCK_MONOTONIC), so that the launcher's side can tell the process's start from the jail's
 // entry.
 int probe_start(const VmmOptions& opts, Fd ready) {
-  PhaseLog phases;
   log::info("probe: started at monotonic " + std::to_string(timing::mono_ns()) + " ns");
+  PhaseLog phases;  // after that line, so that its write is in no phase
   try {
     if (opts.run_dir.empty()) fail("--probe needs --dir and --run-dir");
     if (opts.jail_uid == 0) {
