@@ -15,6 +15,10 @@ step() { echo "install: $*" >&2; }
 # Every sandbox is a KVM guest: without /dev/kvm nothing below could run one, so say so before
 # spending minutes on packages and builds. (scripts/test.sh still builds and runs the unit tests
 # on such a host; its integration tests skip.)
+if [ ! -e /dev/kvm ] && [ -d /sys/module/kvm_pvm ]; then
+  step "this host has no /dev/kvm although kvm_pvm is loaded, as on a kernel that is itself a PVM guest: PVM does not nest, and 'dmesg | grep kvm-pvm' says why. Run space on the PVM host itself, or on a host with hardware virtualisation"
+  exit 1
+fi
 if [ ! -e /dev/kvm ]; then
   step "this host has no /dev/kvm, and every sandbox is a KVM guest: load the module (modprobe kvm_intel or kvm_amd), enable hardware virtualisation (on a VM: nested virtualisation), or use a host that has it"
   exit 1

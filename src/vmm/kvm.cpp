@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstring>
@@ -12,12 +13,18 @@
 
 namespace space::vmm {
 
-Fd open_kvm_device(const std::string& path) {
+Fd open_kvm_device(const std::string& path, const std::string& sys_module_dir) {
   Fd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
   if (fd) return fd;
   int e = errno;
   Error err("open " + path + ": " + std::strerror(e), e);
-  if (e == ENOENT)
+  struct stat st {};
+  if (e == ENOENT && ::stat((sys_module_dir + "/kvm_pvm").c_str(), &st) == 0)
+    err.set_hint(
+        "kvm_pvm is loaded but made no KVM device, as on a kernel that is itself a PVM guest: "
+        "PVM does not nest, and 'dmesg | grep kvm-pvm' says why. Run space on the PVM host "
+        "itself, or on a host with hardware virtualisation");
+  else if (e == ENOENT)
     err.set_hint("this host has no KVM; load kvm_intel/kvm_amd or use a host with virtualisation");
   if (e == EACCES) err.set_hint("run as root or add your user to the 'kvm' group");
   throw err;

@@ -14,8 +14,10 @@
 namespace space::vmm {
 
 // Opens the KVM device (read-write, close-on-exec), or throws an Error whose hint names the fix
-// for a host without KVM (ENOENT) or a caller without access (EACCES).
-Fd open_kvm_device(const std::string& path = "/dev/kvm");
+// for a host without KVM (ENOENT; where `sys_module_dir` shows kvm_pvm loaded, that it made no
+// device, as on a kernel that is itself a PVM guest) or a caller without access (EACCES).
+Fd open_kvm_device(const std::string& path = "/dev/kvm",
+                   const std::string& sys_module_dir = "/sys/module");
 
 class Kvm {
  public:
