@@ -3,13 +3,13 @@
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
-#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstring>
 #include <memory>
 
 #include "util/error.h"
+#include "vmm/host.h"
 
 namespace space::vmm {
 
@@ -18,8 +18,7 @@ Fd open_kvm_device(const std::string& path, const std::string& sys_module_dir) {
   if (fd) return fd;
   int e = errno;
   Error err("open " + path + ": " + std::strerror(e), e);
-  struct stat st {};
-  if (e == ENOENT && ::stat((sys_module_dir + "/kvm_pvm").c_str(), &st) == 0)
+  if (e == ENOENT && detect_host(sys_module_dir) == HostKind::Pvm)
     err.set_hint(
         "kvm_pvm is loaded but made no KVM device, as on a kernel that is itself a PVM guest: "
         "PVM does not nest, and 'dmesg | grep kvm-pvm' says why. Run space on the PVM host "
