@@ -7,7 +7,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -64,11 +63,10 @@ ProbeResult probe_vmm_start(const store::Context& ctx, const store::HostConfig& 
     mode.explicit_paths = true;
     mode.probe = true;
     const int64_t t0_ns = timing::mono_ns();
-    const auto t0 = std::chrono::steady_clock::now();
     launch.emplace(launch_vmm(ctx, hc, p, id, mode, JailRequest{id, id, 1, 256}));
     wait_vmm_ready(launch->ready, net::Deadline::after_ms(10'000));
     ProbeResult r;
-    r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    r.ms = double(timing::mono_ns() - t0_ns) / 1e6;
     pollfd pf{launch->child.pidfd(), POLLIN, 0};
     if (::poll(&pf, 1, 5000) <= 0 || !launch->child.exited())
       fail("the probe VMM reported ready but did not exit within 5 s");

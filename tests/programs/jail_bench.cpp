@@ -6,8 +6,8 @@
 // launch to the VMM's ready line, which the jailed VMM writes from inside its jail. Both end where
 // a VMM would start building its VM, so the difference is the jail's cost per create. The jailed
 // VMM's own phases come from its log, and the time to its first step (CLOCK_MONOTONIC, which it
-// logs) splits the start from the jail's entry. The bench also times the seccomp programs as compile()
-// makes them against the built-in ones. The launcher runs /proc/self/exe, this program, which
+// logs) splits the start from the jail's entry. The bench also times the seccomp programs as
+// compile() makes them against the built-in ones. The launcher runs /proc/self/exe, this program, which
 // hands such a command line to the space program's own entry (cli::main_entry).
 // Usage: jail-bench [--dir SCRATCH] [--rounds N] (default: a directory of its own under /tmp,
 // removed at the end; 50 rounds). Prints a table; exits 1 if any round failed, 77 when not root.
