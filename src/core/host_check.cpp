@@ -203,8 +203,6 @@ HostReport check_host(const store::Context& ctx) {
     }
   }
   check_jail(r, ctx, hc);
-  if (kind == vmm::HostKind::Pvm)
-    r.notes.push_back("PVM host: 1 vCPU recommended (SMP not working under PVM)");
   if (kind == vmm::HostKind::Unknown)
     r.notes.push_back("no vmx/svm CPU flags and no kvm_pvm module: KVM may be unusable or slow");
   return r;

@@ -22,7 +22,6 @@
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/log.h"
-#include "vmm/host.h"
 
 namespace space::core {
 
@@ -88,8 +87,6 @@ BootSpec resolve_boot_spec(const store::HostConfig& hc, std::optional<uint32_t> 
   b.rootfs_image = store::resolve_rootfs(hc, rootfs_flag);
   require_file("kernel", b.kernel, "--kernel");
   require_file("rootfs image", b.rootfs_image, "--rootfs");
-  if (b.vcpus > 1 && vmm::detect_host() == vmm::HostKind::Pvm)
-    log::warn("this is a PVM host, where guests with more than 1 vCPU do not boot yet");
   return b;
 }
 

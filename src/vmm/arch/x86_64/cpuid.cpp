@@ -6,6 +6,13 @@ namespace {
 constexpr uint32_t kLeaf1EcxCx16 = 1u << 13;
 constexpr uint32_t kLeaf1EcxHypervisor = 1u << 31;
 constexpr uint32_t kLeaf1EdxHtt = 1u << 28;
+// KVM's paravirtual features (leaf 0x40000001, EAX) whose guest side is a VMCALL/VMMCALL:
+// PV_UNHALT (KVM_HC_KICK_CPU), PV_SEND_IPI (KVM_HC_SEND_IPI), PV_SCHED_YIELD (KVM_HC_SCHED_YIELD).
+// PVM interprets guest ring 0 and never completes a hypercall there: the vCPU spins on the
+// instruction (rewritten between vmcall and vmmcall) and never exits. With two vCPUs, the
+// application processor's first PV IPI hung the guest at "x86: Booting SMP configuration".
+constexpr uint32_t kKvmFeaturesLeaf = 0x40000001;
+constexpr uint32_t kKvmHypercallFeatures = (1u << 7) | (1u << 11) | (1u << 13);
 }  // namespace
 
 std::vector<kvm_cpuid_entry2> filter_cpuid(std::vector<kvm_cpuid_entry2> entries,
@@ -26,6 +33,9 @@ std::vector<kvm_cpuid_entry2> filter_cpuid(std::vector<kvm_cpuid_entry2> entries
       case 0xb:
       case 0x1f:
         e.edx = apic_id;  // x2APIC id
+        break;
+      case kKvmFeaturesLeaf:
+        if (p.pvm_host) e.eax &= ~kKvmHypercallFeatures;
         break;
       default:
         break;

@@ -1,6 +1,8 @@
 // The CPUID a vCPU sees: KVM's supported CPUID (the host's, as KVM can virtualise it) with the
 // per-vCPU APIC ids, the hypervisor bit, and host-specific masks (on PVM hosts cx16, whose
-// ring-0 emulation is missing). Pure function of its inputs, so it is unit-tested.
+// ring-0 emulation is missing, and the KVM paravirtual features that use hypercalls, which PVM
+// never completes: PV IPIs, PV sched yield, PV unhalt; the guest falls back to the APIC). Pure
+// function of its inputs, so it is unit-tested.
 #pragma once
 #include <cstdint>
 #include <vector>

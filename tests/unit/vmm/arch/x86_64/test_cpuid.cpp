@@ -17,7 +17,10 @@ std::vector<kvm_cpuid_entry2> sample() {
   kvm_cpuid_entry2 other{};
   other.function = 7;
   other.ebx = 0x1234;
-  return {l1, lb, other};
+  kvm_cpuid_entry2 kvm{};
+  kvm.function = 0x40000001;
+  kvm.eax = 0x1007efb;  // this PVM host's KVM_GET_SUPPORTED_CPUID
+  return {l1, lb, other, kvm};
 }
 }  // namespace
 
@@ -30,7 +33,8 @@ TEST_CASE("cpuid: APIC ids, hypervisor bit, counts") {
   CHECK((out[0].ecx & (1u << 13)) != 0);  // cx16 kept on hardware hosts
   CHECK((out[0].edx & (1u << 28)) != 0);
   CHECK(out[1].edx == 2);
-  CHECK(out[2].ebx == 0x1234);  // untouched
+  CHECK(out[2].ebx == 0x1234);     // untouched
+  CHECK(out[3].eax == 0x1007efb);  // every KVM feature kept on hardware hosts
 }
 
 TEST_CASE("cpuid: PVM hosts lose cx16; one vCPU has no HTT") {
@@ -38,4 +42,12 @@ TEST_CASE("cpuid: PVM hosts lose cx16; one vCPU has no HTT") {
   CHECK((out[0].ecx & (1u << 13)) == 0);
   CHECK((out[0].ecx & 1u) == 1);
   CHECK((out[0].edx & (1u << 28)) == 0);
+}
+
+TEST_CASE("cpuid: PVM hosts lose the KVM features that use hypercalls") {
+  auto out = filter_cpuid(sample(), {1, 2, true});
+  CHECK((out[3].eax & (1u << 7)) == 0);   // PV_UNHALT
+  CHECK((out[3].eax & (1u << 11)) == 0);  // PV_SEND_IPI
+  CHECK((out[3].eax & (1u << 13)) == 0);  // PV_SCHED_YIELD
+  CHECK(out[3].eax == 0x100567b);         // kvm-clock, steal time, PV EOI, PV TLB flush... kept
 }
