@@ -28,6 +28,7 @@ set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 SPACE_BIN=${SPACE_BIN:-$SRC/build/space}
+. "$SRC/scripts/bench-lib.sh"
 SPACE_GUEST_INIT=${SPACE_GUEST_INIT:-$SRC/build/guest-init}
 MEMORY_MIB=${SPACE_BENCH_MEMORY_MIB:-256}
 CPUS=${SPACE_BENCH_CPUS:-1}
@@ -90,13 +91,7 @@ cleanup() {
       [ -e "$dir" ] && "$SPACE_BIN" destroy --force "${dir##*/}" >/dev/null 2>&1
     done
     [ -f "$WORK/qemu.pids" ] && while read -r p; do kill -9 "$p" 2>/dev/null; done <"$WORK/qemu.pids"
-    if mountpoint -q "$ROOT/store" 2>/dev/null; then
-      for _ in 1 2 3 4 5 6 7 8 9 10; do umount "$ROOT/store" 2>/dev/null && break; sleep 0.3; done
-      if mountpoint -q "$ROOT/store"; then
-        echo "bench-create: could not unmount $ROOT/store: $(umount "$ROOT/store" 2>&1)" >&2
-        rc=1
-      fi
-    fi
+    bench_unmount_store "$ROOT" bench-create || rc=1
     rm -rf --one-file-system "$WORK"
   else
     echo "bench-create: kept $WORK and $ROOT (store mounted)" >&2
@@ -107,11 +102,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # The machine and the settings.
-kvm_kind=hardware
-[ -d /sys/module/kvm_pvm ] && kvm_kind="pvm (kvm_pvm module)"
-echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores online," \
-  "$(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo) RAM, kernel $(uname -r), KVM: $kvm_kind," \
-  "load average $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_machine_line
 echo "software: space $SPACE_BIN (git $(git -C "$SRC" describe --always --dirty 2>/dev/null || echo '?')), $( [ "$QEMU_COUNT" -gt 0 ] && qemu-system-x86_64 --version | head -1 || echo 'no QEMU run')"
 echo "guest: kernel $KERNEL, rootfs $ROOTFS"
 echo "settings: $COUNT creates (each + exec true + destroy), $ALIVE alive for memory, a burst of $BURST beside them, $QEMU_COUNT QEMU restores; root $ROOT"

@@ -1,0 +1,22 @@
+# Shared by the benchmark scripts (sourced, not run): the line that says which machine the figures
+# come from, and the unmount of a private root's loopback store.
+
+# bench_machine_line: CPU model, cores, RAM, host kernel, which KVM (hardware, or PVM, where guest
+# kernel code is interpreted) and the load average, on one line.
+bench_machine_line() {
+  local kvm_kind=hardware
+  [ -e /dev/kvm ] || kvm_kind="none (/dev/kvm absent)"
+  [ -d /sys/module/kvm_pvm ] && kvm_kind="pvm (kvm_pvm module: guest kernel code interpreted)"
+  echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores online," \
+    "$(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo) RAM, kernel $(uname -r), KVM: $kvm_kind," \
+    "load average $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
+# bench_unmount_store ROOT WHO: unmounts ROOT/store if it is mounted, retrying for 3 s while the
+# last VMMs exit; says so on stderr, as WHO, and returns 1 if it stays mounted.
+bench_unmount_store() {
+  mountpoint -q "$1/store" 2>/dev/null || return 0
+  for _ in 1 2 3 4 5 6 7 8 9 10; do umount "$1/store" 2>/dev/null && return 0; sleep 0.3; done
+  echo "$2: could not unmount $1/store: $(umount "$1/store" 2>&1)" >&2
+  return 1
+}
