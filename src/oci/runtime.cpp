@@ -23,6 +23,7 @@
 #include "core/sandbox.h"
 #include "core/session.h"
 #include "jail/cgroup.h"
+#include "oci/mount_stage.h"
 #include "oci/rootfs.h"
 #include "oci/spec.h"
 #include "store/paths.h"
@@ -222,32 +223,6 @@ int wait_for_start(const Runtime& rt, const ContainerRecord& r, const net::Liste
   }
 }
 
-// The bind-mounted files and directories of the bundle, staged under one directory mirroring
-// their destinations, so one copy puts them all in place (parents made as needed).
-std::string stage_mounts(const Spec& s, const std::string& stage) {
-  bool any = false;
-  for (const auto& m : s.mounts) {
-    if (!mount_copied_in(m) || m.destination == "/") continue;
-    struct stat st {};
-    if (::stat(m.source.c_str(), &st) != 0) {
-      log::warn("mount " + m.destination + ": source " + m.source + " is missing; skipped");
-      continue;
-    }
-    std::string dst = stage + m.destination;
-    fs::mkdir_p(dst.substr(0, dst.rfind('/')), 0755);
-    if (S_ISDIR(st.st_mode)) {
-      fs::mkdir_p(dst, st.st_mode & 07777);
-      fs::copy_tree(m.source, dst);
-    } else if (S_ISREG(st.st_mode)) {
-      fs::copy_file(m.source, dst, st.st_mode & 07777);
-    } else {
-      continue;  // a device or socket: the guest has its own
-    }
-    any = true;
-  }
-  return any ? stage : "";
-}
-
 // A shim's start: its own session, out of the caller's directory, and no descriptor of the
 // caller's but stdio (an engine's sync pipes held open would make it wait for our end).
 void detach_shim(int keep_fd) {
@@ -296,12 +271,19 @@ void detach_shim(int keep_fd) {
                " MiB)",
            "raise the limit, or pick a smaller template with the annotation space.template");
     std::string stage = container_dir(rt, req.id) + "/mounts";
-    if (!stage_mounts(spec, stage).empty()) {
+    // The bind-mounted files and directories, staged under one directory mirroring their
+    // destinations (oci/mount_stage.h), so one copy puts them all in place.
+    if (stage_mounts(spec, stage).mounts > 0) {
       core::CopyOptions c;
       c.sources = {stage + "/."};
       c.dest = r.sandbox + ":/";
       c.archive = true;
-      core::copy_files(rt.ctx, c);
+      try {
+        core::copy_files(rt.ctx, c);
+      } catch (...) {
+        fs::remove_tree(stage);
+        throw;
+      }
       fs::remove_tree(stage);
     }
     json::save_file(record_path(rt, req.id), record_json(r), 0644, fs::Sync::Volatile);

@@ -11,6 +11,25 @@
 namespace space::oci {
 namespace {
 
+// An absolute mount destination with empty and "." components dropped ("//proc/./x" -> "/proc/x",
+// so the checks by prefix see it as it is). A ".." component is refused: it would climb out of
+// wherever the destination is applied, and on the host that is the staging directory.
+std::string clean_destination(const std::string& d, const std::string& where) {
+  std::string out;
+  size_t i = 0;
+  while (i <= d.size()) {
+    size_t j = d.find('/', i);
+    if (j == std::string::npos) j = d.size();
+    std::string_view c(d.data() + i, j - i);
+    if (c == "..")
+      fail(where + ": \"" + d + "\" has a '..' component",
+           "name the path inside the container without '..'");
+    if (!c.empty() && c != ".") out.append("/").append(c);
+    i = j + 1;
+  }
+  return out.empty() ? "/" : out;
+}
+
 const json::Value* member(const json::Value& obj, std::string_view key) {
   const json::Value* v = obj.find(key);
   return v && !v->is_null() ? v : nullptr;
@@ -192,6 +211,7 @@ Spec parse_spec(std::string_view text, const std::string& bundle_dir) {
       mt.destination = str(*d, where + ".destination");
       if (mt.destination.empty() || mt.destination[0] != '/')
         fail(where + ".destination: \"" + mt.destination + "\" is not an absolute path");
+      mt.destination = clean_destination(mt.destination, where + ".destination");
       if (auto* t = member(m, "type")) mt.type = str(*t, where + ".type");
       if (auto* src = member(m, "source")) mt.source = str(*src, where + ".source");
       if (auto* o = member(m, "options")) mt.options = strings(*o, where + ".options");

@@ -316,6 +316,29 @@ void remove_tree(const std::string& path) {
   remove_at(AT_FDCWD, path, parent_info->mount, path);
 }
 
+namespace {
+// Copies the regular file open as `in` (its stat `st`) into the new, empty file `out`: a reflink
+// if possible, else only the data extents. Names are for messages.
+void copy_contents(int in, int out, const struct stat& st, const std::string& src,
+                   const std::string& dst, const std::function<void()>& progress) {
+  if (::ioctl(out, FICLONE, in) == 0) return;
+  off_t off = 0;
+  while (off < st.st_size) {
+    off_t data = ::lseek(in, off, SEEK_DATA);
+    if (data < 0) {
+      if (errno == ENXIO) break;  // only a hole remains
+      if (errno != EINVAL) throw_errno("seek " + src);
+      data = off;  // no SEEK_DATA support: treat the rest as data
+    }
+    off_t hole = ::lseek(in, data, SEEK_HOLE);
+    if (hole < 0) hole = st.st_size;
+    copy_range(in, out, data, std::min(hole, st.st_size), src, progress);
+    off = hole;
+  }
+  if (::ftruncate(out, st.st_size) != 0) throw_errno("truncate " + dst);
+}
+}  // namespace
+
 void copy_file(const std::string& src, const std::string& dst, mode_t mode,
                const std::function<void()>& progress) {
   Fd in(::open(src.c_str(), O_RDONLY | O_CLOEXEC));
@@ -326,21 +349,7 @@ void copy_file(const std::string& src, const std::string& dst, mode_t mode,
   Fd out(::open(dst.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode));
   if (!out) throw_errno("create " + dst);
   try {
-    if (::ioctl(out.get(), FICLONE, in.get()) == 0) return;
-    off_t off = 0;
-    while (off < st.st_size) {
-      off_t data = ::lseek(in.get(), off, SEEK_DATA);
-      if (data < 0) {
-        if (errno == ENXIO) break;  // only a hole remains
-        if (errno != EINVAL) throw_errno("seek " + src);
-        data = off;  // no SEEK_DATA support: treat the rest as data
-      }
-      off_t hole = ::lseek(in.get(), data, SEEK_HOLE);
-      if (hole < 0) hole = st.st_size;
-      copy_range(in.get(), out.get(), data, std::min(hole, st.st_size), src, progress);
-      off = hole;
-    }
-    if (::ftruncate(out.get(), st.st_size) != 0) throw_errno("truncate " + dst);
+    copy_contents(in.get(), out.get(), st, src, dst, progress);
   } catch (...) {
     ::unlink(dst.c_str());
     throw;
@@ -348,25 +357,41 @@ void copy_file(const std::string& src, const std::string& dst, mode_t mode,
 }
 
 namespace {
-void copy_tree_at(const std::string& src, const std::string& dst, const std::string& rel,
-                  const std::function<bool(const std::string&)>& skip) {
-  for (const auto& name : list_dir(src)) {
+// Copies what directory `src_fd` holds into directory `dst_fd`, each name opened beneath its
+// parent's descriptor without following a link (O_NOFOLLOW, AT_SYMLINK_NOFOLLOW), and what was
+// opened checked by fstat: a name swapped for a link or another kind between the directory's
+// listing and its open fails the copy instead of leading elsewhere. `src`/`dst` name them in
+// messages, `rel` is the path below the copy's top for `skip`.
+void copy_tree_at(int src_fd, int dst_fd, const std::string& src, const std::string& dst,
+                  const std::string& rel, const std::function<bool(const std::string&)>& skip) {
+  for (const auto& name : names_in(src_fd, src)) {
     const std::string r = rel.empty() ? name : rel + "/" + name;
     if (skip && skip(r)) continue;
     const std::string from = src + "/" + name, to = dst + "/" + name;
     struct stat st {};
-    if (::lstat(from.c_str(), &st) != 0) throw_errno("stat " + from);
+    if (::fstatat(src_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) throw_errno("stat " + from);
     if (S_ISREG(st.st_mode)) {
-      copy_file(from, to, st.st_mode & 07777);
+      Fd in(::openat(src_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+      if (!in) throw_errno("open " + from);
+      if (::fstat(in.get(), &st) != 0) throw_errno("stat " + from);
+      if (!S_ISREG(st.st_mode)) fail("copy " + from + ": changed into another kind of file");
+      Fd out(::openat(dst_fd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                      st.st_mode & 07777));
+      if (!out) throw_errno("create " + to);
+      copy_contents(in.get(), out.get(), st, from, to, {});
     } else if (S_ISDIR(st.st_mode)) {
-      if (::mkdir(to.c_str(), st.st_mode & 07777) != 0) throw_errno("mkdir " + to);
-      copy_tree_at(from, to, r, skip);
+      if (::mkdirat(dst_fd, name.c_str(), st.st_mode & 07777) != 0) throw_errno("mkdir " + to);
+      Fd sub(::openat(src_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (!sub) throw_errno("open directory " + from);
+      Fd dsub(::openat(dst_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (!dsub) throw_errno("open directory " + to);
+      copy_tree_at(sub.get(), dsub.get(), from, to, r, skip);
     } else if (S_ISLNK(st.st_mode)) {
       std::string target(PATH_MAX, '\0');
-      ssize_t n = ::readlink(from.c_str(), target.data(), target.size());
+      ssize_t n = ::readlinkat(src_fd, name.c_str(), target.data(), target.size());
       if (n < 0) throw_errno("readlink " + from);
       target.resize(size_t(n));
-      if (::symlink(target.c_str(), to.c_str()) != 0) throw_errno("symlink " + to);
+      if (::symlinkat(target.c_str(), dst_fd, name.c_str()) != 0) throw_errno("symlink " + to);
     }
   }
 }
@@ -374,8 +399,11 @@ void copy_tree_at(const std::string& src, const std::string& dst, const std::str
 
 void copy_tree(const std::string& src, const std::string& dst,
                const std::function<bool(const std::string&)>& skip) {
-  if (!is_dir(src)) throw_errno("copy " + src, ENOTDIR);
-  copy_tree_at(src, dst, "", skip);
+  Fd s(::open(src.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!s) throw_errno("copy " + src);
+  Fd d(::open(dst.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!d) throw_errno("copy into " + dst);
+  copy_tree_at(s.get(), d.get(), src, dst, "", skip);
 }
 
 std::string absolute(const std::string& path) {

@@ -59,11 +59,13 @@ void remove_tree(const std::string& path);
 // throw to abort; a partial `dst` is removed on failure.
 void copy_file(const std::string& src, const std::string& dst, mode_t mode = 0600,
                const std::function<void()>& progress = {});
-// Copies the contents of directory `src` into the existing directory `dst`: regular files with
-// copy_file (reflinks on btrfs) and their modes, directories recursively, symlinks as symlinks;
-// other kinds (sockets, fifos, devices) are left out. Names for which `skip(relative path)` is
-// true are left out, with everything under them. Throws on the first failure, leaving what it
-// copied so far (the caller removes `dst`).
+// Copies the contents of directory `src` into the existing directory `dst`: regular files as
+// copy_file does (reflinks on btrfs) with their modes, directories recursively, symlinks as
+// symlinks; other kinds (sockets, fifos, devices) are left out. Everything beneath `src` is
+// opened by descriptor beneath its parent and never through a link, so a name swapped for a
+// symbolic link during the copy fails it rather than copying what the link points to. Names for
+// which `skip(relative path)` is true are left out, with everything under them. Throws on the first
+// failure, leaving what it copied so far (the caller removes `dst`).
 void copy_tree(const std::string& src, const std::string& dst,
                const std::function<bool(const std::string&)>& skip = {});
 // `path` made absolute against the current directory (no symlink resolution, no normalisation).

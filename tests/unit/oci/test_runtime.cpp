@@ -184,6 +184,16 @@ TEST_CASE("oci runtime: a bad bundle or id leaves nothing behind") {
   CHECK_THROWS_WITH_AS(oci::create_container(rt, req), doctest::Contains("--console-socket"),
                        Error);
   CHECK_FALSE(fs::exists(rt.state_root + "/c3"));
+  // A mount destination climbing out (a pod's mountPath): refused before anything is made.
+  fs::write_file_atomic(t.path + "/bundle/config.json",
+                        R"({"ociVersion": "1.0.2", "root": {"path": "rootfs"},
+                            "process": {"args": ["sh"]},
+                            "mounts": [{"destination": "/../../etc/cron.d", "type": "bind",
+                                        "source": "/tmp"}]})");
+  CHECK_THROWS_WITH_AS(oci::create_container(rt, req), doctest::Contains("has a '..' component"),
+                       Error);
+  CHECK_FALSE(fs::exists(rt.state_root + "/c3"));
+  CHECK_FALSE(fs::exists(t.path + "/pid"));
   oci::CreateRequest bad{"Bad/Id", t.path + "/bundle", "", ""};
   CHECK_THROWS_WITH_AS(oci::create_container(rt, bad), doctest::Contains("invalid container id"),
                        Error);
