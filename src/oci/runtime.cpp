@@ -223,6 +223,23 @@ int wait_for_start(const Runtime& rt, const ContainerRecord& r, const net::Liste
   }
 }
 
+}  // namespace
+
+std::string net_policy_for(const Spec& spec) {
+  auto a = spec.annotations.find("space.net");
+  if (spec.netns_path.empty()) {
+    if (a != spec.annotations.end() && a->second != "none")
+      log::warn(
+          "annotation space.net ignored: the bundle names no network namespace to leave "
+          "from, so the container has no network (an engine's namespace, "
+          "linux.namespaces' network path, carries its connections)");
+    return "none";
+  }
+  return a != spec.annotations.end() ? a->second : "";
+}
+
+namespace {
+
 // A shim's start: its own session, out of the caller's directory, and no descriptor of the
 // caller's but stdio (an engine's sync pipes held open would make it wait for our end).
 void detach_shim(int keep_fd) {
@@ -254,10 +271,7 @@ void detach_shim(int keep_fd) {
     co.id = r.sandbox;
     auto a = spec.annotations.find("space.template");
     if (a != spec.annotations.end()) co.template_name = a->second;
-    // The network: the annotation's policy, else (with the engine's namespace) config.toml's
-    // default; without a namespace to leave from, none.
-    a = spec.annotations.find("space.net");
-    co.net = a != spec.annotations.end() ? a->second : spec.netns_path.empty() ? "none" : "";
+    co.net = net_policy_for(spec);
     co.image = image.name;
     store::SandboxState st = core::create_sandbox(rt.ctx, co);
     made = true;

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "oci/spec.h"
 #include "store/context.h"
 #include "util/json.h"
 
@@ -48,6 +49,11 @@ ContainerRecord parse_record(const json::Value& v);
 // SHA-256: engines use 64-character ids, and the sandbox's socket paths must fit sun_path.
 constexpr size_t kMaxSandboxIdLength = 32;
 std::string sandbox_id_for(const std::string& id);
+// The network policy a container's sandbox is created with: the `space.net` annotation's, else
+// "" (config.toml's default), when the bundle names a network namespace to leave from; "none"
+// when it names none, whatever the annotation asks (with a warning): egress would otherwise
+// leave from the host's own namespace.
+std::string net_policy_for(const Spec& spec);
 
 // OCI status: creating, created, running, paused or stopped.
 std::string container_status(const Runtime& rt, const ContainerRecord& r);

@@ -215,3 +215,14 @@ TEST_CASE("oci runtime: features") {
   CHECK(f.at("annotations").find("space.template") != nullptr);
   CHECK(f.at("annotations").find("space.net") != nullptr);
 }
+
+TEST_CASE("oci runtime: without a network namespace the container has no network, whatever asks") {
+  oci::Spec s;
+  CHECK(oci::net_policy_for(s) == "none");
+  s.annotations["space.net"] = "allow=127.0.0.2:8080";
+  CHECK(oci::net_policy_for(s) == "none");  // would leave from the host's own namespace
+  s.netns_path = "/run/netns/engine-1";
+  CHECK(oci::net_policy_for(s) == "allow=127.0.0.2:8080");
+  s.annotations.clear();
+  CHECK(oci::net_policy_for(s) == "");  // config.toml's default, from the engine's namespace
+}
