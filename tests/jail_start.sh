@@ -50,6 +50,16 @@ case $start in
 esac
 nothing_left
 
+# SPACE_SECCOMP=log weakens every VMM: check reports it as a problem, and the VMM it starts warns.
+out=$(SPACE_SECCOMP=log "$space" --root "$tmp/root" check --format json 2>"$tmp/stderr" || true)
+python3 -c 'import json, sys
+problems = json.loads(sys.argv[1])["problems"]
+sys.exit(0 if any("SPACE_SECCOMP=log is set" in p for p in problems) else 1)' "$out" ||
+  fail "check does not report SPACE_SECCOMP=log as a problem: $out"
+grep -q "SPACE_SECCOMP=log is set" "$tmp/stderr" || fail "no warning when a VMM starts: $(cat "$tmp/stderr")"
+nothing_left
+echo "ok: SPACE_SECCOMP=log is reported by check and warned of at a VMM's start"
+
 # The jail off: nothing is tried.
 printf '[jail]\nenable = false\n' >"$tmp/root/config.toml"
 [ "$(jail_field enabled)" = False ] || fail "the jail is not reported off"

@@ -120,6 +120,12 @@ void check_jail(HostReport& r, const store::Context& ctx, const store::HostConfi
     r.problems.push_back(
         "cannot install a seccomp filter (" + r.seccomp +
         "); use a kernel with CONFIG_SECCOMP_FILTER, or set [jail] enable = false");
+  try {
+    if (jail::unlisted_from_env() == jail::Unlisted::Log)
+      r.problems.push_back(jail::kSeccompLogWarning);
+  } catch (const Error& e) {
+    r.problems.push_back(std::string(e.what()) + " (" + e.hint() + ")");
+  }
   if (r.cgroups_enabled && l.version == jail::CgroupVersion::None)
     r.problems.push_back(
         "no cgroup hierarchy with the memory controller; mount one, or set [jail] cgroups = false");

@@ -173,7 +173,9 @@ VmmLaunch launch_vmm(const store::Context& ctx, const store::HostConfig& hc,
         o.fds.push_back(placed->read.get());  // the VMM's fd 6
       }
       const size_t vmm_fds = o.fds.size();
-      init_filter = jail::program(jail::Role::Init, jail::unlisted_from_env());
+      const jail::Unlisted unlisted = jail::unlisted_from_env();
+      if (unlisted == jail::Unlisted::Log) log::warn(jail::kSeccompLogWarning);
+      init_filter = jail::program(jail::Role::Init, unlisted);
       int next = 3 + static_cast<int>(o.fds.size());
       plan.who = {jail.uid, static_cast<gid_t>(jail.uid)};
       plan.uid_lock_fd = next++;

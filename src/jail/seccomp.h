@@ -49,5 +49,10 @@ std::vector<std::string> allowed_syscalls(Role role);
 // Unlisted::Log when $SPACE_SECCOMP is "log", Kill when it is unset, empty or "kill"; throws on
 // any other value.
 Unlisted unlisted_from_env();
+// What to tell the user while $SPACE_SECCOMP=log weakens every VMM's filter: `space create`
+// warns with it on each VMM it starts, `space check` reports it as a problem.
+constexpr const char* kSeccompLogWarning =
+    "SPACE_SECCOMP=log is set: the VMM's seccomp filters log unlisted system calls instead of "
+    "killing the VMM, which weakens its jail; unset SPACE_SECCOMP outside development";
 
 }  // namespace space::jail
