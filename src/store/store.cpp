@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "store/btrfs.h"
 #include "store/config.h"
@@ -62,10 +63,27 @@ void make_dirs(const StorePaths& sp) {
   fs::mkdir_p(sp.sandboxes, 0700);
 }
 
+// The store's mount flags: nosuid and nodev, because image imports and Debian builds put
+// setuid files and device nodes from untrusted archives in it, which must mean nothing on the host.
+constexpr unsigned long kStoreMountFlags = MS_NOATIME | MS_NOSUID | MS_NODEV;
+
 void mount_store(const StorePaths& sp) {
   fs::mkdir_p(sp.dir, 0700);
-  std::string dev = loop::mount_image(sp.image, sp.dir, "btrfs", MS_NOATIME, "");
+  std::string dev = loop::mount_image(sp.image, sp.dir, "btrfs", kStoreMountFlags, "");
   log::info("store: mounted " + sp.image + " on " + sp.dir + " through " + dev);
+}
+
+// A loopback store mounted by an earlier version, without nosuid and nodev, gets them now.
+void harden_mount(const StorePaths& sp) {
+  struct statvfs vf {};
+  if (::statvfs(sp.dir.c_str(), &vf) != 0) return;
+  if ((vf.f_flag & ST_NOSUID) && (vf.f_flag & ST_NODEV)) return;
+  if (!is_mount_point(sp.dir) || !fs::exists(sp.image)) return;  // not our loopback store
+  if (::mount(nullptr, sp.dir.c_str(), nullptr, MS_REMOUNT | kStoreMountFlags, nullptr) != 0) {
+    log::warn("store: cannot remount " + sp.dir + " nosuid,nodev: " + std::strerror(errno));
+    return;
+  }
+  log::info("store: remounted " + sp.dir + " nosuid,nodev");
 }
 
 // A sparse image of `gib` GiB, formatted btrfs, renamed into place only once complete.
@@ -111,7 +129,10 @@ StorePaths ensure_store(const Context& ctx, StoreUse use) {
   StorePaths sp = store_paths(ctx.root);
   if (use == StoreUse::Existing && !fs::is_dir(sp.root)) return sp;
   fs::ensure_private_dir(sp.root, 0755);  // ours, and no one else writes there
-  if (btrfs::on_btrfs(sp.sandboxes)) return sp;
+  if (btrfs::on_btrfs(sp.sandboxes)) {
+    harden_mount(sp);
+    return sp;
+  }
   try {
     Fd lock(::open(sp.root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!lock) throw_errno("open " + sp.root);

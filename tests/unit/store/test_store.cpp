@@ -1,8 +1,12 @@
 // Unit tests for store/store without root or mounts: the set-up decision as a function of what
 // the filesystem looks like, the kind `space check` reports, sizes for people, and the paths that
 // need no btrfs (an Existing-use probe of a plain root, the refusal to hide
-// pre-store sandboxes, removal of plain directories). Mounting is covered by 40_template.sh.
+// pre-store sandboxes, removal of plain directories), and, as root with mkfs.btrfs, that a
+// loopback store is mounted nosuid and nodev (and an older mount without them remounted).
+// Mounting for sandboxes is covered by 40_template.sh.
 #include <doctest/doctest.h>
+#include <sys/mount.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <string>
@@ -12,6 +16,7 @@
 #include "support/temp_dir.h"
 #include "util/error.h"
 #include "util/fs.h"
+#include "util/process.h"
 
 using namespace space;
 using store::StoreAction;
@@ -112,4 +117,36 @@ TEST_CASE("remove_store_tree removes plain directories (sandboxes made before th
   store::remove_store_tree(t.path + "/sb");
   CHECK_FALSE(fs::exists(t.path + "/sb"));
   CHECK_NOTHROW(store::remove_store_tree(t.path + "/sb"));  // missing is fine
+}
+
+TEST_CASE("a loopback store is mounted nosuid and nodev, and an older mount is remounted so") {
+  if (::geteuid() != 0 || proc::find_program("mkfs.btrfs").empty()) {
+    MESSAGE("skipped: needs root and mkfs.btrfs");
+    return;
+  }
+  test::TempDir t("store-flags");
+  if (store::btrfs::on_btrfs(t.path)) {
+    MESSAGE("skipped: /tmp is on btrfs, so no loopback store is made");
+    return;
+  }
+  fs::write_file_atomic(t.path + "/config.toml", "[store]\nsize_gib = 1\n");
+  store::Context ctx{t.path};
+  auto sp = store::ensure_store(ctx, StoreUse::Create);
+  struct Unmount {
+    std::string dir;
+    ~Unmount() { ::umount2(dir.c_str(), MNT_DETACH); }
+  } unmount{sp.dir};
+  auto flags = [&] {
+    struct statvfs vf {};
+    REQUIRE(::statvfs(sp.dir.c_str(), &vf) == 0);
+    return vf.f_flag;
+  };
+  CHECK((flags() & ST_NOSUID) != 0);
+  CHECK((flags() & ST_NODEV) != 0);
+  // As an earlier version mounted it: setuid files and device nodes would work there.
+  REQUIRE(::mount(nullptr, sp.dir.c_str(), nullptr, MS_REMOUNT | MS_NOATIME, nullptr) == 0);
+  REQUIRE((flags() & ST_NODEV) == 0);
+  store::ensure_store(ctx, StoreUse::Existing);
+  CHECK((flags() & ST_NOSUID) != 0);
+  CHECK((flags() & ST_NODEV) != 0);
 }
