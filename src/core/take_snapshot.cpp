@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/control_client.h"
+#include "jail/privileges.h"
 #include "util/error.h"
 #include "util/fd.h"
 #include "util/fs.h"
@@ -45,9 +46,11 @@ proto::control::SnapshotReply take_snapshot(const store::SandboxPaths& p, pid_t 
     Fd drop_fd(::open(drop.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!dest_fd || !drop_fd) throw_errno("open " + drop);
     if (uid && ::fchown(drop_fd.get(), uid, uid) != 0) throw_errno("chown " + drop);
-    // The VMM's pagemap lets it write memory as a diff; without one it writes it whole.
+    // The VMM's pagemap lets it write memory as a diff; without one it writes it whole. Opened
+    // without CAP_SYS_ADMIN, so it shows the VMM which pages are present and dirty, never the
+    // host's physical frame numbers (a help to attacks such as rowhammer).
     Fd pagemap(
-        ::open(("/proc/" + std::to_string(vmm_pid) + "/pagemap").c_str(), O_RDONLY | O_CLOEXEC));
+        jail::open_without_sys_admin("/proc/" + std::to_string(vmm_pid) + "/pagemap", O_RDONLY));
     if (!pagemap) log::debug("no pagemap of VMM " + std::to_string(vmm_pid) + ": memory in full");
     std::vector<int> fds = {drop_fd.get()};
     if (pagemap) fds.push_back(pagemap.get());

@@ -2,6 +2,7 @@
 // (version 3: 64 bits), so no libcap is needed.
 #include "jail/privileges.h"
 
+#include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
 #include <sys/prctl.h>
@@ -51,6 +52,27 @@ void drop(const Identity& who, uint64_t max_files) {
   if (!has_no_capabilities()) fail("jail: capabilities survived the uid change");
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) throw_errno("set no_new_privs");
   if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) throw_errno("clear the dumpable flag");
+}
+
+int open_without_sys_admin(const std::string& path, int flags) {
+  __user_cap_data_struct data[2]{};
+  if (!capget_v3(data)) throw_errno("capget");
+  const uint32_t bit = 1u << (CAP_SYS_ADMIN % 32);
+  __user_cap_data_struct& word = data[CAP_SYS_ADMIN / 32];
+  const bool had = word.effective & bit;
+  __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+  if (had) {
+    word.effective &= ~bit;
+    if (::syscall(SYS_capset, &hdr, data) != 0) throw_errno("capset: drop CAP_SYS_ADMIN");
+  }
+  int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+  const int err = errno;
+  if (had) {
+    word.effective |= bit;
+    if (::syscall(SYS_capset, &hdr, data) != 0) throw_errno("capset: restore CAP_SYS_ADMIN");
+  }
+  errno = err;
+  return fd;
 }
 
 bool has_no_capabilities() {

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <string>
 
 namespace space::jail {
 
@@ -27,5 +28,12 @@ void drop(const Identity& who, uint64_t max_files = kVmmMaxFiles);
 
 // The process's effective, permitted and bounding capability sets are all empty.
 bool has_no_capabilities();
+
+// Opens `path` with `flags` while CAP_SYS_ADMIN is out of the calling thread's effective set, then
+// puts it back: for files that decide at open time what their reader may see, such as
+// /proc/PID/pagemap, whose physical frame numbers are shown only to an opener with CAP_SYS_ADMIN.
+// A descriptor handed to a jailed VMM is opened this way. Returns the descriptor, or -1 with
+// errno; throws if the capability cannot be put back.
+int open_without_sys_admin(const std::string& path, int flags);
 
 }  // namespace space::jail

@@ -3,6 +3,7 @@
 // back to root, no_new_privs, not dumpable, no core files and the RLIMIT_NOFILE it was given;
 // and it refuses uid or gid 0 before changing anything. Needs root (skipped otherwise).
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -115,4 +116,36 @@ TEST_CASE("privileges: drop() refuses uid or gid 0 before changing anything") {
         status);
     CHECK(out == "threw: jail: refusing to run as uid or gid 0");
   }
+}
+
+// The pagemap entry of one page this process wrote: bit 63 present, bits 0-54 its frame number.
+static uint64_t pagemap_entry(int fd, const void* page) {
+  uint64_t e = 0;
+  const off_t off = static_cast<off_t>(reinterpret_cast<uintptr_t>(page) / 4096 * 8);
+  REQUIRE(::pread(fd, &e, sizeof e, off) == static_cast<ssize_t>(sizeof e));
+  return e;
+}
+
+TEST_CASE("open_without_sys_admin: a pagemap opened so shows no physical frame numbers") {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: needs root (CAP_SYS_ADMIN to take away)");
+    return;
+  }
+  alignas(4096) static volatile char page[4096];
+  page[0] = 1;  // present
+  constexpr uint64_t kPfn = (1ULL << 55) - 1, kPresent = 1ULL << 63;
+  Fd plain(::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC));
+  REQUIRE(plain);
+  const uint64_t shown = pagemap_entry(plain.get(), const_cast<char*>(page));
+  REQUIRE((shown & kPresent) != 0);
+  CHECK((shown & kPfn) != 0);  // root's own open sees frame numbers: what the VMM must not get
+  Fd bare(jail::open_without_sys_admin("/proc/self/pagemap", O_RDONLY));
+  REQUIRE(bare);
+  const uint64_t hidden = pagemap_entry(bare.get(), const_cast<char*>(page));
+  CHECK((hidden & kPresent) != 0);  // what the snapshot's diff needs is still there
+  CHECK((hidden & kPfn) == 0);
+  // And the capability is back: a second plain open shows frame numbers again.
+  Fd again(::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC));
+  REQUIRE(again);
+  CHECK((pagemap_entry(again.get(), const_cast<char*>(page)) & kPfn) != 0);
 }
