@@ -274,6 +274,9 @@ void create_group(const CgroupLayout& l, const std::string& rel, const CgroupLim
     mkdirs(l.v2, rel);
     std::string d = l.v2 + "/" + rel;
     write_value(d + "/memory.max", lim.memory_bytes ? std::to_string(lim.memory_bytes) : "max");
+    // No swap beyond a memory limit: pages pushed out to swap would escape it.
+    if (fs::exists(d + "/memory.swap.max"))
+      write_value(d + "/memory.swap.max", lim.memory_bytes ? "0" : "max");
     if (fs::exists(d + "/pids.max"))
       write_value(d + "/pids.max", lim.pids ? std::to_string(lim.pids) : "max");
     if (fs::exists(d + "/cpu.max")) {
@@ -287,8 +290,13 @@ void create_group(const CgroupLayout& l, const std::string& rel, const CgroupLim
   }
   for (const auto& m : v1_mounts(l)) mkdirs(m, rel);
   auto dir = [&](const char* c) { return l.v1.at(c) + "/" + rel; };
-  write_value(dir("memory") + "/memory.limit_in_bytes",
-              lim.memory_bytes ? std::to_string(lim.memory_bytes) : "-1");
+  const std::string mem_limit = lim.memory_bytes ? std::to_string(lim.memory_bytes) : "-1";
+  write_value(dir("memory") + "/memory.limit_in_bytes", mem_limit);
+  // Memory and swap together at the memory limit: no swap beyond it. The file exists only with
+  // swap accounting (swapaccount=1); it must not be below memory.limit_in_bytes, so it is
+  // written second (a new group starts unlimited in both).
+  if (fs::exists(dir("memory") + "/memory.memsw.limit_in_bytes"))
+    write_value(dir("memory") + "/memory.memsw.limit_in_bytes", mem_limit);
   if (l.v1.count("pids"))
     write_value(dir("pids") + "/pids.max", lim.pids ? std::to_string(lim.pids) : "max");
   if (l.v1.count("cpu")) {

@@ -278,6 +278,10 @@ TEST_CASE("cgroup: create_group on a fake v1 tree writes the limits") {
   jail::CgroupLimits lim{1ull << 30, 512, 250, 200};
   jail::create_group(l, "space/box", lim);
   CHECK(got(mem + "/memory.limit_in_bytes") == "1073741824");
+  CHECK_FALSE(fs::exists(mem + "/memory.memsw.limit_in_bytes"));  // no swap accounting: none
+  put(mem + "/memory.memsw.limit_in_bytes");
+  jail::create_group(l, "space/box", lim);
+  CHECK(got(mem + "/memory.memsw.limit_in_bytes") == "1073741824");  // no swap beyond the limit
   CHECK(got(pids + "/pids.max") == "512");
   CHECK(got(cpu + "/cpu.cfs_period_us") == "100000");
   CHECK(got(cpu + "/cpu.cfs_quota_us") == "250000");
@@ -373,8 +377,10 @@ TEST_CASE("cgroup: create_group on a fake v2 tree enables controllers and writes
     put(d + "/cgroup.controllers", "memory\n");
     put(d + "/cgroup.subtree_control");
   }
-  for (const char* f : {"memory.max", "pids.max", "cpu.max", "cpu.weight"}) put(box + "/" + f);
+  for (const char* f : {"memory.max", "memory.swap.max", "pids.max", "cpu.max", "cpu.weight"})
+    put(box + "/" + f);
   jail::create_group(l, "space/box", jail::sandbox_limits(1, 960, 64));
+  CHECK(got(box + "/memory.swap.max") == "0");  // a VMM cannot swap past its memory limit
   CHECK(got(root + "/cgroup.subtree_control") == "+memory");
   CHECK(got(parent + "/cgroup.subtree_control") == "+memory");
   CHECK_FALSE(fs::exists(box + "/cgroup.subtree_control"));  // the group's own is left alone
