@@ -1,8 +1,8 @@
-// `space forward ID [ADDR:]HOST_PORT:GUEST_PORT...`: forwards host ports into a sandbox in the
-// foreground (core/forward.h). Prints one "ADDR:PORT -> GUEST_PORT" line per forward on stdout
-// once it listens (JSON objects with --format json), so that a script can read the port it got
-// for HOST_PORT 0; a connection it could not carry is one line on stderr. Exits 0 on Ctrl-C or
-// when the sandbox stops.
+// `space forward ID [ADDR:]HOST_PORT:GUEST_PORT... [--unix PATH:GUEST_PORT]...`: forwards host
+// ports or Unix sockets into a sandbox in the foreground (core/forward.h). Prints one "ADDR:PORT ->
+// GUEST_PORT" line per forward on stdout once it listens (JSON objects with --format json), so that
+// a script can read the port it got for HOST_PORT 0; a connection it could not carry is one line on
+// stderr. Exits 0 on Ctrl-C or when the sandbox stops.
 #include <cstdio>
 #include <mutex>
 
@@ -17,6 +17,7 @@ namespace {
 struct ForwardFlags {
   std::string id;
   std::vector<std::string> specs;
+  std::vector<std::string> unix_specs;
   int max_connections = 256;
 };
 }  // namespace
@@ -30,8 +31,11 @@ void register_forward(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("ports", f->specs,
                   "[ADDR:]HOST_PORT:GUEST_PORT: listen on ADDR (default 127.0.0.1; [IPV6] in "
                   "brackets) port HOST_PORT (0: any free one) and carry each connection to "
-                  "127.0.0.1:GUEST_PORT in the guest")
-      ->required();
+                  "127.0.0.1:GUEST_PORT in the guest (a port on 127.0.0.1 is open to every "
+                  "local user: see --unix)");
+  cmd->add_option("--unix", f->unix_specs,
+                  "PATH:GUEST_PORT: listen on a Unix socket at PATH, mode 0600 (only its owner "
+                  "and root can connect), instead of a TCP port; repeatable");
   cmd->add_option("--max-connections", f->max_connections,
                   "Connections carried at once, over all ports; more are closed (default 256)")
       ->check(CLI::Range(1, 4096));
@@ -39,6 +43,7 @@ void register_forward(CLI::App& app, GlobalOptions& g) {
     store::Context ctx{g.root, g.log_level, g.log_format};
     core::ForwardOptions o;
     for (const auto& s : f->specs) o.specs.push_back(core::parse_forward_spec(s));
+    for (const auto& s : f->unix_specs) o.specs.push_back(core::parse_unix_forward_spec(s));
     o.max_connections = f->max_connections;
     static std::mutex out;
     o.on_listening = [&g](const std::string& line) {

@@ -26,6 +26,7 @@
 #include "store/state.h"
 #include "util/acceptor.h"
 #include "util/error.h"
+#include "util/fs.h"
 #include "util/process.h"
 #include "util/relay.h"
 
@@ -54,7 +55,7 @@ bool is_ip(const std::string& a, int family) {
 }
 
 // A listening socket on spec's address and port; the port chosen is written back.
-Fd listen_on(ForwardSpec& spec) {
+Fd listen_tcp(ForwardSpec& spec) {
   bool v6 = is_ip(spec.address, AF_INET6);
   Fd s(::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!s) throw_errno("socket");
@@ -92,6 +93,7 @@ Fd listen_on(ForwardSpec& spec) {
 }
 
 std::string describe(const ForwardSpec& s) {
+  if (!s.unix_path.empty()) return s.unix_path + " -> " + std::to_string(s.guest_port);
   bool v6 = s.address.find(':') != std::string::npos;
   return (v6 ? "[" + s.address + "]" : s.address) + ":" + std::to_string(s.host_port) + " -> " +
          std::to_string(s.guest_port);
@@ -168,6 +170,29 @@ ForwardSpec parse_forward_spec(std::string_view text) {
   return s;
 }
 
+ForwardSpec parse_unix_forward_spec(std::string_view text) {
+  const std::string shown(text);
+  size_t c = text.rfind(':');
+  auto bad = [&](const std::string& why) -> ForwardSpec {
+    fail("forward --unix \"" + shown + "\": " + why, "the form is PATH:GUEST_PORT");
+  };
+  if (c == std::string_view::npos || c == 0) return bad("expected PATH:GUEST_PORT");
+  auto gp = parse_port(text.substr(c + 1), false);
+  if (!gp) return bad("guest port \"" + std::string(text.substr(c + 1)) + "\" is not 1..65535");
+  ForwardSpec s;
+  s.address.clear();
+  s.unix_path = fs::absolute(std::string(text.substr(0, c)));
+  s.guest_port = *gp;
+  return s;
+}
+
+net::Listener listen_forward(ForwardSpec& spec) {
+  if (spec.unix_path.empty()) return net::Listener{listen_tcp(spec), 0};
+  net::SocketAccess only_owner;
+  only_owner.mode = 0600;
+  return net::listen_at(spec.unix_path, 128, only_owner);  // non-blocking, as accept needs
+}
+
 std::string forward_ports(const store::Context& ctx, const std::string& id,
                           const ForwardOptions& opts) {
   if (opts.specs.empty()) fail("nothing to forward", std::string("give ") + kForms);
@@ -182,8 +207,17 @@ std::string forward_ports(const store::Context& ctx, const std::string& id,
   bool image = attached_image(p).has_value();
   proc::SignalGuard sig;  // before any thread: they inherit the blocked signals
   std::vector<ForwardSpec> specs = opts.specs;
-  std::vector<Fd> listeners;
-  for (auto& s : specs) listeners.push_back(listen_on(s));
+  // The Unix sockets go when it ends, however it ends (only if they are still ours).
+  struct Listeners {
+    std::vector<ForwardSpec>& specs;
+    std::vector<net::Listener> all;
+    ~Listeners() {
+      for (size_t i = 0; i < all.size(); i++)
+        if (!specs[i].unix_path.empty()) net::unlink_if_ours(specs[i].unix_path, all[i]);
+    }
+  } held{specs, {}};
+  std::vector<net::Listener>& listeners = held.all;
+  for (auto& s : specs) listeners.push_back(listen_forward(s));
   for (const auto& s : specs)
     if (opts.on_listening) opts.on_listening(describe(s));
 
@@ -199,7 +233,7 @@ std::string forward_ports(const store::Context& ctx, const std::string& id,
   std::string why;
   while (why.empty()) {
     std::vector<pollfd> pfds;
-    for (const auto& l : listeners) pfds.push_back({l.get(), POLLIN, 0});
+    for (const auto& l : listeners) pfds.push_back({l.fd.get(), POLLIN, 0});
     pfds.push_back({sig.fd(), POLLIN, 0});
     int n = ::poll(pfds.data(), pfds.size(), kWatchMs);
     if (n < 0 && errno != EINTR) throw_errno("poll");
@@ -222,7 +256,7 @@ std::string forward_ports(const store::Context& ctx, const std::string& id,
     for (size_t i = 0; n > 0 && i < listeners.size(); i++) {
       if (!pfds[i].revents) continue;
       for (;;) {
-        Fd c = acceptor.accept(listeners[i].get(), SOCK_CLOEXEC);
+        Fd c = acceptor.accept(listeners[i].fd.get(), SOCK_CLOEXEC);
         if (!c) {
           if (errno != EAGAIN && opts.on_error)
             opts.on_error(describe(specs[i]) + ": accept: " + std::strerror(errno) +

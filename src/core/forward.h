@@ -6,6 +6,8 @@
 // own. A guest port where nothing listens closes that client (and says so on stderr); the
 // forward goes on. It ends on SIGINT, SIGTERM or SIGHUP, or when the sandbox stops running,
 // closing every connection it carried. It needs no network policy: the host dials in.
+// A TCP listener on 127.0.0.1 is open to every local user; `--unix PATH:GUEST_PORT` listens on a
+// Unix socket of mode 0600 instead (only its owner, and root, can connect), removed at the end.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "store/context.h"
+#include "util/socket.h"
 
 namespace space::core {
 
@@ -21,12 +24,19 @@ struct ForwardSpec {
   std::string address = "127.0.0.1";  // an IPv4 or IPv6 literal to listen on
   uint16_t host_port = 0;             // 0: any free port
   uint16_t guest_port = 0;            // 1..65535
+  std::string unix_path;              // set: listen on this Unix socket instead (address unused)
   bool operator==(const ForwardSpec&) const = default;
 };
 
 // "[ADDR:]HOST_PORT:GUEST_PORT", ADDR an IPv4 literal, "localhost" or "[IPv6]". Throws Error
 // naming the spec and the accepted forms.
 ForwardSpec parse_forward_spec(std::string_view text);
+// "PATH:GUEST_PORT" of --unix (the last ':' separates; PATH made absolute). Throws Error naming
+// the spec and the form.
+ForwardSpec parse_unix_forward_spec(std::string_view text);
+// The listener of `spec`: a TCP socket (the port chosen is written back) or a Unix socket of mode
+// 0600 (replacing a stale socket file; its inode kept so that only it is removed later).
+net::Listener listen_forward(ForwardSpec& spec);
 
 struct ForwardOptions {
   std::vector<ForwardSpec> specs;

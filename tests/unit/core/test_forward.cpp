@@ -1,9 +1,19 @@
-// core/forward: the [ADDR:]HOST_PORT:GUEST_PORT forms, and every malformed spec refused with the
-// forms in the hint. (Carrying connections needs a VM: tests/integration/90_net.sh.)
+// core/forward: the [ADDR:]HOST_PORT:GUEST_PORT and --unix PATH:GUEST_PORT forms, every malformed
+// spec refused with the forms in the hint, and a --unix listener closed to other uids. (Carrying
+// connections needs a VM: tests/integration/90_net.sh.)
 #include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
 
 #include "core/forward.h"
+#include "support/temp_dir.h"
 #include "util/error.h"
+#include "util/fs.h"
+#include "util/socket.h"
 
 using namespace space;
 using core::ForwardSpec;
@@ -31,4 +41,54 @@ TEST_CASE("malformed forward specs are refused with the forms") {
       CHECK(e.hint().find("HOST_PORT:GUEST_PORT") != std::string::npos);
     }
   }
+}
+
+TEST_CASE("--unix forward specs: PATH:GUEST_PORT, the path made absolute") {
+  ForwardSpec s = core::parse_unix_forward_spec("/run/user/fwd.sock:8000");
+  CHECK(s.unix_path == "/run/user/fwd.sock");
+  CHECK(s.guest_port == 8000);
+  CHECK(core::parse_unix_forward_spec("/tmp/a:b.sock:1").unix_path == "/tmp/a:b.sock");
+  CHECK(core::parse_unix_forward_spec("rel.sock:1").unix_path == fs::absolute("rel.sock"));
+  for (const char* bad : {"", "/x", ":80", "/x:0", "/x:65536", "/x:port"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH_AS(core::parse_unix_forward_spec(bad),
+                         doctest::Contains((std::string("forward --unix \"") + bad + "\"").c_str()),
+                         Error);
+  }
+}
+
+// A forward's TCP port on 127.0.0.1 takes any local user's connection; the --unix one does not:
+// its socket is mode 0600, so another uid's connect() is refused by the file's permission.
+TEST_CASE("a --unix forward listens on a socket only its owner can connect to") {
+  test::TempDir t("fwd-unix");
+  ForwardSpec s = core::parse_unix_forward_spec(t.path + "/f.sock:80");
+  net::Listener l = core::listen_forward(s);
+  struct stat st {};
+  REQUIRE(::stat((t.path + "/f.sock").c_str(), &st) == 0);
+  CHECK(S_ISSOCK(st.st_mode));
+  CHECK((st.st_mode & 0777) == 0600);
+  if (::geteuid() != 0) {
+    MESSAGE("skipped the other-uid half: needs root");
+    return;
+  }
+  ::chmod(t.path.c_str(), 0755);  // the directory is not what keeps the other uid out
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    if (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0) ::_exit(3);
+    try {
+      net::unix_connect(t.path + "/f.sock", net::Deadline::after_ms(2000));
+      ::_exit(0);  // connected: the socket is open to others
+    } catch (const Error& e) {
+      ::_exit(e.err() == EACCES ? 1 : 2);
+    }
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 1);  // refused with EACCES
+  // And a TCP forward's listener, for contrast, is a plain socket anyone on the host can reach.
+  ForwardSpec tcp = core::parse_forward_spec("127.0.0.1:0:80");
+  net::Listener tl = core::listen_forward(tcp);
+  CHECK(tcp.host_port != 0);
 }
