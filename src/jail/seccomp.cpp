@@ -4,6 +4,7 @@
 #include "jail/seccomp.h"
 
 #include <errno.h>
+#include <linux/audit.h>
 #include <linux/fs.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -344,6 +346,24 @@ Program compile(Role role, Unlisted unlisted) {
   p.code.resize(static_cast<size_t>(st.st_size) / sizeof(sock_filter));
   if (::pread(mem.get(), p.code.data(), static_cast<size_t>(st.st_size), 0) != st.st_size)
     throw_errno("read the exported filter");
+  return p;
+}
+
+Program signal_self_only(pid_t self) {
+  constexpr uint32_t kArch = offsetof(seccomp_data, arch), kNr = offsetof(seccomp_data, nr),
+                     kArg0Low = offsetof(seccomp_data, args[0]);  // little-endian: the pid_t
+  Program p;
+  p.code = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kArch),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 5),  // other ABIs: left below
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kNr),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_kill, 1, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_tgkill, 0, 3),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kArg0Low),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(self), 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
   return p;
 }
 

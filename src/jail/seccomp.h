@@ -15,6 +15,7 @@
 // allocation (safe between fork and exec).
 #pragma once
 #include <linux/filter.h>
+#include <sys/types.h>
 
 #include <string>
 #include <vector>
@@ -40,6 +41,11 @@ enum class Unlisted {
 
 // Compiles the filter for `role`. Throws Error (naming libseccomp's failure) on failure.
 Program compile(Role role, Unlisted unlisted = Unlisted::Kill);
+// A filter stacked on a branch child's Vmm filter: kill and tgkill reach only process `self` (the
+// child's own pid, as its PID namespace numbers it) and fail with EPERM for any other, so a
+// branch, which shares its source's uid and PID namespace, cannot signal its source or its
+// siblings. Every other call is left to the filters below it.
+Program signal_self_only(pid_t self);
 // Sets no_new_privs and installs `p` on the calling thread (and its future threads). Async-
 // signal-safe: no allocation. Returns 0 or an errno value.
 int load(const Program& p);

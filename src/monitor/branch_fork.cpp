@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "jail/seccomp.h"
 #include "monitor/vmm_main.h"
 #include "proto/agent.h"
 #include "store/paths.h"
@@ -110,6 +111,10 @@ void detach(int report_fd, int go_fd, const TargetFds& f, int null_fd,
     gate_fd = lift(gate_fd);
     detach(report_fd, go_fd, f, null_fd, {kvm_fd, memory_base.fd, gate_fd});
     phases.mark("detach");
+    // It shares the source's uid and PID namespace: from here on it may signal only itself.
+    if (source.jailed)
+      if (int err = jail::load(jail::signal_self_only(::getpid())))
+        throw_errno("seccomp: restrict kill and tgkill to the branch itself", err);
     // Wait until the parent has forked every sibling: a child that ran now would slow the
     // remaining forks down (they copy the page tables this one is faulting on).
     char c;
@@ -152,7 +157,8 @@ void detach(int report_fd, int go_fd, const TargetFds& f, int null_fd,
   _exit(code);
 }
 
-// Kills and reaps `pids` (a failed branch op).
+// Kills and reaps `pids` (a failed branch op). Where kill is refused (EPERM: a branch branching)
+// the gate's abort bytes end them instead, and this waits for that.
 void kill_all(const std::vector<pid_t>& pids) {
   for (pid_t pid : pids) ::kill(pid, SIGKILL);
   for (pid_t pid : pids) {
@@ -257,6 +263,11 @@ std::vector<ForkedBranch> fork_branches(vmm::Machine& machine, const VmRun& sour
     if (!err.empty()) fail(err);
     gate_wr.reset();  // every branch is runnable: their guests start
   } catch (...) {
+    // A byte per child on the gate: a child that said "ok" reads it and ends instead of starting
+    // its guest. It matters where kill cannot reach them: a source that is itself a branch may
+    // signal only itself (jail::signal_self_only).
+    const std::string abort(started.size(), 'x');
+    if (!abort.empty()) (void)!::write(gate_wr.get(), abort.data(), abort.size());
     kill_all(started);
     throw;
   }

@@ -51,8 +51,10 @@ void ControlServer::on_accept() {
       return;
     }
     int c = fd.get();
-    if (!net::peer_trusted(c)) {
-      warn_.warn("control: refusing a client of uid " + std::to_string(net::peer_uid(c)));
+    if (!net::peer_root_or_self(c)) {
+      warn_.warn("control: refusing a client of uid " + std::to_string(net::peer_uid(c)) +
+                 ", pid " + std::to_string(net::peer_pid(c)) +
+                 " (only root and this VMM may connect)");
       continue;
     }
     if (clients_.size() >= kMaxClients) {

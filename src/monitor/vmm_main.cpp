@@ -199,13 +199,15 @@ int probe_start(const VmmOptions& opts, Fd ready) {
   }
 }
 
-// Blocks until the other end of `pipe` is closed (a byte is ignored).
+// EOF: every sibling is ready. A byte: the source's branch operation failed, so this branch
+// must not start (its source could not kill it, see branch_fork.cpp).
 void wait_for_eof(const Fd& pipe) {
   char c;
   for (;;) {
     ssize_t n = ::read(pipe.get(), &c, 1);
     if (n == 0) return;
-    if (n < 0 && errno != EINTR) throw_errno("wait for the branch's siblings");
+    if (n > 0) fail("the branch operation failed in a sibling; this branch does not start");
+    if (errno != EINTR) throw_errno("wait for the branch's siblings");
   }
 }
 

@@ -309,6 +309,13 @@ long peer_uid(int fd) {
   return static_cast<long>(cr.uid);
 }
 
+bool peer_root_or_self(int fd) {
+  ucred cr{};
+  socklen_t len = sizeof cr;
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0) return false;
+  return cr.uid == 0 || (cr.uid == ::geteuid() && cr.pid == ::getpid());
+}
+
 bool peer_trusted(int fd) {
   long uid = peer_uid(fd);
   return uid == 0 || (uid >= 0 && static_cast<uid_t>(uid) == ::geteuid());

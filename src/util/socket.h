@@ -99,6 +99,10 @@ ssize_t recv_with_fds(int fd, std::span<char> buf, std::vector<Fd>& fds);
 long peer_uid(int fd);
 // Whether that peer is root or runs as our effective uid: the only clients our sockets serve.
 bool peer_trusted(int fd);
+// Stricter, for a jailed VMM's sockets: the peer is root (the CLI, the daemons) or this very
+// process. Another process of our uid is refused: a branch VMM shares its source's uid (it is a
+// fork of it) and must not reach the source's guest or control socket.
+bool peer_root_or_self(int fd);
 // Writes all of `data`. Throws on error or deadline.
 void send_all(int fd, std::string_view data, const Deadline& dl);
 // Reads exactly `len` bytes; false on EOF before the first byte; throws on EOF after it.

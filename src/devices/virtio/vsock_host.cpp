@@ -111,9 +111,10 @@ void VirtioVsock::on_listener() {
       if (!would_block(errno)) warn_.warn("virtio-vsock: accept: " + std::string(strerror(errno)));
       return;
     }
-    if (!net::peer_trusted(s.get())) {
+    if (!net::peer_root_or_self(s.get())) {
       warn_.warn("virtio-vsock: refusing a client of uid " +
-                 std::to_string(net::peer_uid(s.get())));
+                 std::to_string(net::peer_uid(s.get())) + ", pid " +
+                 std::to_string(net::peer_pid(s.get())) + " (only root and this VMM may connect)");
       continue;
     }
     if (handshakes_.size() >= kMaxHandshakes) {

@@ -383,3 +383,30 @@ TEST_CASE("seccomp: a log line under the vcpu filter in a fresh process") {
                                        << status << " (signal 31 is SIGSYS: killed by its filter)");
   CHECK(std::string(buf, n > 0 ? static_cast<size_t>(n) : 0) == "logged");
 }
+
+// A branch child stacks signal_self_only on the Vmm filter it inherited: it signals itself (and
+// its threads, as vCPU kicks do) but no other process of its uid, such as its source VMM.
+TEST_CASE("seccomp: signal_self_only, stacked on the vmm filter, signals only the process itself") {
+  jail::Program vmm = jail::compile(Role::Vmm);
+  const pid_t parent = ::getpid();
+  int status = status_under(vmm, [parent] {
+    const long self = ::syscall(SYS_getpid), tid = ::syscall(SYS_gettid);
+    if (jail::load(jail::signal_self_only(static_cast<pid_t>(self))) != 0) return 10;
+    if (::syscall(SYS_kill, self, 0) != 0) return 11;         // itself
+    if (::syscall(SYS_tgkill, self, tid, 0) != 0) return 12;  // its own thread
+    errno = 0;
+    if (::syscall(SYS_kill, parent, 0) != -1 || errno != EPERM) return 13;  // the "source"
+    errno = 0;
+    if (::syscall(SYS_tgkill, parent, parent, 0) != -1 || errno != EPERM) return 14;
+    errno = 0;
+    if (::syscall(SYS_kill, -1, SIGKILL) != -1 || errno != EPERM) return 15;  // everyone
+    errno = 0;
+    if (::syscall(SYS_kill, 0, 0) != -1 || errno != EPERM) return 16;  // its process group
+    return 0;
+  });
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  // Without it, the Vmm filter alone lets the child signal its parent (same uid): the hole.
+  status = status_under(vmm, [parent] { return ::syscall(SYS_kill, parent, 0) == 0 ? 0 : 1; });
+  CHECK(exited_ok(status));
+}

@@ -278,3 +278,71 @@ TEST_CASE("listen_at and unlink_if_ours remove only our own socket file") {
   CHECK(net::inode_of(path) == 0);
   CHECK_NOTHROW(net::unlink_if_ours(path, second));  // already gone
 }
+
+// A jailed VMM (uid 65534 here) and a branch of it (a fork: the same uid, another pid) — the
+// branch's connection is refused by peer_root_or_self though peer_trusted takes it; the VMM's own
+// connection and root's are accepted.
+TEST_CASE("peer_root_or_self refuses another process of our own uid") {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: needs root to become another uid");
+    return;
+  }
+  test::TempDir t("peer-self");
+  ::chmod(t.path.c_str(), 0777);
+  const std::string path = t.path + "/vsock.sock";
+  Pipe verdict = Pipe::make();
+  pid_t vmm = ::fork();
+  REQUIRE(vmm >= 0);
+  if (vmm == 0) {
+    if (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0) _exit(2);
+    std::string out;
+    try {
+      net::SocketAccess open_to_root;
+      open_to_root.mode = 0600;
+      Fd l = net::unix_listen(path, 4, open_to_root);
+      auto accept_one = [&] {
+        net::wait_ready(l.get(), POLLIN, net::Deadline::after_ms(5000), "accept");
+        return Fd(::accept4(l.get(), nullptr, nullptr, SOCK_CLOEXEC));
+      };
+      // Its own connection.
+      Fd own = net::unix_connect(path, net::Deadline::after_ms(2000));
+      Fd a = accept_one();
+      out += net::peer_root_or_self(a.get()) ? "self:yes " : "self:no ";
+      // A fork of it: the branch.
+      pid_t branch = ::fork();
+      if (branch == 0) {
+        try {
+          Fd c = net::unix_connect(path, net::Deadline::after_ms(2000));
+          char b;
+          ::recv(c.get(), &b, 1, 0);
+        } catch (...) {
+        }
+        _exit(0);
+      }
+      Fd b = accept_one();
+      out += net::peer_root_or_self(b.get()) ? "branch:yes " : "branch:no ";
+      out += net::peer_trusted(b.get()) ? "trusted:yes " : "trusted:no ";
+      b.reset();
+      ::waitpid(branch, nullptr, 0);
+      // Root (the test process, outside): told to connect by the verdict pipe's first line.
+      (void)!::write(verdict.write.get(), "go\n", 3);
+      Fd r = accept_one();
+      out += net::peer_root_or_self(r.get()) ? "root:yes" : "root:no";
+    } catch (const std::exception& e) {
+      out += std::string("error: ") + e.what();
+    }
+    out = "\n" + out;
+    (void)!::write(verdict.write.get(), out.data(), out.size());
+    _exit(0);
+  }
+  verdict.write.reset();
+  char go[3];
+  REQUIRE(::read(verdict.read.get(), go, 3) == 3);
+  Fd root_conn = net::unix_connect(path, net::Deadline::after_ms(2000));
+  std::string got;
+  char buf[256];
+  for (ssize_t n; (n = ::read(verdict.read.get(), buf, sizeof buf)) > 0;) got.append(buf, n);
+  int status = 0;
+  REQUIRE(::waitpid(vmm, &status, 0) == vmm);
+  CHECK(got == "\nself:yes branch:no trusted:yes root:yes");
+}
