@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -30,11 +31,15 @@ void set_limit(int resource, rlim_t value, const char* name) {
 
 }  // namespace
 
-void drop(const Identity& who, uint64_t max_files) {
+void drop(const Identity& who, uint64_t max_files, uint64_t max_file_bytes) {
   if (who.uid == 0 || who.gid == 0) fail("jail: refusing to run as uid or gid 0");
   // Limits first: raising a hard limit needs CAP_SYS_RESOURCE.
   set_limit(RLIMIT_CORE, 0, "RLIMIT_CORE");
   set_limit(RLIMIT_NOFILE, max_files, "RLIMIT_NOFILE");
+  if (max_file_bytes) {
+    if (::signal(SIGXFSZ, SIG_IGN) == SIG_ERR) throw_errno("ignore SIGXFSZ");
+    set_limit(RLIMIT_FSIZE, max_file_bytes, "RLIMIT_FSIZE");
+  }
   // The bounding set, while we still hold CAP_SETPCAP. The kernel knows at most 64; stop at the
   // first it does not know (EINVAL).
   for (int cap = 0; cap < 64; cap++) {

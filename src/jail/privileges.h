@@ -3,7 +3,8 @@
 // groups go, then the gid and uid become the sandbox's own (real, effective and saved alike, so
 // nothing can be taken back), which clears every remaining capability, ambient ones included.
 // Then no_new_privs, not dumpable (no core file, /proc/PID owned by root, no ptrace by the same
-// uid), RLIMIT_CORE 0 and RLIMIT_NOFILE at the size the VMM's connection limits need. Each step
+// uid), RLIMIT_CORE 0, RLIMIT_NOFILE at the size the VMM's connection limits need and RLIMIT_FSIZE
+// at the largest file it may write. Each step
 // is checked: drop() throws if a capability survived.
 #pragma once
 #include <sys/types.h>
@@ -22,9 +23,13 @@ struct Identity {
 // clients, the descriptors a branch request brings (7 per branch, up to 64), logs and disks.
 constexpr uint64_t kVmmMaxFiles = 2048;
 
-// Drops to `who` as above, with RLIMIT_NOFILE = `max_files`. Throws Error naming the step that
-// failed; the process must then exit (it may be half-dropped).
-void drop(const Identity& who, uint64_t max_files = kVmmMaxFiles);
+// Drops to `who` as above, with RLIMIT_NOFILE = `max_files` and, when `max_file_bytes` is not 0,
+// RLIMIT_FSIZE = `max_file_bytes`: no file the process writes can grow past it (a write, a
+// fallocate or an ftruncate beyond fails with EFBIG; SIGXFSZ is ignored so that the call fails
+// rather than killing it). A VMM's bound is its largest disk or its memory: it cannot extend its
+// disks into the shared store. Throws Error naming the step that failed; the process must then
+// exit (it may be half-dropped).
+void drop(const Identity& who, uint64_t max_files = kVmmMaxFiles, uint64_t max_file_bytes = 0);
 
 // The process's effective, permitted and bounding capability sets are all empty.
 bool has_no_capabilities();

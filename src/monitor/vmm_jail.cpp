@@ -79,7 +79,7 @@ jail::Program enter_vmm_jail(JailPlan& plan, PhaseLog& phases) {
   plan.network.reset();
   plan.mount_base.reset();
   phases.mark("jail enter");
-  jail::drop(plan.who);
+  jail::drop(plan.who, jail::kVmmMaxFiles, plan.max_file_bytes);
   phases.mark("drop");
   if (int err = jail::load(vmm_filter)) throw_errno("install the VMM's seccomp filter", err);
   phases.mark("jail");

@@ -29,6 +29,8 @@ struct JailPlan {
   // The jails' base mount namespace (jail/mount_base.h), owned: closed once left. Invalid: the
   // host's, pivoted.
   Fd mount_base;
+  // RLIMIT_FSIZE once dropped (jail::drop): the largest file the VMM may write; 0 = no bound.
+  uint64_t max_file_bytes = 0;
 };
 
 // A descriptor passed as `flag` `fd`, owned from here: -1 gives an invalid Fd; one that is not

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -70,6 +71,19 @@ Fd block_and_watch_signals() {
 
 // vmm.log keeps at most this much, restarting with a marker line (util/capped_writer.h).
 constexpr uint64_t kVmmLogMaxBytes = 16ull << 20;
+
+// RLIMIT_FSIZE for a jailed VMM (jail::drop): its largest disk (a guest fills its disk's holes,
+// but the VMM cannot extend a disk into the shared store with fallocate or ftruncate), its memory
+// (a checkpoint's memory file), its logs, and headroom for a snapshot's headers.
+uint64_t file_bound(const VmRun& run) {
+  uint64_t bound = std::max<uint64_t>(uint64_t{run.cfg.memory_mib} << 20, kVmmLogMaxBytes);
+  for (const Fd* f : {&run.files.rootfs, &run.files.image}) {
+    struct stat st {};
+    if (f->valid() && ::fstat(f->get(), &st) == 0)
+      bound = std::max<uint64_t>(bound, static_cast<uint64_t>(st.st_size));
+  }
+  return bound + (64ull << 20);
+}
 
 Fd open_checked(const std::string& path, int flags, const char* what) {
   Fd fd(::open(path.c_str(), flags | O_CLOEXEC, 0640));
@@ -373,6 +387,7 @@ int vmm_main(const VmmOptions& opts) {
                     jail::unlisted_from_env(),
                     std::move(network),
                     std::move(mount_base)};
+      plan.max_file_bytes = file_bound(*run);
       run->vcpu_filter = enter_vmm_jail(plan, phases);
       run->jailed = true;
       run->files.run_dir.reset();      // the root and working directory now: no host directory held

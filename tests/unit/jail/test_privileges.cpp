@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -148,4 +149,42 @@ TEST_CASE("open_without_sys_admin: a pagemap opened so shows no physical frame n
   Fd again(::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC));
   REQUIRE(again);
   CHECK((pagemap_entry(again.get(), const_cast<char*>(page)) & kPfn) != 0);
+}
+
+// A VMM holds its disks open and could grow them into the shared store: with a bound, a write,
+// fallocate or ftruncate past it fails with EFBIG (SIGXFSZ ignored), and within it all is as usual.
+TEST_CASE("privileges: drop() with a file bound stops a file from growing past it") {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: needs root");
+    return;
+  }
+  Fd disk(::open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0666));
+  REQUIRE(disk);
+  REQUIRE(::ftruncate(disk.get(), 1 << 20) == 0);  // a 1 MiB "disk"
+  int status = 0;
+  std::string out = in_child(
+      [&] {
+        jail::drop({kUid, kUid}, 64, 2 << 20);
+        std::string r;
+        char block[4096] = {1};
+        r += ::pwrite(disk.get(), block, sizeof block, 512 << 10) == 4096 ? "inside:ok "
+                                                                          : "inside:failed ";
+        errno = 0;
+        r += ::fallocate(disk.get(), 0, 0, 64 << 20) != 0 && errno == EFBIG ? "fallocate:EFBIG "
+                                                                            : "fallocate:grew ";
+        errno = 0;
+        r += ::ftruncate(disk.get(), 64 << 20) != 0 && errno == EFBIG ? "ftruncate:EFBIG "
+                                                                      : "ftruncate:grew ";
+        errno = 0;
+        r += ::pwrite(disk.get(), block, sizeof block, 3 << 20) < 0 && errno == EFBIG
+                 ? "write:EFBIG"
+                 : "write:grew";
+        return r;
+      },
+      status);
+  CHECK(out == "inside:ok fallocate:EFBIG ftruncate:EFBIG write:EFBIG");
+  CHECK(WIFEXITED(status));  // not killed by SIGXFSZ
+  struct stat st {};
+  REQUIRE(::fstat(disk.get(), &st) == 0);
+  CHECK(st.st_size == 1 << 20);
 }
