@@ -74,10 +74,11 @@ constexpr uint64_t kVmmLogMaxBytes = 16ull << 20;
 
 // RLIMIT_FSIZE for a jailed VMM (jail::drop): its largest disk (a guest fills its disk's holes,
 // but the VMM cannot extend a disk into the shared store with fallocate or ftruncate), its memory
-// (a checkpoint's memory file), its logs, and headroom for a snapshot's headers.
+// (as configured, and the memory file it restores from: a checkpoint writes one that size), its
+// logs, and headroom for a snapshot's headers.
 uint64_t file_bound(const VmRun& run) {
   uint64_t bound = std::max<uint64_t>(uint64_t{run.cfg.memory_mib} << 20, kVmmLogMaxBytes);
-  for (const Fd* f : {&run.files.rootfs, &run.files.image}) {
+  for (const Fd* f : {&run.files.rootfs, &run.files.image, &run.files.memory}) {
     struct stat st {};
     if (f->valid() && ::fstat(f->get(), &st) == 0)
       bound = std::max<uint64_t>(bound, static_cast<uint64_t>(st.st_size));
