@@ -60,29 +60,6 @@ mode_t node_type(EntryKind k) {
 
 }  // namespace
 
-std::vector<std::string> entry_components(std::string_view name) {
-  if (name.find('\0') != std::string_view::npos) fail("has a NUL byte in its name");
-  if (!name.empty() && name.front() == '/') fail("has an absolute name");
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i <= name.size()) {
-    size_t j = name.find('/', i);
-    if (j == std::string_view::npos) j = name.size();
-    std::string_view part = name.substr(i, j - i);
-    if (part == "..") fail("has a '..' component");
-    if (part.size() > NAME_MAX) fail("has a component longer than " + std::to_string(NAME_MAX));
-    if (!part.empty() && part != ".") out.emplace_back(part);
-    i = j + 1;
-  }
-  return out;
-}
-
-std::string join_components(const std::vector<std::string>& c, size_t n) {
-  std::string s;
-  for (size_t i = 0; i < c.size() && i < n; i++) s += (i ? "/" : "") + c[i];
-  return s;
-}
-
 TreeWriter::TreeWriter(int root_fd, TreeWriteOptions opts, std::string origin)
     : root_(root_fd), o_(std::move(opts)), origin_(std::move(origin)) {
   if (!o_.top.empty() && entry_components(o_.top).size() != 1)
