@@ -332,7 +332,8 @@ void get(const store::Context& ctx, const CopyPath& from, const std::string& des
       tree->finish();
   } catch (const proto::ProtoError& e) {
     if (tree) tree->remove_created();
-    fail(origin + ": the guest sent a malformed tree: " + e.what());
+    fail(origin + ": the guest sent a malformed tree: " + e.what(),
+         tar ? "discard the tar stream on stdout: it is incomplete" : "");
   } catch (Error& e) {
     if (tree) tree->remove_created();
     if (e.hint().empty() && std::string(e.what()).find("size limit") != std::string::npos)

@@ -2,10 +2,13 @@
 // (proto/files.h). Copying in, the host reads the source (a tree by descriptor, or a tar stream
 // on stdin through libarchive) and sends entries; guest-init decides where they land by docker
 // cp's rules (util/copy_target.h) and writes them beneath the destination. Copying out, guest-init
-// sends the tree and the host writes it beneath DST with the same writer (util/tree_writer.h)
-// (or as a tar stream on stdout): no `..`, no absolute names, no writing through links, no device
-// nodes, no setuid bits unless `archive`, at most `max_bytes` of data, and what a failed copy
-// created is removed. A paused sandbox is resumed for the copy and paused again.
+// sends the tree and the host writes it beneath DST with the same writer (util/tree_writer.h):
+// no `..`, no absolute names, no writing through links, no device nodes, no setuid bits unless
+// `archive`, at most `max_bytes` of data, and what a failed copy created is removed. As a tar
+// stream on stdout (store/archive_entries.h), the same names only, nothing named as or beneath a
+// symbolic link of the stream, hard links only to its own earlier files; a refused entry ends
+// the stream, incomplete, before any of it. A paused sandbox is resumed for the copy and paused
+// again.
 #pragma once
 #include <cstdint>
 #include <functional>

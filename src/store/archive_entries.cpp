@@ -108,6 +108,8 @@ void read_archive_entries(int fd, const std::string& origin,
 
 ArchiveWriter::ArchiveWriter(int fd, std::string top, std::string origin)
     : top_(std::move(top)), origin_(std::move(origin)) {
+  if (!top_.empty() && entry_components(top_).size() != 1)
+    fail(origin_ + ": '" + top_ + "' is not a single file name");
   const Libarchive& la = libarchive();
   a_ = la.write_new();
   if (!a_) fail("archive_write_new: out of memory");
@@ -117,7 +119,10 @@ ArchiveWriter::ArchiveWriter(int fd, std::string top, std::string origin)
 }
 
 ArchiveWriter::~ArchiveWriter() {
-  if (a_) libarchive().write_free(a_);  // also closes, if close() was not reached
+  if (!a_) return;
+  const Libarchive& la = libarchive();
+  if (!closed_) la.write_fail(a_);  // abandoned: no end-of-archive blocks, nothing more flushed
+  la.write_free(a_);
 }
 
 void ArchiveWriter::fail_write(const std::string& what) {
@@ -125,17 +130,69 @@ void ArchiveWriter::fail_write(const std::string& what) {
   fail(origin_ + ": " + what + ": " + (s ? s : "cannot write the tar stream"));
 }
 
+void ArchiveWriter::refuse(const std::string& name, const std::string& why) const {
+  fail(origin_ + ": entry '" + name + "' " + why,
+       "discard the tar stream: it stops before this entry, incomplete; a guest that sends such "
+       "an entry is not to be trusted");
+}
+
+std::vector<std::string> ArchiveWriter::components(const std::string& name,
+                                                   const std::string& entry,
+                                                   const char* what) const {
+  std::vector<std::string> c;
+  try {
+    c = entry_components(name);
+  } catch (const Error& err) {
+    refuse(entry, what + std::string(err.what()));
+  }
+  if (!top_.empty()) c.insert(c.begin(), top_);
+  return c;
+}
+
+std::string ArchiveWriter::symlink_above(const std::vector<std::string>& c) const {
+  std::string path;
+  for (size_t i = 0; i + 1 < c.size(); i++) {
+    path += (i ? "/" : "") + c[i];
+    if (symlinks_.count(path)) return path;
+  }
+  return {};
+}
+
 void ArchiveWriter::begin(const TreeEntry& e) {
+  // Every check comes before libarchive sees anything of the entry.
+  const std::vector<std::string> c = components(e.name, e.name, "");
+  const std::string name = c.empty() ? std::string(".") : join_components(c);
+  if (c.empty() && e.kind != EntryKind::Dir)
+    refuse(e.name, "is the root of the stream but not a directory");
+  if (std::string l = symlink_above(c); !l.empty())
+    refuse(e.name, "lies beneath '" + l + "', a symbolic link earlier in the stream");
+  if (symlinks_.count(name))
+    refuse(e.name, "names '" + name + "' again, a symbolic link earlier in the stream");
+  EntryKind kind = e.kind;
+  std::string link = e.target;  // a Symlink's target, or a Hardlink's (as written)
+  if (kind == EntryKind::Symlink) {
+    if (link.empty()) refuse(e.name, "is a symbolic link without a target");
+    if (link.find('\0') != std::string::npos) refuse(e.name, "has a NUL byte in its link target");
+  } else if (kind == EntryKind::Hardlink) {
+    const std::string to = "links to '" + e.target + "'";
+    std::vector<std::string> t = components(e.target, e.name, (to + ", which ").c_str());
+    if (t.empty()) refuse(e.name, "links to the root directory");
+    link = join_components(t);
+    if (std::string l = symlink_above(t); !l.empty())
+      refuse(e.name, to + ", beneath '" + l + "', a symbolic link earlier in the stream");
+    if (auto it = symlinks_.find(link); it != symlinks_.end()) {
+      kind = EntryKind::Symlink;  // a hard-linked symbolic link: written as a copy of it
+      link = it->second;
+    } else if (!linkable_.count(link)) {
+      refuse(e.name, to + ", which is not an earlier file of the stream");
+    }
+  }
+
   const Libarchive& la = libarchive();
   std::unique_ptr<archive_entry, void (*)(archive_entry*)> h(la.entry_new(), la.entry_free);
   if (!h) fail("archive_entry_new: out of memory");
-  auto full = [&](const std::string& n) {
-    if (top_.empty()) return n.empty() ? std::string(".") : n;
-    return n.empty() ? top_ : top_ + "/" + n;
-  };
-  const std::string name = full(e.name);
   la.entry_set_pathname(h.get(), name.c_str());
-  switch (e.kind) {
+  switch (kind) {
     case EntryKind::Dir:
       la.entry_set_filetype(h.get(), AE_IFDIR);
       break;
@@ -145,15 +202,13 @@ void ArchiveWriter::begin(const TreeEntry& e) {
       break;
     case EntryKind::Symlink:
       la.entry_set_filetype(h.get(), AE_IFLNK);
-      la.entry_set_symlink(h.get(), e.target.c_str());
+      la.entry_set_symlink(h.get(), link.c_str());
       break;
-    case EntryKind::Hardlink: {
+    case EntryKind::Hardlink:
       la.entry_set_filetype(h.get(), AE_IFREG);
-      const std::string target = full(e.target);
-      la.entry_set_hardlink(h.get(), target.c_str());
+      la.entry_set_hardlink(h.get(), link.c_str());
       la.entry_set_size(h.get(), 0);
       break;
-    }
     case EntryKind::CharDev:
       la.entry_set_filetype(h.get(), AE_IFCHR);
       break;
@@ -168,11 +223,19 @@ void ArchiveWriter::begin(const TreeEntry& e) {
   la.entry_set_uid(h.get(), e.uid);
   la.entry_set_gid(h.get(), e.gid);
   la.entry_set_mtime(h.get(), e.mtime_sec, e.mtime_nsec);
-  if (e.kind == EntryKind::CharDev || e.kind == EntryKind::BlockDev)
+  if (kind == EntryKind::CharDev || kind == EntryKind::BlockDev)
     la.entry_set_rdev(h.get(), static_cast<dev_t>(e.rdev));
   for (const auto& [xname, value] : e.xattrs)
     la.entry_xattr_add_entry(h.get(), xname.c_str(), value.data(), value.size());
   if (la.write_header(a_, h.get()) < ARCHIVE_WARN) fail_write("write " + name);
+  if (kind == EntryKind::Symlink) {
+    symlinks_[name] = link;
+    linkable_.erase(name);
+  } else if (kind == EntryKind::Dir) {
+    linkable_.erase(name);
+  } else {
+    linkable_.insert(name);
+  }
 }
 
 void ArchiveWriter::data(std::span<const uint8_t> bytes) {

@@ -58,6 +58,7 @@ Libarchive load() {
   bind(lib, a.write_header, "archive_write_header");
   bind(lib, a.write_data, "archive_write_data");
   bind(lib, a.write_close, "archive_write_close");
+  bind(lib, a.write_fail, "archive_write_fail");
   bind(lib, a.write_free, "archive_write_free");
   bind(lib, a.entry_new, "archive_entry_new");
   bind(lib, a.entry_free, "archive_entry_free");

@@ -41,6 +41,7 @@ struct Libarchive {
   decltype(&::archive_write_header) write_header;
   decltype(&::archive_write_data) write_data;
   decltype(&::archive_write_close) write_close;
+  decltype(&::archive_write_fail) write_fail;
   decltype(&::archive_write_free) write_free;
   decltype(&::archive_entry_new) entry_new;
   decltype(&::archive_entry_free) entry_free;

@@ -3,8 +3,8 @@
 // speaks the CONNECT handshake, in a FakeSandbox. In this mode guest-init's root is this
 // machine's, so guest paths are temporary directories here. Covers round trips both ways with a
 // checksum-like comparison, docker's destination rules, tar streams in and out, a hostile guest
-// (`..`, absolute names, a link then a write through it) that writes nothing outside DST, the
-// size limit, and the errors a user sees.
+// (`..`, absolute names, a link then a write through it) that writes nothing outside DST and
+// reaches no tar stream on stdout, the size limit, and the errors a user sees.
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -191,18 +191,58 @@ TEST_CASE("copy: tar streams in on stdin and out on stdout") {
   CHECK(r.output.find("d/x") != std::string::npos);
 }
 
+namespace {
+
+TreeEntry tree_entry(EntryKind k, std::string name, std::string target = "") {
+  TreeEntry e;
+  e.kind = k;
+  e.name = std::move(name);
+  e.target = std::move(target);
+  e.mode = 0644;
+  return e;
+}
+
+// A guest that answers Hello and FileGet with a top directory, then `tree` (each File with the
+// four bytes "evil"), then FileEnd.
+std::function<void(int)> hostile_guest(std::vector<TreeEntry> tree) {
+  return [tree = std::move(tree)](int fd) {
+    proto::FrameDecoder dec;
+    uint8_t buf[4096];
+    int frames = 0;
+    while (frames < 2) {
+      ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n <= 0) return;
+      dec.feed({buf, static_cast<size_t>(n)});
+      while (dec.next()) frames++;
+    }
+    auto send = [&](proto::Type ty, const std::vector<uint8_t>& p) {
+      auto b = proto::encode_frame(ty, p);
+      write_all(fd, b.data(), b.size());
+    };
+    proto::HelloReply hr;
+    hr.agent = "evil";
+    send(proto::Type::HelloReply, hr.encode());
+    send(proto::Type::FileEntry, proto::encode_entry(tree_entry(EntryKind::Dir, "")));
+    for (auto e : tree) {
+      if (e.kind == EntryKind::File) e.size = 4;
+      send(proto::Type::FileEntry, proto::encode_entry(e));
+      if (e.kind == EntryKind::File) send(proto::Type::FileData, {'e', 'v', 'i', 'l'});
+    }
+    send(proto::Type::FileEnd, {});
+    ::shutdown(fd, SHUT_WR);
+    while (::read(fd, buf, sizeof buf) > 0) {
+    }
+  };
+}
+
+}  // namespace
+
 TEST_CASE("copy: a hostile guest's tree writes nothing outside DST") {
   TempDir t("cphostile");
   put_file(t.path + "/canary", "untouched");
   fs::mkdir_p(t.path + "/dst");
-  std::vector<TreeEntry> evil;
   auto entry = [](EntryKind k, std::string name, std::string target = "") {
-    TreeEntry e;
-    e.kind = k;
-    e.name = std::move(name);
-    e.target = std::move(target);
-    e.mode = 0644;
-    return e;
+    return tree_entry(k, std::move(name), std::move(target));
   };
   // Each case: the tree the guest sends after its top directory.
   std::vector<std::vector<TreeEntry>> cases = {
@@ -213,35 +253,7 @@ TEST_CASE("copy: a hostile guest's tree writes nothing outside DST") {
       {entry(EntryKind::CharDev, "null")},  // skipped, not created: the copy itself succeeds
   };
   for (size_t i = 0; i < cases.size(); i++) {
-    CopyRig rig([&](int fd) {
-      // Read Hello and FileGet, then answer with the hostile tree.
-      proto::FrameDecoder dec;
-      uint8_t buf[4096];
-      int frames = 0;
-      while (frames < 2) {
-        ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n <= 0) return;
-        dec.feed({buf, static_cast<size_t>(n)});
-        while (dec.next()) frames++;
-      }
-      auto send = [&](proto::Type ty, const std::vector<uint8_t>& p) {
-        auto b = proto::encode_frame(ty, p);
-        write_all(fd, b.data(), b.size());
-      };
-      proto::HelloReply hr;
-      hr.agent = "evil";
-      send(proto::Type::HelloReply, hr.encode());
-      send(proto::Type::FileEntry, proto::encode_entry(entry(EntryKind::Dir, "")));
-      for (auto e : cases[i]) {
-        if (e.kind == EntryKind::File) e.size = 4;
-        send(proto::Type::FileEntry, proto::encode_entry(e));
-        if (e.kind == EntryKind::File) send(proto::Type::FileData, {'e', 'v', 'i', 'l'});
-      }
-      send(proto::Type::FileEnd, {});
-      ::shutdown(fd, SHUT_WR);
-      while (::read(fd, buf, sizeof buf) > 0) {
-      }
-    });
+    CopyRig rig(hostile_guest(cases[i]));
     std::string e = error_of([&] { rig.cp({"cp1:/x"}, t.path + "/dst/got"); });
     CAPTURE(i);
     CAPTURE(e);
@@ -254,6 +266,38 @@ TEST_CASE("copy: a hostile guest's tree writes nothing outside DST") {
       CHECK_FALSE(exists(t.path + "/dst/got/null"));
       fs::remove_tree(t.path + "/dst/got");
     }
+  }
+}
+
+TEST_CASE("copy: a hostile guest's tree copied out as a tar stream never reaches it") {
+  TempDir t("cphostiletar");
+  using K = EntryKind;
+  struct Case {
+    std::vector<TreeEntry> tree;
+    std::string marker;  // what must not appear in the stream
+  };
+  const std::vector<Case> cases = {
+      {{tree_entry(K::File, "../x")}, "../x"},
+      {{tree_entry(K::File, "/abs")}, "abs"},
+      {{tree_entry(K::Dir, "a"), tree_entry(K::File, "a/../../b")}, "../b"},
+      {{tree_entry(K::Hardlink, "h", "../../etc/passwd")}, "etc/passwd"},
+      {{tree_entry(K::Symlink, "l", "/etc"), tree_entry(K::File, "l/passwd")}, "passwd"},
+      {{tree_entry(K::Symlink, "l", "/etc/passwd"), tree_entry(K::File, "l")}, "evil"},
+  };
+  for (size_t i = 0; i < cases.size(); i++) {
+    CAPTURE(i);
+    CopyRig rig(hostile_guest(cases[i].tree));
+    const std::string out = t.path + "/out" + std::to_string(i) + ".tar";
+    Fd tar(::open(out.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+    REQUIRE(tar.valid());
+    core::CopyOptions o;
+    o.sources = {"cp1:/x"};
+    o.dest = "-";
+    o.stdout_fd = tar.get();
+    std::string e = error_of([&] { core::copy_files(rig.sb.ctx, o); });
+    CAPTURE(e);
+    CHECK(e.find("entry '" + cases[i].tree.back().name + "'") != std::string::npos);
+    CHECK(slurp(out).find(cases[i].marker) == std::string::npos);
   }
 }
 
