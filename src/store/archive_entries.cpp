@@ -3,7 +3,9 @@
 #include "store/archive_entries.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <vector>
 
 #include "store/libarchive.h"
@@ -107,25 +109,50 @@ void read_archive_entries(int fd, const std::string& origin,
 }
 
 ArchiveWriter::ArchiveWriter(int fd, std::string top, std::string origin)
-    : top_(std::move(top)), origin_(std::move(origin)) {
+    : fd_(fd), top_(std::move(top)), origin_(std::move(origin)) {
   if (!top_.empty() && entry_components(top_).size() != 1)
     fail(origin_ + ": '" + top_ + "' is not a single file name");
   const Libarchive& la = libarchive();
   a_ = la.write_new();
   if (!a_) fail("archive_write_new: out of memory");
+  // The last block padded to full size only for devices and stdout, as archive_write_open_fd
+  // would.
+  struct stat st;
+  const bool pad =
+      fd == 1 || (::fstat(fd, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)));
   if (la.write_set_format_pax_restricted(a_) != ARCHIVE_OK ||
-      la.write_open_fd(a_, fd) != ARCHIVE_OK)
+      la.write_set_bytes_in_last_block(a_, pad ? 0 : 1) != ARCHIVE_OK ||
+      la.write_open2(a_, this, nullptr, &ArchiveWriter::write_out, nullptr, nullptr) != ARCHIVE_OK)
     fail_write("open");
 }
 
 ArchiveWriter::~ArchiveWriter() {
   if (!a_) return;
-  const Libarchive& la = libarchive();
-  if (!closed_) la.write_fail(a_);  // abandoned: no end-of-archive blocks, nothing more flushed
-  la.write_free(a_);
+  // Not closed: abandoned. What libarchive still holds and its end-of-archive blocks are
+  // dropped (write_out), so the stream ends where it was.
+  abandoned_ = !closed_;
+  libarchive().write_free(a_);
+}
+
+la_ssize_t ArchiveWriter::write_out(archive*, void* self, const void* buf, size_t n) {
+  auto* w = static_cast<ArchiveWriter*>(self);
+  if (w->abandoned_) return static_cast<la_ssize_t>(n);
+  const char* p = static_cast<const char*>(buf);
+  for (size_t left = n; left > 0;) {
+    ssize_t k = ::write(w->fd_, p, left);
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0) {
+      w->write_errno_ = errno;
+      return -1;
+    }
+    p += k;
+    left -= static_cast<size_t>(k);
+  }
+  return static_cast<la_ssize_t>(n);
 }
 
 void ArchiveWriter::fail_write(const std::string& what) {
+  if (write_errno_) throw_errno(origin_ + ": " + what, write_errno_);
   const char* s = libarchive().error_string(a_);
   fail(origin_ + ": " + what + ": " + (s ? s : "cannot write the tar stream"));
 }

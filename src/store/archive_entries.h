@@ -43,7 +43,7 @@ class ArchiveWriter : public TreeSink {
   // itself); with top "" they are written as they are, the "" entry as "." (a directory).
   ArchiveWriter(int fd, std::string top, std::string origin);
   // Without close(), the stream is abandoned: what libarchive still holds is dropped and no
-  // end-of-archive blocks are written.
+  // end-of-archive blocks are written (libarchive's archive_write_fail would leak its buffer).
   ~ArchiveWriter() override;
   ArchiveWriter(const ArchiveWriter&) = delete;
   ArchiveWriter& operator=(const ArchiveWriter&) = delete;
@@ -67,6 +67,8 @@ class ArchiveWriter : public TreeSink {
   void close();
 
  private:
+  // libarchive's output: the blocks go to fd_, or nowhere once the stream is abandoned.
+  static la_ssize_t write_out(archive* a, void* self, const void* buf, size_t n);
   [[noreturn]] void fail_write(const std::string& what);
   [[noreturn]] void refuse(const std::string& name, const std::string& why) const;
   // `name`'s components beneath top_; refuses what entry_components refuses.
@@ -75,8 +77,10 @@ class ArchiveWriter : public TreeSink {
   // The earlier symbolic link entry that `c` (one of its leading components) lies beneath, or "".
   std::string symlink_above(const std::vector<std::string>& c) const;
   archive* a_ = nullptr;
+  int fd_;
   std::string top_, origin_;
-  bool closed_ = false;
+  bool closed_ = false, abandoned_ = false;
+  int write_errno_ = 0;  // why the last write to fd_ failed
   // What the stream holds so far, by emitted name: symbolic links (with their targets), which
   // nothing may be written beneath or as, and the entries a hard link may name (files, nodes and
   // hard links). Both grow with the stream, as TreeWriter's record of what it created does.
