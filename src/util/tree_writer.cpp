@@ -86,9 +86,11 @@ std::vector<std::string> TreeWriter::components(const std::string& name) const {
   return c;
 }
 
-mode_t TreeWriter::perm(const TreeEntry& e) const {
-  mode_t m = e.mode & 07777;
-  return o_.keep_setid ? m : m & ~mode_t(S_ISUID | S_ISGID);
+mode_t TreeWriter::take_perm(const TreeEntry& e) {
+  const mode_t m = e.mode & 07777, setid = S_ISUID | S_ISGID;
+  if (o_.keep_setid || !(m & setid)) return m;
+  stats_.setid_dropped++;
+  return m & ~setid;
 }
 
 void TreeWriter::note_created(const std::string& path) {
@@ -214,7 +216,7 @@ void TreeWriter::begin(const TreeEntry& e) {
   // Symlinks and nodes: metadata by name, never following.
   if (::fchownat(parent, base.c_str(), uid(e), gid(e), AT_SYMLINK_NOFOLLOW) != 0)
     throw_errno(origin_ + ": chown " + path);
-  if (e.kind != EntryKind::Symlink && ::fchmodat(parent, base.c_str(), perm(e), 0) != 0)
+  if (e.kind != EntryKind::Symlink && ::fchmodat(parent, base.c_str(), take_perm(e), 0) != 0)
     throw_errno(origin_ + ": chmod " + path);
   auto t = times(e);
   ::utimensat(parent, base.c_str(), t.data(), AT_SYMLINK_NOFOLLOW);
@@ -347,11 +349,16 @@ void TreeWriter::hardlink(const std::vector<std::string>& c, const TreeEntry& e)
 // Owner, then mode (chown clears setid bits), then xattrs (chown clears file capabilities).
 void TreeWriter::set_meta(int fd, const TreeEntry& e, const std::string& path) {
   if (::fchown(fd, uid(e), gid(e)) != 0) throw_errno(origin_ + ": chown " + path);
-  if (::fchmod(fd, perm(e)) != 0) throw_errno(origin_ + ": chmod " + path);
+  if (::fchmod(fd, take_perm(e)) != 0) throw_errno(origin_ + ": chmod " + path);
   if (!o_.xattrs) return;
-  for (const auto& [name, value] : e.xattrs)
+  for (const auto& [name, value] : e.xattrs) {
+    if (!o_.privileged_xattrs && (name.starts_with("security.") || name.starts_with("trusted."))) {
+      stats_.xattrs_dropped++;
+      continue;
+    }
     if (::fsetxattr(fd, name.c_str(), value.data(), value.size(), 0) != 0)
       throw_errno(origin_ + ": set extended attribute " + name + " on " + path);
+  }
 }
 
 }  // namespace space
