@@ -4,10 +4,12 @@
 // machine's, so guest paths are temporary directories here. Covers round trips both ways with a
 // checksum-like comparison, docker's destination rules, tar streams in and out, a hostile guest
 // (`..`, absolute names, a link then a write through it) that writes nothing outside DST and
-// reaches no tar stream on stdout, the size limit, and the errors a user sees.
+// reaches no tar stream on stdout, the size limit, what -a keeps or drops (setuid bits and
+// security.* / trusted.* xattrs only with --keep-privileges), and the errors a user sees.
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +24,7 @@
 #include "proto/files.h"
 #include "support/fake_sandbox.h"
 #include "support/fake_server.h"
+#include "support/privileged_xattrs.h"
 #include "support/tar_writer.h"
 #include "support/temp_dir.h"
 #include "support/tree_files.h"
@@ -323,6 +326,73 @@ TEST_CASE("copy: a hostile tar copied in writes nothing outside DST and leaves n
         std::string::npos);
   CHECK(slurp(t.path + "/guest/canary") == "untouched");
   CHECK(fs::list_dir(t.path + "/guest/in").empty());  // "fine" and "up" were removed again
+}
+
+TEST_CASE(
+    "copy: out with -a drops setid bits and security/trusted xattrs unless kept, and says so") {
+  space::test::PrivilegedXattrDir t("cppriv");
+  if (t.path.empty()) {
+    MESSAGE("skipped: no directory takes trusted.* and security.capability xattrs (" << t.tried
+                                                                                     << ")");
+    return;
+  }
+  using space::test::xattr_of;
+  const std::string cap = space::test::cap_v2();
+  const std::string src = t.path + "/guest/bin", ping = src + "/ping";
+  fs::mkdir_p(src);
+  put_file(ping, "ELF", 04755);
+  REQUIRE(::chmod(ping.c_str(), 04755) == 0);
+  REQUIRE(::setxattr(ping.c_str(), "security.capability", cap.data(), cap.size(), 0) == 0);
+  REQUIRE(::setxattr(ping.c_str(), "trusted.x", "t", 1, 0) == 0);
+  REQUIRE(::setxattr(ping.c_str(), "user.keep", "u", 1, 0) == 0);
+  CopyRig rig;
+  core::CopyOptions o;
+  o.sources = {"cp1:" + src};
+  o.archive = true;
+  auto mode_of = [](const std::string& p) {
+    struct stat st;
+    REQUIRE(::stat(p.c_str(), &st) == 0);
+    return st.st_mode & 07777;
+  };
+
+  o.dest = t.path + "/dropped";
+  core::CopyStats s = core::copy_files(rig.sb.ctx, o);
+  CHECK(mode_of(t.path + "/dropped/ping") == 0755);
+  CHECK(xattr_of(t.path + "/dropped/ping", "security.capability") == "<none>");
+  CHECK(xattr_of(t.path + "/dropped/ping", "trusted.x") == "<none>");
+  CHECK(xattr_of(t.path + "/dropped/ping", "user.keep") == "u");
+  CHECK(s.setid_dropped == 1);
+  CHECK(s.xattrs_dropped == 2);
+  CHECK(core::privileges_warning(o, s) ==
+        "space cp: dropped setuid/setgid bits of 1 file and 2 security xattrs; "
+        "--keep-privileges keeps them");
+
+  o.keep_privileges = true;
+  o.dest = t.path + "/kept";
+  s = core::copy_files(rig.sb.ctx, o);
+  CHECK(mode_of(t.path + "/kept/ping") == 04755);
+  CHECK(xattr_of(t.path + "/kept/ping", "security.capability") == cap);
+  CHECK(xattr_of(t.path + "/kept/ping", "trusted.x") == "t");
+  CHECK(s.setid_dropped == 0);
+  CHECK(s.xattrs_dropped == 0);
+  CHECK(core::privileges_warning(o, s).empty());
+
+  // Without -a nothing of the kind is kept, as before, and there is nothing to warn about.
+  o.archive = o.keep_privileges = false;
+  o.dest = t.path + "/plain";
+  s = core::copy_files(rig.sb.ctx, o);
+  CHECK(mode_of(t.path + "/plain/ping") == 0755);
+  CHECK(xattr_of(t.path + "/plain/ping", "user.keep") == "<none>");
+  CHECK(core::privileges_warning(o, s).empty());
+
+  // Copy in keeps them with -a alone.
+  fs::mkdir_p(t.path + "/guest/in");
+  o.archive = true;
+  o.sources = {t.path + "/kept/ping"};
+  o.dest = "cp1:" + t.path + "/guest/in/";
+  core::copy_files(rig.sb.ctx, o);
+  CHECK(mode_of(t.path + "/guest/in/ping") == 04755);
+  CHECK(xattr_of(t.path + "/guest/in/ping", "trusted.x") == "t");
 }
 
 TEST_CASE("copy: errors a user sees") {
