@@ -1,6 +1,7 @@
-// `space cp [-a] [-L] [--max-size SIZE] SRC... ID:DEST` and `space cp ... ID:SRC DEST`: files
-// into and out of a sandbox (core/copy.h); `-` is a tar stream on stdin or stdout. On a terminal
-// stderr shows the bytes copied and the rate; --format json prints a summary on stdout.
+// `space cp [-a [--keep-privileges]] [-L] [--max-size SIZE] SRC... ID:DEST` and `space cp ...
+// ID:SRC DEST`: files into and out of a sandbox (core/copy.h); `-` is a tar stream on stdin or
+// stdout. On a terminal stderr shows the bytes copied and the rate; after a copy out with -a
+// that dropped privileges, stderr says how many; --format json prints a summary on stdout.
 #include <unistd.h>
 
 #include <chrono>
@@ -17,7 +18,7 @@ namespace space::cli {
 namespace {
 struct CpFlags {
   std::vector<std::string> paths;
-  bool archive = false, follow = false;
+  bool archive = false, follow = false, keep_privileges = false;
   std::string max_size;
 };
 
@@ -61,9 +62,16 @@ void register_cp(CLI::App& app, GlobalOptions& g) {
       "Copy files into (SRC... ID:DEST) or out of (ID:SRC DEST) a sandbox; - is a tar stream");
   cmd->fallthrough();
   auto* f = g.hold<CpFlags>();  // freed with GlobalOptions
-  cmd->add_flag("--archive,-a", f->archive,
-                "Keep owners (numeric), setuid bits and extended attributes; by default files "
-                "copied in belong to the sandbox's user, files copied out to you");
+  auto* archive =
+      cmd->add_flag("--archive,-a", f->archive,
+                    "Keep owners (numeric), setuid bits and extended attributes (copying "
+                    "out, see --keep-privileges); by default files copied in belong to "
+                    "the sandbox's user, files copied out to you");
+  cmd->add_flag("--keep-privileges", f->keep_privileges,
+                "With -a, copying out: keep setuid/setgid bits and security.* and trusted.* "
+                "extended attributes (file capabilities, SELinux labels) too; without it they are "
+                "dropped, with a warning that counts them")
+      ->needs(archive);
   cmd->add_flag("--follow-link,-L", f->follow,
                 "Copy what SRC points to when SRC itself is a symbolic link");
   cmd->add_option("--max-size", f->max_size,
@@ -78,18 +86,27 @@ void register_cp(CLI::App& app, GlobalOptions& g) {
     o.sources.assign(f->paths.begin(), f->paths.end() - 1);
     o.dest = f->paths.back();
     o.archive = f->archive;
+    o.keep_privileges = f->keep_privileges;
     o.follow_link = f->follow;
     o.max_bytes = f->max_size.empty()
                       ? uint64_t{store::load_host_config(g.root).cp_max_size_mib} << 20
                       : parse_size(f->max_size);
-    Progress progress;
-    o.progress = [&progress](uint64_t bytes) { progress.update(bytes); };
-    core::CopyStats s = core::copy_files(ctx, o);
+    core::CopyStats s;
+    {
+      Progress progress;  // its line is gone before the warning below
+      o.progress = [&progress](uint64_t bytes) { progress.update(bytes); };
+      s = core::copy_files(ctx, o);
+      o.progress = nullptr;
+    }
+    if (std::string w = core::privileges_warning(o, s); !w.empty())
+      std::fprintf(stderr, "%s\n", w.c_str());
     if (g.format == "json") {
       json::Value v = json::Value::object();
       v.set("entries", s.entries);
       v.set("bytes", s.bytes);
       v.set("skipped", s.skipped);
+      v.set("setid_dropped", s.setid_dropped);
+      v.set("xattrs_dropped", s.xattrs_dropped);
       v.set("seconds", s.seconds);
       std::printf("%s\n", json::serialize(v).c_str());
     }

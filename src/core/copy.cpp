@@ -303,8 +303,9 @@ void get(const store::Context& ctx, const CopyPath& from, const std::string& des
     wo.top = target.top;
     wo.devices = false;
     wo.skip_devices = true;
-    wo.keep_setid = o.archive;
+    wo.keep_setid = o.archive && o.keep_privileges;
     wo.xattrs = o.archive;
+    wo.privileged_xattrs = o.keep_privileges;
     if (!o.archive) {
       wo.owner_uid = ::geteuid();
       wo.owner_gid = ::getegid();
@@ -332,7 +333,8 @@ void get(const store::Context& ctx, const CopyPath& from, const std::string& des
       tree->finish();
   } catch (const proto::ProtoError& e) {
     if (tree) tree->remove_created();
-    fail(origin + ": the guest sent a malformed tree: " + e.what());
+    fail(origin + ": the guest sent a malformed tree: " + e.what(),
+         tar ? "discard the tar stream on stdout: it is incomplete" : "");
   } catch (Error& e) {
     if (tree) tree->remove_created();
     if (e.hint().empty() && std::string(e.what()).find("size limit") != std::string::npos)
@@ -342,7 +344,11 @@ void get(const store::Context& ctx, const CopyPath& from, const std::string& des
     if (tree) tree->remove_created();
     throw;
   }
-  if (tree) m.stats.skipped += tree->stats().skipped;
+  if (tree) {
+    m.stats.skipped += tree->stats().skipped;
+    m.stats.setid_dropped = tree->stats().setid_dropped;
+    m.stats.xattrs_dropped = tree->stats().xattrs_dropped;
+  }
 }
 
 }  // namespace
@@ -391,6 +397,16 @@ CopyStats copy_files(const store::Context& ctx, const CopyOptions& o) {
   }
   m.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return m.stats;
+}
+
+std::string privileges_warning(const CopyOptions& o, const CopyStats& s) {
+  if (!o.archive || o.keep_privileges || (s.setid_dropped == 0 && s.xattrs_dropped == 0)) return "";
+  auto count = [](uint64_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+  };
+  return "space cp: dropped setuid/setgid bits of " + count(s.setid_dropped, "file", "files") +
+         " and " + count(s.xattrs_dropped, "security xattr", "security xattrs") +
+         "; --keep-privileges keeps them";
 }
 
 CopySpec parse_copy_spec(const std::string& spec) {

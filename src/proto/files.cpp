@@ -1,6 +1,8 @@
 // File message codecs; see files.h. Encoders trust their caller; decoders trust nothing.
 #include "proto/files.h"
 
+#include "util/error.h"
+
 namespace space::proto {
 namespace {
 
@@ -9,6 +11,22 @@ void check_path(const std::string& s, const char* what, bool allow_empty) {
   if (s.size() > kMaxEntryName) throw ProtoError(std::string(what) + " is too long");
   if (s.find('\0') != std::string::npos)
     throw ProtoError(std::string(what) + " contains a NUL byte");
+}
+
+// An entry name, or a hard link's target, that util/tree.h's rules refuse (absolute, `..`, a
+// component longer than NAME_MAX): no sink ever sees it.
+void check_entry_name(const TreeEntry& e) {
+  try {
+    entry_components(e.name);
+  } catch (const Error& err) {
+    throw ProtoError("entry '" + e.name + "' " + err.what());
+  }
+  if (e.kind != EntryKind::Hardlink) return;
+  try {
+    entry_components(e.target);
+  } catch (const Error& err) {
+    throw ProtoError("entry '" + e.name + "' links to '" + e.target + "', which " + err.what());
+  }
 }
 
 }  // namespace
@@ -110,6 +128,7 @@ TreeEntry decode_entry(std::span<const uint8_t> p) {
   const bool link = e.kind == EntryKind::Symlink || e.kind == EntryKind::Hardlink;
   check_path(e.target, "the link target", !link);
   if (!link && !e.target.empty()) throw ProtoError("a target on an entry that is not a link");
+  check_entry_name(e);
   if (e.kind != EntryKind::File && e.size != 0)
     throw ProtoError("a size on an entry that is not a file");
   const bool dev = e.kind == EntryKind::CharDev || e.kind == EntryKind::BlockDev;

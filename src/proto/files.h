@@ -16,8 +16,11 @@
 //               u64 size, str target, u64 rdev, u32 count, count x (str name, str value)
 //   CopyDone    u64 entries, u64 bytes, u64 skipped
 // Decoders check every field (known flags and kinds, NUL-free bounded names, sizes only on
-// files, targets only on links) and throw ProtoError; the safety of names is the writer's
-// (util/tree_writer.h), which refuses `..`, absolute names and links on the way.
+// files, targets only on links) and throw ProtoError; an entry's name and a hard link's target
+// must also pass util/tree.h's entry_components (no absolute name, no `..`), so no sink sees one
+// that does not. What an entry lies beneath (a link planted earlier) is the sink's to refuse:
+// util/tree_writer.h never writes through a link, store/archive_entries.h never emits an entry
+// beneath a symbolic link of the same stream.
 #pragma once
 #include <cstdint>
 #include <span>

@@ -3,7 +3,9 @@
 #include "store/archive_entries.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <vector>
 
 #include "store/libarchive.h"
@@ -107,35 +109,117 @@ void read_archive_entries(int fd, const std::string& origin,
 }
 
 ArchiveWriter::ArchiveWriter(int fd, std::string top, std::string origin)
-    : top_(std::move(top)), origin_(std::move(origin)) {
+    : fd_(fd), top_(std::move(top)), origin_(std::move(origin)) {
+  if (!top_.empty() && entry_components(top_).size() != 1)
+    fail(origin_ + ": '" + top_ + "' is not a single file name");
   const Libarchive& la = libarchive();
   a_ = la.write_new();
   if (!a_) fail("archive_write_new: out of memory");
+  // The last block padded to full size only for devices and stdout, as archive_write_open_fd
+  // would.
+  struct stat st;
+  const bool pad =
+      fd == 1 || (::fstat(fd, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)));
   if (la.write_set_format_pax_restricted(a_) != ARCHIVE_OK ||
-      la.write_open_fd(a_, fd) != ARCHIVE_OK)
+      la.write_set_bytes_in_last_block(a_, pad ? 0 : 1) != ARCHIVE_OK ||
+      la.write_open2(a_, this, nullptr, &ArchiveWriter::write_out, nullptr, nullptr) != ARCHIVE_OK)
     fail_write("open");
 }
 
 ArchiveWriter::~ArchiveWriter() {
-  if (a_) libarchive().write_free(a_);  // also closes, if close() was not reached
+  if (!a_) return;
+  // Not closed: abandoned. What libarchive still holds and its end-of-archive blocks are
+  // dropped (write_out), so the stream ends where it was.
+  abandoned_ = !closed_;
+  libarchive().write_free(a_);
+}
+
+la_ssize_t ArchiveWriter::write_out(archive*, void* self, const void* buf, size_t n) {
+  auto* w = static_cast<ArchiveWriter*>(self);
+  if (w->abandoned_) return static_cast<la_ssize_t>(n);
+  const char* p = static_cast<const char*>(buf);
+  for (size_t left = n; left > 0;) {
+    ssize_t k = ::write(w->fd_, p, left);
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0) {
+      w->write_errno_ = errno;
+      return -1;
+    }
+    p += k;
+    left -= static_cast<size_t>(k);
+  }
+  return static_cast<la_ssize_t>(n);
 }
 
 void ArchiveWriter::fail_write(const std::string& what) {
+  if (write_errno_) throw_errno(origin_ + ": " + what, write_errno_);
   const char* s = libarchive().error_string(a_);
   fail(origin_ + ": " + what + ": " + (s ? s : "cannot write the tar stream"));
 }
 
+void ArchiveWriter::refuse(const std::string& name, const std::string& why) const {
+  fail(origin_ + ": entry '" + name + "' " + why,
+       "discard the tar stream: it stops before this entry, incomplete; a guest that sends such "
+       "an entry is not to be trusted");
+}
+
+std::vector<std::string> ArchiveWriter::components(const std::string& name,
+                                                   const std::string& entry,
+                                                   const char* what) const {
+  std::vector<std::string> c;
+  try {
+    c = entry_components(name);
+  } catch (const Error& err) {
+    refuse(entry, what + std::string(err.what()));
+  }
+  if (!top_.empty()) c.insert(c.begin(), top_);
+  return c;
+}
+
+std::string ArchiveWriter::symlink_above(const std::vector<std::string>& c) const {
+  std::string path;
+  for (size_t i = 0; i + 1 < c.size(); i++) {
+    path += (i ? "/" : "") + c[i];
+    if (symlinks_.count(path)) return path;
+  }
+  return {};
+}
+
 void ArchiveWriter::begin(const TreeEntry& e) {
+  // Every check comes before libarchive sees anything of the entry.
+  const std::vector<std::string> c = components(e.name, e.name, "");
+  const std::string name = c.empty() ? std::string(".") : join_components(c);
+  if (c.empty() && e.kind != EntryKind::Dir)
+    refuse(e.name, "is the root of the stream but not a directory");
+  if (std::string l = symlink_above(c); !l.empty())
+    refuse(e.name, "lies beneath '" + l + "', a symbolic link earlier in the stream");
+  if (symlinks_.count(name))
+    refuse(e.name, "names '" + name + "' again, a symbolic link earlier in the stream");
+  EntryKind kind = e.kind;
+  std::string link = e.target;  // a Symlink's target, or a Hardlink's (as written)
+  if (kind == EntryKind::Symlink) {
+    if (link.empty()) refuse(e.name, "is a symbolic link without a target");
+    if (link.find('\0') != std::string::npos) refuse(e.name, "has a NUL byte in its link target");
+  } else if (kind == EntryKind::Hardlink) {
+    const std::string to = "links to '" + e.target + "'";
+    std::vector<std::string> t = components(e.target, e.name, (to + ", which ").c_str());
+    if (t.empty()) refuse(e.name, "links to the root directory");
+    link = join_components(t);
+    if (std::string l = symlink_above(t); !l.empty())
+      refuse(e.name, to + ", beneath '" + l + "', a symbolic link earlier in the stream");
+    if (auto it = symlinks_.find(link); it != symlinks_.end()) {
+      kind = EntryKind::Symlink;  // a hard-linked symbolic link: written as a copy of it
+      link = it->second;
+    } else if (!linkable_.count(link)) {
+      refuse(e.name, to + ", which is not an earlier file of the stream");
+    }
+  }
+
   const Libarchive& la = libarchive();
   std::unique_ptr<archive_entry, void (*)(archive_entry*)> h(la.entry_new(), la.entry_free);
   if (!h) fail("archive_entry_new: out of memory");
-  auto full = [&](const std::string& n) {
-    if (top_.empty()) return n.empty() ? std::string(".") : n;
-    return n.empty() ? top_ : top_ + "/" + n;
-  };
-  const std::string name = full(e.name);
   la.entry_set_pathname(h.get(), name.c_str());
-  switch (e.kind) {
+  switch (kind) {
     case EntryKind::Dir:
       la.entry_set_filetype(h.get(), AE_IFDIR);
       break;
@@ -145,15 +229,13 @@ void ArchiveWriter::begin(const TreeEntry& e) {
       break;
     case EntryKind::Symlink:
       la.entry_set_filetype(h.get(), AE_IFLNK);
-      la.entry_set_symlink(h.get(), e.target.c_str());
+      la.entry_set_symlink(h.get(), link.c_str());
       break;
-    case EntryKind::Hardlink: {
+    case EntryKind::Hardlink:
       la.entry_set_filetype(h.get(), AE_IFREG);
-      const std::string target = full(e.target);
-      la.entry_set_hardlink(h.get(), target.c_str());
+      la.entry_set_hardlink(h.get(), link.c_str());
       la.entry_set_size(h.get(), 0);
       break;
-    }
     case EntryKind::CharDev:
       la.entry_set_filetype(h.get(), AE_IFCHR);
       break;
@@ -168,11 +250,19 @@ void ArchiveWriter::begin(const TreeEntry& e) {
   la.entry_set_uid(h.get(), e.uid);
   la.entry_set_gid(h.get(), e.gid);
   la.entry_set_mtime(h.get(), e.mtime_sec, e.mtime_nsec);
-  if (e.kind == EntryKind::CharDev || e.kind == EntryKind::BlockDev)
+  if (kind == EntryKind::CharDev || kind == EntryKind::BlockDev)
     la.entry_set_rdev(h.get(), static_cast<dev_t>(e.rdev));
   for (const auto& [xname, value] : e.xattrs)
     la.entry_xattr_add_entry(h.get(), xname.c_str(), value.data(), value.size());
   if (la.write_header(a_, h.get()) < ARCHIVE_WARN) fail_write("write " + name);
+  if (kind == EntryKind::Symlink) {
+    symlinks_[name] = link;
+    linkable_.erase(name);
+  } else if (kind == EntryKind::Dir) {
+    linkable_.erase(name);
+  } else {
+    linkable_.insert(name);
+  }
 }
 
 void ArchiveWriter::data(std::span<const uint8_t> bytes) {

@@ -54,7 +54,8 @@ Libarchive load() {
   bind(lib, a.entry_xattr_next, "archive_entry_xattr_next");
   bind(lib, a.write_new, "archive_write_new");
   bind(lib, a.write_set_format_pax_restricted, "archive_write_set_format_pax_restricted");
-  bind(lib, a.write_open_fd, "archive_write_open_fd");
+  bind(lib, a.write_open2, "archive_write_open2");
+  bind(lib, a.write_set_bytes_in_last_block, "archive_write_set_bytes_in_last_block");
   bind(lib, a.write_header, "archive_write_header");
   bind(lib, a.write_data, "archive_write_data");
   bind(lib, a.write_close, "archive_write_close");

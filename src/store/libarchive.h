@@ -37,7 +37,8 @@ struct Libarchive {
   // Writing (space cp to stdout).
   decltype(&::archive_write_new) write_new;
   decltype(&::archive_write_set_format_pax_restricted) write_set_format_pax_restricted;
-  decltype(&::archive_write_open_fd) write_open_fd;
+  decltype(&::archive_write_open2) write_open2;
+  decltype(&::archive_write_set_bytes_in_last_block) write_set_bytes_in_last_block;
   decltype(&::archive_write_header) write_header;
   decltype(&::archive_write_data) write_data;
   decltype(&::archive_write_close) write_close;

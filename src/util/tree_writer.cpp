@@ -60,29 +60,6 @@ mode_t node_type(EntryKind k) {
 
 }  // namespace
 
-std::vector<std::string> entry_components(std::string_view name) {
-  if (name.find('\0') != std::string_view::npos) fail("has a NUL byte in its name");
-  if (!name.empty() && name.front() == '/') fail("has an absolute name");
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i <= name.size()) {
-    size_t j = name.find('/', i);
-    if (j == std::string_view::npos) j = name.size();
-    std::string_view part = name.substr(i, j - i);
-    if (part == "..") fail("has a '..' component");
-    if (part.size() > NAME_MAX) fail("has a component longer than " + std::to_string(NAME_MAX));
-    if (!part.empty() && part != ".") out.emplace_back(part);
-    i = j + 1;
-  }
-  return out;
-}
-
-std::string join_components(const std::vector<std::string>& c, size_t n) {
-  std::string s;
-  for (size_t i = 0; i < c.size() && i < n; i++) s += (i ? "/" : "") + c[i];
-  return s;
-}
-
 TreeWriter::TreeWriter(int root_fd, TreeWriteOptions opts, std::string origin)
     : root_(root_fd), o_(std::move(opts)), origin_(std::move(origin)) {
   if (!o_.top.empty() && entry_components(o_.top).size() != 1)
@@ -109,9 +86,11 @@ std::vector<std::string> TreeWriter::components(const std::string& name) const {
   return c;
 }
 
-mode_t TreeWriter::perm(const TreeEntry& e) const {
-  mode_t m = e.mode & 07777;
-  return o_.keep_setid ? m : m & ~mode_t(S_ISUID | S_ISGID);
+mode_t TreeWriter::take_perm(const TreeEntry& e) {
+  const mode_t m = e.mode & 07777, setid = S_ISUID | S_ISGID;
+  if (o_.keep_setid || !(m & setid)) return m;
+  stats_.setid_dropped++;
+  return m & ~setid;
 }
 
 void TreeWriter::note_created(const std::string& path) {
@@ -237,7 +216,7 @@ void TreeWriter::begin(const TreeEntry& e) {
   // Symlinks and nodes: metadata by name, never following.
   if (::fchownat(parent, base.c_str(), uid(e), gid(e), AT_SYMLINK_NOFOLLOW) != 0)
     throw_errno(origin_ + ": chown " + path);
-  if (e.kind != EntryKind::Symlink && ::fchmodat(parent, base.c_str(), perm(e), 0) != 0)
+  if (e.kind != EntryKind::Symlink && ::fchmodat(parent, base.c_str(), take_perm(e), 0) != 0)
     throw_errno(origin_ + ": chmod " + path);
   auto t = times(e);
   ::utimensat(parent, base.c_str(), t.data(), AT_SYMLINK_NOFOLLOW);
@@ -370,11 +349,16 @@ void TreeWriter::hardlink(const std::vector<std::string>& c, const TreeEntry& e)
 // Owner, then mode (chown clears setid bits), then xattrs (chown clears file capabilities).
 void TreeWriter::set_meta(int fd, const TreeEntry& e, const std::string& path) {
   if (::fchown(fd, uid(e), gid(e)) != 0) throw_errno(origin_ + ": chown " + path);
-  if (::fchmod(fd, perm(e)) != 0) throw_errno(origin_ + ": chmod " + path);
+  if (::fchmod(fd, take_perm(e)) != 0) throw_errno(origin_ + ": chmod " + path);
   if (!o_.xattrs) return;
-  for (const auto& [name, value] : e.xattrs)
+  for (const auto& [name, value] : e.xattrs) {
+    if (!o_.privileged_xattrs && (name.starts_with("security.") || name.starts_with("trusted."))) {
+      stats_.xattrs_dropped++;
+      continue;
+    }
     if (::fsetxattr(fd, name.c_str(), value.data(), value.size(), 0) != 0)
       throw_errno(origin_ + ": set extended attribute " + name + " on " + path);
+  }
 }
 
 }  // namespace space

@@ -9,6 +9,9 @@
 // interrupted copy never leaves a half-written file under a real name. Hard links must name an
 // earlier entry's path beneath the root. Learned from docker cp's CVE-2018-15664 and
 // CVE-2019-14271: no path string is trusted, only descriptors.
+// Options decide what of an entry's metadata is kept: its owner or one given, its setuid/setgid
+// bits, its extended attributes, or all but the privileged ones (security.*, trusted.*); what is
+// dropped is counted in the stats.
 // With `whiteouts` (OCI image layers), `.wh.NAME` deletes NAME from the layers below and
 // `.wh..wh..opq` empties its directory of them; entries of the same stream are kept.
 // Used by image import (a layer onto a root filesystem), by `space cp` on the host (copy out)
@@ -29,11 +32,14 @@
 namespace space {
 
 struct TreeWriteOptions {
-  bool whiteouts = false;          // interpret OCI whiteout entries
-  bool devices = true;             // create device nodes and fifos; false: see skip_devices
-  bool skip_devices = false;       // with !devices: skip them (counted) instead of refusing
-  bool keep_setid = true;          // keep setuid/setgid bits (false: clear them)
-  bool xattrs = true;              // set the entries' extended attributes
+  bool whiteouts = false;     // interpret OCI whiteout entries
+  bool devices = true;        // create device nodes and fifos; false: see skip_devices
+  bool skip_devices = false;  // with !devices: skip them (counted) instead of refusing
+  bool keep_setid = true;     // keep setuid/setgid bits (false: clear them, counted)
+  bool xattrs = true;         // set the entries' extended attributes
+  // With xattrs: also the security.* (file capabilities, LSM labels) and trusted.* ones; false:
+  // leave those out (counted), as a copy out that keeps owners but not privileges does.
+  bool privileged_xattrs = true;
   std::optional<uid_t> owner_uid;  // set: every entry belongs to this uid/gid, not its own
   std::optional<gid_t> owner_gid;
   uint64_t max_bytes = 0;  // > 0: file data beyond this many bytes in total is refused
@@ -44,8 +50,10 @@ struct TreeWriteOptions {
 
 struct TreeStats {
   uint64_t entries = 0;
-  uint64_t bytes = 0;    // file data written
-  uint64_t skipped = 0;  // device nodes and fifos left out (skip_devices)
+  uint64_t bytes = 0;           // file data written
+  uint64_t skipped = 0;         // device nodes and fifos left out (skip_devices)
+  uint64_t setid_dropped = 0;   // entries whose setuid/setgid bits were cleared (!keep_setid)
+  uint64_t xattrs_dropped = 0;  // security.* and trusted.* attributes left out (!privileged_xattrs)
 };
 
 class TreeWriter : public TreeSink {
@@ -93,7 +101,8 @@ class TreeWriter : public TreeSink {
   void note_created(const std::string& path);
   uid_t uid(const TreeEntry& e) const { return o_.owner_uid ? *o_.owner_uid : e.uid; }
   gid_t gid(const TreeEntry& e) const { return o_.owner_gid ? *o_.owner_gid : e.gid; }
-  mode_t perm(const TreeEntry& e) const;
+  // The permission bits `e` gets (counted in setid_dropped when bits are cleared).
+  mode_t take_perm(const TreeEntry& e);
 
   int root_;
   TreeWriteOptions o_;

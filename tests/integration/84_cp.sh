@@ -6,7 +6,8 @@
 #     with spaces and UTF-8, into the sandbox and back out, and out of a paused sandbox (which
 #     stays paused);
 #   - owners: files copied in belong to the image's User, -a keeps numeric owners; copied out
-#     they belong to the caller and lose setuid bits, unless -a;
+#     they belong to the caller, unless -a, and lose setuid bits unless -a --keep-privileges (-a
+#     alone says on stderr what it dropped);
 #   - tar streams: `tar -c | space cp - ID:DIR` and `space cp ID:SRC - | tar -x`;
 #   - a hostile guest: links to / and /etc/passwd, a directory holding a link to /: copied out,
 #     links stay links, nothing outside DST is written (a canary beside DST is checked);
@@ -134,15 +135,21 @@ manifest "$data/out/tree" setid | diff <(sed 's/^\(setuid\) 4755/\1 755/' "$data
 [ "$(stat -c %u "$data/out/tree/d05/f0005")" = "$(id -u)" ] || fail "copied out: not owned by the caller"
 echo "timing: in $(echo "$t1 - $t0" | bc) s, out $(echo "$t2 - $t1" | bc) s ($big_mib MiB + $files files each way)"
 
-# -a keeps numeric owners and the setuid bit; out of a paused sandbox, which stays paused.
+# -a keeps numeric owners; out of a paused sandbox, which stays paused. Copied out, the setuid
+# bit is dropped (and stderr says so) unless --keep-privileges.
 install -o 4321 -g 4321 -m 0640 "$data/hello.txt" "$data/owned"
 expect_status 0 space cp -a "$data/owned" s1:/work/
 [ "$(space exec s1 -- stat -c '%u %g %a' /work/owned)" = "4321 4321 640" ] || fail "cp -a in"
 expect_status 0 space pause s1
 expect_status 0 space cp -a s1:/work/tree "$data/paused"
 [ "$(status_of s1)" = paused ] || fail "a copy out of a paused sandbox must leave it paused"
-manifest "$data/paused" setid | diff "$data/tree.manifest" - || fail "copy out of a paused sandbox"
+assert_contains "$ERR" "space cp: dropped setuid/setgid bits of 1 file and " "cp -a out: the warning"
+manifest "$data/paused" setid | diff <(sed 's/^\(setuid\) 4755/\1 755/' "$data/tree.manifest") - ||
+  fail "copy out of a paused sandbox (-a drops the setuid bit)"
 [ "$(stat -c %u "$data/paused/d05/f0005")" = 1234 ] || fail "cp -a out: owner not kept"
+expect_status 0 space cp -a --keep-privileges s1:/work/tree/setuid "$data/kept-setuid"
+[ "$(stat -c %a "$data/kept-setuid")" = 4755 ] || fail "cp -a --keep-privileges out: setuid bit not kept"
+case "$ERR" in *dropped*) fail "cp -a --keep-privileges warned: $ERR" ;; esac
 expect_status 0 space resume s1
 
 # Tar streams both ways (a stream's destination directory must exist; /work belongs to root).

@@ -1,7 +1,7 @@
 // Unit tests for cli/app.h: which command a command line names (global flags and their values
 // skipped), and that a run builds only that command, but every command for top-level help and
 // `completion`; an unknown name is an error listing the commands; the command built alone parses as
-// it does in the full tree.
+// it does in the full tree; cp's --keep-privileges needs -a.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -84,4 +84,21 @@ TEST_CASE("the command built alone parses its flags and the global ones after it
   CHECK(destroy->parsed());
   CHECK(destroy->get_option("--force")->as<bool>());
   CHECK(g.format == "json");
+}
+
+TEST_CASE("cp --keep-privileges parses with -a and is an error without it") {
+  auto parse = [](std::vector<const char*> args) {
+    args.insert(args.begin(), "space");
+    CLI::App app{"space"};
+    cli::GlobalOptions g;
+    cli::build_app_for(app, g, static_cast<int>(args.size()), args.data());
+    CLI::App* cp = app.get_subcommand("cp");
+    cp->callback({});  // parse only: no sandbox to copy from
+    app.parse(static_cast<int>(args.size()), args.data());
+    return cp->get_option("--keep-privileges")->as<bool>();
+  };
+  CHECK(parse({"cp", "-a", "--keep-privileges", "sb:/bin", "out"}));
+  CHECK_FALSE(parse({"cp", "-a", "sb:/bin", "out"}));
+  CHECK_THROWS_WITH_AS(parse({"cp", "--keep-privileges", "sb:/bin", "out"}),
+                       doctest::Contains("--archive"), CLI::RequiresError);
 }

@@ -46,6 +46,7 @@ TEST_CASE("bash completion lists every visible command and flag, and nothing hid
   CHECK(s.find("\"image build\") echo \"--help -h --debian --packages --mirror") !=
         std::string::npos);
   CHECK(s.find("--disk-size") != std::string::npos);
+  CHECK(s.find("--keep-privileges") != std::string::npos);
   CHECK(s.find("__vmm") == std::string::npos);
   CHECK(s.find("__credd") == std::string::npos);
   CHECK(s.find("complete -o default -F _space space") != std::string::npos);

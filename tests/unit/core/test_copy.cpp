@@ -3,11 +3,13 @@
 // speaks the CONNECT handshake, in a FakeSandbox. In this mode guest-init's root is this
 // machine's, so guest paths are temporary directories here. Covers round trips both ways with a
 // checksum-like comparison, docker's destination rules, tar streams in and out, a hostile guest
-// (`..`, absolute names, a link then a write through it) that writes nothing outside DST, the
-// size limit, and the errors a user sees.
+// (`..`, absolute names, a link then a write through it) that writes nothing outside DST and
+// reaches no tar stream on stdout, the size limit, what -a keeps or drops (setuid bits and
+// security.* / trusted.* xattrs only with --keep-privileges), and the errors a user sees.
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +24,7 @@
 #include "proto/files.h"
 #include "support/fake_sandbox.h"
 #include "support/fake_server.h"
+#include "support/privileged_xattrs.h"
 #include "support/tar_writer.h"
 #include "support/temp_dir.h"
 #include "support/tree_files.h"
@@ -191,18 +194,58 @@ TEST_CASE("copy: tar streams in on stdin and out on stdout") {
   CHECK(r.output.find("d/x") != std::string::npos);
 }
 
+namespace {
+
+TreeEntry tree_entry(EntryKind k, std::string name, std::string target = "") {
+  TreeEntry e;
+  e.kind = k;
+  e.name = std::move(name);
+  e.target = std::move(target);
+  e.mode = 0644;
+  return e;
+}
+
+// A guest that answers Hello and FileGet with a top directory, then `tree` (each File with the
+// four bytes "evil"), then FileEnd.
+std::function<void(int)> hostile_guest(std::vector<TreeEntry> tree) {
+  return [tree = std::move(tree)](int fd) {
+    proto::FrameDecoder dec;
+    uint8_t buf[4096];
+    int frames = 0;
+    while (frames < 2) {
+      ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n <= 0) return;
+      dec.feed({buf, static_cast<size_t>(n)});
+      while (dec.next()) frames++;
+    }
+    auto send = [&](proto::Type ty, const std::vector<uint8_t>& p) {
+      auto b = proto::encode_frame(ty, p);
+      write_all(fd, b.data(), b.size());
+    };
+    proto::HelloReply hr;
+    hr.agent = "evil";
+    send(proto::Type::HelloReply, hr.encode());
+    send(proto::Type::FileEntry, proto::encode_entry(tree_entry(EntryKind::Dir, "")));
+    for (auto e : tree) {
+      if (e.kind == EntryKind::File) e.size = 4;
+      send(proto::Type::FileEntry, proto::encode_entry(e));
+      if (e.kind == EntryKind::File) send(proto::Type::FileData, {'e', 'v', 'i', 'l'});
+    }
+    send(proto::Type::FileEnd, {});
+    ::shutdown(fd, SHUT_WR);
+    while (::read(fd, buf, sizeof buf) > 0) {
+    }
+  };
+}
+
+}  // namespace
+
 TEST_CASE("copy: a hostile guest's tree writes nothing outside DST") {
   TempDir t("cphostile");
   put_file(t.path + "/canary", "untouched");
   fs::mkdir_p(t.path + "/dst");
-  std::vector<TreeEntry> evil;
   auto entry = [](EntryKind k, std::string name, std::string target = "") {
-    TreeEntry e;
-    e.kind = k;
-    e.name = std::move(name);
-    e.target = std::move(target);
-    e.mode = 0644;
-    return e;
+    return tree_entry(k, std::move(name), std::move(target));
   };
   // Each case: the tree the guest sends after its top directory.
   std::vector<std::vector<TreeEntry>> cases = {
@@ -213,35 +256,7 @@ TEST_CASE("copy: a hostile guest's tree writes nothing outside DST") {
       {entry(EntryKind::CharDev, "null")},  // skipped, not created: the copy itself succeeds
   };
   for (size_t i = 0; i < cases.size(); i++) {
-    CopyRig rig([&](int fd) {
-      // Read Hello and FileGet, then answer with the hostile tree.
-      proto::FrameDecoder dec;
-      uint8_t buf[4096];
-      int frames = 0;
-      while (frames < 2) {
-        ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n <= 0) return;
-        dec.feed({buf, static_cast<size_t>(n)});
-        while (dec.next()) frames++;
-      }
-      auto send = [&](proto::Type ty, const std::vector<uint8_t>& p) {
-        auto b = proto::encode_frame(ty, p);
-        write_all(fd, b.data(), b.size());
-      };
-      proto::HelloReply hr;
-      hr.agent = "evil";
-      send(proto::Type::HelloReply, hr.encode());
-      send(proto::Type::FileEntry, proto::encode_entry(entry(EntryKind::Dir, "")));
-      for (auto e : cases[i]) {
-        if (e.kind == EntryKind::File) e.size = 4;
-        send(proto::Type::FileEntry, proto::encode_entry(e));
-        if (e.kind == EntryKind::File) send(proto::Type::FileData, {'e', 'v', 'i', 'l'});
-      }
-      send(proto::Type::FileEnd, {});
-      ::shutdown(fd, SHUT_WR);
-      while (::read(fd, buf, sizeof buf) > 0) {
-      }
-    });
+    CopyRig rig(hostile_guest(cases[i]));
     std::string e = error_of([&] { rig.cp({"cp1:/x"}, t.path + "/dst/got"); });
     CAPTURE(i);
     CAPTURE(e);
@@ -254,6 +269,38 @@ TEST_CASE("copy: a hostile guest's tree writes nothing outside DST") {
       CHECK_FALSE(exists(t.path + "/dst/got/null"));
       fs::remove_tree(t.path + "/dst/got");
     }
+  }
+}
+
+TEST_CASE("copy: a hostile guest's tree copied out as a tar stream never reaches it") {
+  TempDir t("cphostiletar");
+  using K = EntryKind;
+  struct Case {
+    std::vector<TreeEntry> tree;
+    std::string marker;  // what must not appear in the stream
+  };
+  const std::vector<Case> cases = {
+      {{tree_entry(K::File, "../x")}, "../x"},
+      {{tree_entry(K::File, "/abs")}, "abs"},
+      {{tree_entry(K::Dir, "a"), tree_entry(K::File, "a/../../b")}, "../b"},
+      {{tree_entry(K::Hardlink, "h", "../../etc/passwd")}, "etc/passwd"},
+      {{tree_entry(K::Symlink, "l", "/etc"), tree_entry(K::File, "l/passwd")}, "passwd"},
+      {{tree_entry(K::Symlink, "l", "/etc/passwd"), tree_entry(K::File, "l")}, "evil"},
+  };
+  for (size_t i = 0; i < cases.size(); i++) {
+    CAPTURE(i);
+    CopyRig rig(hostile_guest(cases[i].tree));
+    const std::string out = t.path + "/out" + std::to_string(i) + ".tar";
+    Fd tar(::open(out.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+    REQUIRE(tar.valid());
+    core::CopyOptions o;
+    o.sources = {"cp1:/x"};
+    o.dest = "-";
+    o.stdout_fd = tar.get();
+    std::string e = error_of([&] { core::copy_files(rig.sb.ctx, o); });
+    CAPTURE(e);
+    CHECK(e.find("entry '" + cases[i].tree.back().name + "'") != std::string::npos);
+    CHECK(slurp(out).find(cases[i].marker) == std::string::npos);
   }
 }
 
@@ -279,6 +326,73 @@ TEST_CASE("copy: a hostile tar copied in writes nothing outside DST and leaves n
         std::string::npos);
   CHECK(slurp(t.path + "/guest/canary") == "untouched");
   CHECK(fs::list_dir(t.path + "/guest/in").empty());  // "fine" and "up" were removed again
+}
+
+TEST_CASE(
+    "copy: out with -a drops setid bits and security/trusted xattrs unless kept, and says so") {
+  space::test::PrivilegedXattrDir t("cppriv");
+  if (t.path.empty()) {
+    MESSAGE("skipped: no directory takes trusted.* and security.capability xattrs (" << t.tried
+                                                                                     << ")");
+    return;
+  }
+  using space::test::xattr_of;
+  const std::string cap = space::test::cap_v2();
+  const std::string src = t.path + "/guest/bin", ping = src + "/ping";
+  fs::mkdir_p(src);
+  put_file(ping, "ELF", 04755);
+  REQUIRE(::chmod(ping.c_str(), 04755) == 0);
+  REQUIRE(::setxattr(ping.c_str(), "security.capability", cap.data(), cap.size(), 0) == 0);
+  REQUIRE(::setxattr(ping.c_str(), "trusted.x", "t", 1, 0) == 0);
+  REQUIRE(::setxattr(ping.c_str(), "user.keep", "u", 1, 0) == 0);
+  CopyRig rig;
+  core::CopyOptions o;
+  o.sources = {"cp1:" + src};
+  o.archive = true;
+  auto mode_of = [](const std::string& p) {
+    struct stat st;
+    REQUIRE(::stat(p.c_str(), &st) == 0);
+    return st.st_mode & 07777;
+  };
+
+  o.dest = t.path + "/dropped";
+  core::CopyStats s = core::copy_files(rig.sb.ctx, o);
+  CHECK(mode_of(t.path + "/dropped/ping") == 0755);
+  CHECK(xattr_of(t.path + "/dropped/ping", "security.capability") == "<none>");
+  CHECK(xattr_of(t.path + "/dropped/ping", "trusted.x") == "<none>");
+  CHECK(xattr_of(t.path + "/dropped/ping", "user.keep") == "u");
+  CHECK(s.setid_dropped == 1);
+  CHECK(s.xattrs_dropped == 2);
+  CHECK(core::privileges_warning(o, s) ==
+        "space cp: dropped setuid/setgid bits of 1 file and 2 security xattrs; "
+        "--keep-privileges keeps them");
+
+  o.keep_privileges = true;
+  o.dest = t.path + "/kept";
+  s = core::copy_files(rig.sb.ctx, o);
+  CHECK(mode_of(t.path + "/kept/ping") == 04755);
+  CHECK(xattr_of(t.path + "/kept/ping", "security.capability") == cap);
+  CHECK(xattr_of(t.path + "/kept/ping", "trusted.x") == "t");
+  CHECK(s.setid_dropped == 0);
+  CHECK(s.xattrs_dropped == 0);
+  CHECK(core::privileges_warning(o, s).empty());
+
+  // Without -a nothing of the kind is kept, as before, and there is nothing to warn about.
+  o.archive = o.keep_privileges = false;
+  o.dest = t.path + "/plain";
+  s = core::copy_files(rig.sb.ctx, o);
+  CHECK(mode_of(t.path + "/plain/ping") == 0755);
+  CHECK(xattr_of(t.path + "/plain/ping", "user.keep") == "<none>");
+  CHECK(core::privileges_warning(o, s).empty());
+
+  // Copy in keeps them with -a alone.
+  fs::mkdir_p(t.path + "/guest/in");
+  o.archive = true;
+  o.sources = {t.path + "/kept/ping"};
+  o.dest = "cp1:" + t.path + "/guest/in/";
+  core::copy_files(rig.sb.ctx, o);
+  CHECK(mode_of(t.path + "/guest/in/ping") == 04755);
+  CHECK(xattr_of(t.path + "/guest/in/ping", "trusted.x") == "t");
 }
 
 TEST_CASE("copy: errors a user sees") {

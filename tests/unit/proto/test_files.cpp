@@ -1,6 +1,7 @@
 // File messages (src/proto/files.h): round trips, and every malformed case the decoders must
-// refuse with ProtoError (unknown flags and kinds, NUL bytes, oversized names, sizes on entries
-// that are not files, targets on entries that are not links, truncation, trailing bytes).
+// refuse with ProtoError (unknown flags and kinds, NUL bytes, oversized names, absolute or `..`
+// entry names and hard-link targets, sizes on entries that are not files, targets on entries that
+// are not links, truncation, trailing bytes).
 #include <doctest/doctest.h>
 
 #include "proto/files.h"
@@ -145,6 +146,38 @@ TEST_CASE("malformed entries are refused") {
   CHECK_THROWS_AS(decode_entry(bytes), ProtoError);
   bytes[0] = 8;  // past Fifo
   CHECK_THROWS_AS(decode_entry(bytes), ProtoError);
+}
+
+TEST_CASE("entries whose name or hard-link target is absolute or climbs with '..' are refused") {
+  auto refused = [](EntryKind kind, std::string name, std::string target, const char* why) {
+    TreeEntry e;
+    e.kind = kind;
+    e.name = name;
+    e.target = target;
+    CAPTURE(name);
+    CAPTURE(target);
+    CHECK_THROWS_WITH_AS(decode_entry(encode_entry(e)), doctest::Contains(why), ProtoError);
+  };
+  refused(EntryKind::File, "../x", "", "'..'");
+  refused(EntryKind::File, "/abs", "", "absolute");
+  refused(EntryKind::Dir, "a/../../b", "", "'..'");
+  refused(EntryKind::Symlink, "a/..", "/etc", "'..'");
+  refused(EntryKind::File, "a/" + std::string(256, 'x'), "", "longer than");
+  refused(EntryKind::Hardlink, "h", "../../etc/passwd", "links to '../../etc/passwd'");
+  refused(EntryKind::Hardlink, "h", "/etc/passwd", "absolute");
+  // Symbolic link targets are data: absolute and `..` ones pass, and so do safe names.
+  TreeEntry l;
+  l.kind = EntryKind::Symlink;
+  l.name = "./a//l";
+  l.target = "../../etc";
+  CHECK(decode_entry(encode_entry(l)).target == "../../etc");
+  l.target = "/etc";
+  CHECK(decode_entry(encode_entry(l)).name == "./a//l");
+  TreeEntry h;
+  h.kind = EntryKind::Hardlink;
+  h.name = "..h";
+  h.target = "d/..f";
+  CHECK(decode_entry(encode_entry(h)).target == "d/..f");
 }
 
 TEST_CASE("CopyDone round-trips") {

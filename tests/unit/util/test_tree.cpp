@@ -2,7 +2,8 @@
 // descriptor and written back elsewhere keeps its kinds, modes, owners, times, links and empty
 // directories; a hostile stream (`..`, absolute names, a symlink planted then written through,
 // data beyond a size, the size limit) writes nothing outside its root and removes what it made;
-// and docker cp's destination rules.
+// without privileges, setuid/setgid bits and security.* / trusted.* xattrs are dropped and
+// counted; and docker cp's destination rules.
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "support/privileged_xattrs.h"
 #include "support/temp_dir.h"
 #include "support/tree_files.h"
 #include "util/copy_target.h"
@@ -191,6 +193,77 @@ TEST_CASE("tree: hostile streams write nothing outside the root and leave nothin
                          Error);
     w.remove_created();
     CHECK_FALSE(exists(t.path + "/root/top"));
+  }
+}
+
+TEST_CASE("tree: without privileges, setid bits and security/trusted xattrs are dropped, counted") {
+  space::test::PrivilegedXattrDir t("privileges");
+  if (t.path.empty()) {
+    MESSAGE("skipped: no directory takes trusted.* and security.capability xattrs (" << t.tried
+                                                                                     << ")");
+    return;
+  }
+  using space::test::xattr_of;
+  const std::string cap = space::test::cap_v2();
+  auto stream = [&](TreeWriter& w) {
+    TreeEntry top;
+    top.kind = EntryKind::Dir;
+    top.mode = 0755;
+    w.begin(top);
+    TreeEntry d = top;
+    d.name = "shared";
+    d.mode = 02775;  // setgid directory
+    d.xattrs = {{"trusted.dir", "d"}};
+    w.begin(d);
+    TreeEntry f = file_entry("shared/ping", 3);
+    f.mode = 04755;
+    f.xattrs = {{"security.capability", cap}, {"trusted.x", "t"}, {"user.keep", "u"}};
+    w.begin(f);
+    w.data(std::vector<uint8_t>{'E', 'L', 'F'}, 0);
+    w.end_file();
+    TreeEntry plain = file_entry("plain", 0);
+    plain.xattrs = {{"user.keep", "u"}};
+    w.begin(plain);
+    w.end_file();
+    w.finish();
+  };
+  Fd root(::open(t.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  REQUIRE(root.valid());
+
+  SUBCASE("dropped") {
+    TreeWriteOptions o;
+    o.top = "out";
+    o.keep_setid = false;
+    o.privileged_xattrs = false;
+    TreeWriter w(root.get(), o, "test");
+    stream(w);
+    const std::string ping = t.path + "/out/shared/ping";
+    struct stat st;
+    REQUIRE(::stat(ping.c_str(), &st) == 0);
+    CHECK((st.st_mode & 07777) == 0755);
+    REQUIRE(::stat((t.path + "/out/shared").c_str(), &st) == 0);
+    CHECK((st.st_mode & 07777) == 0775);
+    CHECK(xattr_of(ping, "security.capability") == "<none>");
+    CHECK(xattr_of(ping, "trusted.x") == "<none>");
+    CHECK(xattr_of(t.path + "/out/shared", "trusted.dir") == "<none>");
+    CHECK(xattr_of(ping, "user.keep") == "u");  // what grants nothing stays
+    CHECK(xattr_of(t.path + "/out/plain", "user.keep") == "u");
+    CHECK(w.stats().setid_dropped == 2);   // ping and shared
+    CHECK(w.stats().xattrs_dropped == 3);  // capability, trusted.x, trusted.dir
+  }
+  SUBCASE("kept by default") {
+    TreeWriteOptions o;
+    o.top = "out";
+    TreeWriter w(root.get(), o, "test");
+    stream(w);
+    const std::string ping = t.path + "/out/shared/ping";
+    struct stat st;
+    REQUIRE(::stat(ping.c_str(), &st) == 0);
+    CHECK((st.st_mode & 07777) == 04755);
+    CHECK(xattr_of(ping, "security.capability") == cap);
+    CHECK(xattr_of(ping, "trusted.x") == "t");
+    CHECK(w.stats().setid_dropped == 0);
+    CHECK(w.stats().xattrs_dropped == 0);
   }
 }
 
