@@ -1,6 +1,7 @@
 // One guest connection through the broker, served start to end on its own thread: read the
 // guest's NetConnect (proto/net.h) within a deadline, decide by the sandbox's policy (read
-// afresh for each connection), resolve names on the host, check every resolved address again
+// afresh for each connection), resolve on the host only a name a name rule allows (a lookup is
+// a message to the name's DNS servers), check every resolved address again
 // (a name rule never admits a loopback, private, link-local or metadata address: DNS
 // rebinding), connect with a timeout, answer NetResult, then copy bytes both ways with flow
 // control (each direction reads only when its last read was written), half-closes passed on,

@@ -472,27 +472,38 @@ Decision Policy::precheck(std::string_view host, uint16_t port) const {
   if (port == 0) return refused("port 0 is not a valid port");
   for (const auto& r : rules_)
     if (matches_name(r, *h, port)) return allowed_by(r);
-  for (const auto& r : rules_)
-    if (r.kind == RuleKind::Network && (r.port == 0 || r.port == port)) return Decision{true};
-  return refused("no rule allows " + *h + ":" + std::to_string(port));
+  return refused_name(*h, port);
 }
 
 Decision Policy::check(std::string_view host, const IpAddress& addr, uint16_t port) const {
   auto h = normalize_host(host);
   if (!h) return refused("invalid host name \"" + std::string(host) + "\"");
   if (port == 0) return refused("port 0 is not a valid port");
+  if (IpAddress::parse(*h)) {
+    for (const auto& r : rules_)
+      if (covers(r, addr, port)) return allowed_by(r);
+    return refused("no rule allows " + with_port(addr, port));
+  }
+  auto name_rule = std::find_if(rules_.begin(), rules_.end(),
+                                [&](const Rule& r) { return matches_name(r, *h, port); });
+  if (name_rule == rules_.end()) return refused_name(*h, port);
   for (const auto& r : rules_)
     if (covers(r, addr, port)) return allowed_by(r);
-  if (IpAddress::parse(*h)) return refused("no rule allows " + with_port(addr, port));
-  for (const auto& r : rules_) {
-    if (!matches_name(r, *h, port)) continue;
-    if (is_public(addr)) return allowed_by(r);
-    IpAddress a = addr.unmapped();
-    return refused(*h + " resolves to " + addr.to_string() + ", " + describe(classify(addr)) +
-                   "; a name rule never admits it (add an address rule such as " +
-                   canonical(network_rule(a, full_length(a), port)) + ")");
-  }
-  return refused("no rule allows " + *h + ":" + std::to_string(port));
+  if (is_public(addr)) return allowed_by(*name_rule);
+  IpAddress a = addr.unmapped();
+  return refused(*h + " resolves to " + addr.to_string() + ", " + describe(classify(addr)) +
+                 "; a name rule never admits it (add an address rule such as " +
+                 canonical(network_rule(a, full_length(a), port)) + ")");
+}
+
+Decision Policy::refused_name(const std::string& host, uint16_t port) const {
+  std::string dest = host + ":" + std::to_string(port);
+  for (const auto& r : rules_)
+    if (r.kind == RuleKind::Network && (r.port == 0 || r.port == port))
+      return refused("no name rule allows " + dest + ", and a name is resolved only for a name " +
+                     "rule (" + canonical(r) + " is an address rule): add a name rule such as " +
+                     dest + ", or connect by address");
+  return refused("no rule allows " + dest);
 }
 
 std::vector<std::string> to_texts(const Policy& p) {

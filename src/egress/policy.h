@@ -2,7 +2,9 @@
 // allow ID RULE...`), their one canonical text each, and the decisions the broker asks for. A rule
 // is a host name (`pypi.org[:PORT]`), a wildcard (`*.example.com[:PORT]`: one or more labels in
 // front, never the apex; a lone `*` is every name) or an address or network (`10.0.0.0/8[:PORT]`,
-// `::1`, `[fd00::/8]:5432`); no port means any. A name rule admits only public addresses: what a
+// `::1`, `[fd00::/8]:5432`); no port means any. Only a name rule lets a name be resolved: with
+// address rules alone a request by name is refused before any lookup (a lookup of a name the
+// guest chose carries data out through DNS). A name rule admits only public addresses: what a
 // name resolves to is checked again before the broker connects (DNS rebinding), so a loopback,
 // private, link-local or metadata address needs an address rule that covers it. An IPv4-mapped
 // IPv6 address (::ffff:a.b.c.d) is the IPv4 address for classification and matching, and an
@@ -124,14 +126,20 @@ class Policy {
   // Removes the rules equal (canonically) to the given ones; returns how many were removed.
   size_t deny(const std::vector<Rule>& rules);
   // Before resolving: may a request for `host` (name or literal, as sent) and `port` go on to
-  // resolution? A literal is decided fully here, by check(); a name goes on when a name rule
-  // matches it or an address rule allows the port (rule set only in the first case).
+  // resolution? A literal is decided fully here, by check(); a name goes on only when a name or
+  // wildcard rule matches it and the port (never for an address rule alone: the name would
+  // reach the host's resolver, a channel out through DNS).
   Decision precheck(std::string_view host, uint16_t port) const;
-  // After resolving: may the broker connect to `addr`:`port` for a request of `host`? An address
-  // rule covering addr decides first; a name rule then admits only a public addr.
+  // After resolving: may the broker connect to `addr`:`port` for a request of `host`? A literal
+  // needs an address rule covering addr. A name needs a name rule as in precheck; then an
+  // address rule covering addr decides, else the name rule admits only a public addr.
   Decision check(std::string_view host, const IpAddress& addr, uint16_t port) const;
 
  private:
+  // The refusal of the name `host` (normalised) no name rule allows on `port`; when an address
+  // rule allows the port, the reason says names are not resolved for it and how to get through.
+  Decision refused_name(const std::string& host, uint16_t port) const;
+
   std::vector<Rule> rules_;
 };
 

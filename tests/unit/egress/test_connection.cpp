@@ -2,12 +2,14 @@
 // against TCP servers on 127.0.0.2 and a fake resolver. Allowed addresses carry bytes both
 // ways and are audited with their rule and byte counts; every refusal (no policy, not the VMM,
 // a denied address, a name that resolves to loopback, a malformed request, an unresolvable
-// name, a refused port) answers the right status with a reason and is audited as such.
+// name, a refused port) answers the right status with a reason and is audited as such. A name
+// no name rule allows never reaches the resolver, even when an address rule allows its port.
 #include <doctest/doctest.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <future>
 #include <map>
 #include <thread>
@@ -210,7 +212,7 @@ TEST_CASE("refusals: status, reason for the guest, and the audit decision") {
 TEST_CASE("a name resolving to several addresses: denied ones are skipped, an allowed one used") {
   TcpServer echo(test::echo_service);
   std::map<std::string, int> asked;
-  auto s = serve(rules({"127.0.0.2/32"}), "", [&](const std::string& h, std::string&) {
+  auto s = serve(rules({"svc.test", "127.0.0.2/32"}), "", [&](const std::string& h, std::string&) {
     asked[h]++;
     return std::vector<IpAddress>{*IpAddress::parse("127.0.0.3"), *IpAddress::parse("127.0.0.2")};
   });
@@ -249,4 +251,64 @@ TEST_CASE("the idle limit and the stop descriptor end a relayed connection") {
     CHECK_FALSE(rec.reason.empty());
     CHECK(test::read_all(s.guest.get()).empty());  // the broker closed the guest's side
   }
+}
+
+// DNS as a way out: a policy of address rules only must not hand a name the guest chose (data in
+// its labels) to the host's resolver, whatever the port; the resolver is never called.
+TEST_CASE("with address rules only, a CONNECT by name is refused before any lookup") {
+  TcpServer echo(test::echo_service);
+  std::atomic<int> lookups{0};
+  Resolver counting = [&](const std::string&, std::string&) {
+    lookups++;
+    return std::vector<IpAddress>{*IpAddress::parse("127.0.0.2")};
+  };
+  ConnLimits quick;  // should a name get through after all, the relay ends soon, not in 10 min
+  quick.idle_ms = 500;
+  const std::string port = std::to_string(echo.port);
+  for (const std::string& rule :
+       std::vector<std::string>{"127.0.0.2:" + port, "127.0.0.0/8", "0.0.0.0/0:" + port}) {
+    CAPTURE(rule);
+    auto s = serve(rules({rule}), "", counting, quick);
+    ask(s.guest.get(), "onswg4tfoqwwiylumu.attacker.example", echo.port);
+    auto r = answer(s.guest.get());
+    CHECK(r.status == 403);
+    CHECK(r.message.find("no name rule allows onswg4tfoqwwiylumu.attacker.example:" + port) !=
+          std::string::npos);
+    CHECK(r.message.find("add a name rule") != std::string::npos);
+    CHECK(r.message.find("or connect by address") != std::string::npos);
+    auto rec = s.done.get();
+    CHECK(rec.decision == "deny");
+    CHECK(rec.reason == r.message);
+    CHECK(rec.host == "onswg4tfoqwwiylumu.attacker.example");
+    CHECK(rec.address.empty());
+  }
+  CHECK(lookups == 0);
+  CHECK(echo.accepted == 0);
+
+  // The same destination by address goes through.
+  auto s = serve(rules({"127.0.0.2:" + port}), "", counting);
+  ask(s.guest.get(), "127.0.0.2", echo.port);
+  CHECK(answer(s.guest.get()).ok());
+  ::shutdown(s.guest.get(), SHUT_WR);
+  CHECK(test::read_all(s.guest.get()).empty());
+  CHECK(s.done.get().decision == "allow");
+  CHECK(lookups == 0);
+
+  // A name rule beside the address rule: that name, and only it, is looked up.
+  auto named = serve(rules({"db.test:" + port, "127.0.0.2:" + port}), "", counting);
+  ask(named.guest.get(), "DB.test", echo.port);
+  auto r = answer(named.guest.get());
+  CHECK(r.ok());
+  CHECK(r.address == echo.address());
+  ::shutdown(named.guest.get(), SHUT_WR);
+  CHECK(test::read_all(named.guest.get()).empty());
+  auto rec = named.done.get();
+  CHECK(rec.decision == "allow");
+  CHECK(rec.rule == "127.0.0.2:" + port);
+  CHECK(lookups == 1);
+  auto other = serve(rules({"db.test:" + port, "127.0.0.2:" + port}), "", counting, quick);
+  ask(other.guest.get(), "other.test", echo.port);
+  CHECK(answer(other.guest.get()).status == 403);
+  other.done.get();
+  CHECK(lookups == 1);
 }

@@ -1,7 +1,8 @@
 // Unit tests for egress/policy: every rule form and its canonical text, each rejection, wildcard
 // and port matching, the address classes (IPv4, IPv6 and IPv4-mapped), and the broker's two
-// questions: precheck before resolving and check of every resolved address (a name rule never
-// admits a loopback, private, link-local or metadata address; an address rule does).
+// questions: precheck before resolving (only a name rule lets a name through to the resolver)
+// and check of every resolved address (a name rule never admits a loopback, private, link-local
+// or metadata address; an address rule does).
 #include <doctest/doctest.h>
 #include <sys/un.h>
 
@@ -447,8 +448,11 @@ TEST_SUITE("egress/policy") {
     CHECK(q.check("pypi.org", ip("::ffff:127.0.0.1"), 443).rule == "127.0.0.0/8");
     CHECK(q.check("pypi.org", ip("::1"), 443).rule == "[::1]:443");
     CHECK_FALSE(q.check("pypi.org", ip("10.0.0.1"), 443).allow);
-    // ... for any name, even one no name rule matches (the address rule decides).
-    CHECK(q.check("db.internal", ip("127.0.0.5"), 22).rule == "127.0.0.0/8");
+    // ... but only for a name a name rule allows: an address rule alone admits no name.
+    d = q.check("db.internal", ip("127.0.0.5"), 22);
+    CHECK_FALSE(d.allow);
+    CHECK(contains(d.reason, "no name rule allows db.internal:22"));
+    CHECK_FALSE(q.check("pypi.org", ip("127.0.0.1"), 80).allow);  // pypi.org's rule is for 443
   }
 
   TEST_CASE("ports must match, and precheck stops names nothing could admit") {
@@ -461,14 +465,26 @@ TEST_SUITE("egress/policy") {
     CHECK(p.precheck("bad..name", 443).reason == "invalid host name \"bad..name\"");
     CHECK(p.precheck("pypi.org", 0).reason == "port 0 is not a valid port");
 
-    // With an address rule for the port, any name may be resolved: its addresses are checked.
+    // An address rule for the port lets no name through to the resolver (DNS exfiltration):
+    // the refusal says why and names the two ways through.
     Policy q = policy("10.0.0.0/8:5432");
     Decision d = q.precheck("db.corp", 5432);
-    CHECK(d.allow);
+    CHECK_FALSE(d.allow);
     CHECK(d.rule == "");
-    CHECK(q.check("db.corp", ip("10.3.3.3"), 5432).rule == "10.0.0.0/8:5432");
-    CHECK(q.check("db.corp", ip("8.8.8.8"), 5432).reason == "no rule allows db.corp:5432");
+    CHECK(d.reason ==
+          "no name rule allows db.corp:5432, and a name is resolved only for a name rule "
+          "(10.0.0.0/8:5432 is an address rule): add a name rule such as db.corp:5432, or "
+          "connect by address");
+    CHECK(contains(q.precheck("c2VjcmV0.attacker.example", 5432).reason, "no name rule allows"));
+    CHECK(q.check("db.corp", ip("10.3.3.3"), 5432).reason == d.reason);
     CHECK(q.precheck("db.corp", 5433).reason == "no rule allows db.corp:5433");
+    CHECK(q.precheck("10.3.3.3", 5432).rule == "10.0.0.0/8:5432");  // by address: allowed
+    // With a name rule beside it, that name is resolved and its private address admitted.
+    Policy r = policy("10.0.0.0/8:5432,db.corp:5432");
+    CHECK(r.precheck("db.corp", 5432).rule == "db.corp:5432");
+    CHECK(r.check("db.corp", ip("10.3.3.3"), 5432).rule == "10.0.0.0/8:5432");
+    CHECK(r.check("db.corp", ip("8.8.8.8"), 5432).rule == "db.corp:5432");
+    CHECK_FALSE(r.precheck("other.corp", 5432).allow);
 
     Policy none;
     CHECK(none.empty());
