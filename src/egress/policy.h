@@ -58,13 +58,13 @@ class IpAddress {
 enum class AddressClass {
   Public,
   Loopback,     // 127.0.0.0/8, ::1
-  Private,      // 10/8, 172.16/12, 192.168/16, fc00::/7
+  Private,      // 10/8, 172.16/12, 192.168/16, fc00::/7, fec0::/10 (site-local)
   LinkLocal,    // 169.254/16, fe80::/10
-  Metadata,     // 169.254.169.254, fd00:ec2::254 (the cloud instance metadata service)
+  Metadata,     // 169.254.169.254, fd00:ec2::254, 168.63.129.16 (Azure's wire server)
   SharedCgnat,  // 100.64/10
   Unspecified,  // 0.0.0.0/8, ::
   Multicast,    // 224/4, ff00::/8
-  Reserved,     // 240/4, documentation, benchmarking, 192.0.0/24, NAT64 64:ff9b::/96, 6to4
+  Reserved,     // 240/4, documentation, benchmarking, 192.0.0/24, NAT64, 6to4, Teredo 2001::/32
 };
 
 // The class of `addr` (of its IPv4 address when it is IPv4-mapped).

@@ -309,6 +309,9 @@ TEST_SUITE("egress/policy") {
         {"febf::1", C::LinkLocal},
         {"169.254.169.254", C::Metadata},
         {"fd00:ec2::254", C::Metadata},
+        {"168.63.129.16", C::Metadata},  // Azure's wire server
+        {"fec0::1", C::Private},         // site-local (deprecated)
+        {"feff:ffff::1", C::Private},
         {"100.64.0.1", C::SharedCgnat},
         {"100.127.255.255", C::SharedCgnat},
         {"0.0.0.0", C::Unspecified},
@@ -329,6 +332,9 @@ TEST_SUITE("egress/policy") {
         {"64:ff9b::7f00:1", C::Reserved},
         {"2002:7f00:1::1", C::Reserved},
         {"::7f00:1", C::Reserved},  // IPv4-compatible (deprecated)
+        {"2001::1", C::Reserved},   // Teredo
+        {"2001:0:4136:e378:8000:63bf:3fff:fdd2", C::Reserved},
+        {"2001:0:ffff:ffff:ffff:ffff:ffff:ffff", C::Reserved},
         // Just outside the ranges.
         {"172.32.0.1", C::Public},
         {"172.15.255.255", C::Public},
@@ -337,14 +343,19 @@ TEST_SUITE("egress/policy") {
         {"198.20.0.1", C::Public},
         {"192.0.3.1", C::Public},
         {"223.255.255.255", C::Public},
-        {"fec0::1", C::Public},
         {"fe00::1", C::Public},
+        {"fbff:ffff::1", C::Public},
         {"2001:db9::1", C::Public},
+        {"2001:1::1", C::Public},
+        {"2001:4860:4860::8888", C::Public},
+        {"168.63.129.15", C::Public},
+        {"168.63.129.17", C::Public},
         {"::2:0:0:1", C::Public},
         // IPv4-mapped.
         {"::ffff:127.0.0.1", C::Loopback},
         {"::ffff:10.1.2.3", C::Private},
         {"::ffff:169.254.169.254", C::Metadata},
+        {"::ffff:168.63.129.16", C::Metadata},
         {"::ffff:0.0.0.0", C::Unspecified},
         {"::ffff:8.8.8.8", C::Public},
     };
@@ -355,7 +366,7 @@ TEST_SUITE("egress/policy") {
     }
     CHECK(std::string(describe(C::Loopback)) == "a loopback address");
     CHECK(std::string(describe(C::Private)) == "a private address");
-    CHECK(std::string(describe(C::Metadata)) == "the cloud metadata address");
+    CHECK(std::string(describe(C::Metadata)) == "a cloud metadata address");
     for (C c : {C::Public, C::Loopback, C::Private, C::LinkLocal, C::Metadata, C::SharedCgnat,
                 C::Unspecified, C::Multicast, C::Reserved})
       CHECK(std::string(describe(c)).ends_with(" address"));
@@ -429,7 +440,14 @@ TEST_SUITE("egress/policy") {
     CHECK(contains(p.check("pypi.org", ip("10.1.2.3"), 443).reason,
                    "resolves to 10.1.2.3, a private address;"));
     CHECK(contains(p.check("pypi.org", ip("169.254.169.254"), 443).reason,
-                   "resolves to 169.254.169.254, the cloud metadata address;"));
+                   "resolves to 169.254.169.254, a cloud metadata address;"));
+    CHECK(contains(p.check("pypi.org", ip("168.63.129.16"), 443).reason,
+                   "resolves to 168.63.129.16, a cloud metadata address; a name rule never "
+                   "admits it (add an address rule such as 168.63.129.16:443)"));
+    CHECK(contains(p.check("pypi.org", ip("fec0::1"), 443).reason,
+                   "resolves to fec0::1, a private address;"));
+    CHECK(contains(p.check("pypi.org", ip("2001::a00:1"), 443).reason,
+                   "resolves to 2001::a00:1, a reserved address;"));
     CHECK(contains(p.check("pypi.org", ip("::1"), 443).reason,
                    "resolves to ::1, a loopback address; a name rule never admits it (add an "
                    "address rule such as [::1]:443)"));
@@ -498,6 +516,20 @@ TEST_SUITE("egress/policy") {
     CHECK(p.check("anything.example", ip("93.184.216.34"), 22).allow);
     CHECK_FALSE(p.check("localhost", ip("127.0.0.1"), 80).allow);
     CHECK_FALSE(p.check("metadata.google.internal", ip("169.254.169.254"), 80).allow);
+    // Public-looking addresses that are not: Azure's wire server, IPv6 site-local, Teredo.
+    for (const char* a : {"168.63.129.16", "::ffff:168.63.129.16", "fec0::1", "fef0::53", "2001::1",
+                          "2001:0:4136:e378:8000:63bf:3fff:fdd2"}) {
+      CAPTURE(a);
+      Decision d = p.check("wire.example", ip(a), 80);
+      CHECK_FALSE(d.allow);
+      CHECK(contains(d.reason, "; a name rule never admits it (add an address rule such as "));
+    }
+    // An address rule naming one still admits it, as for every other non-public address.
+    Policy wire = policy("*,168.63.129.16:80,[2001::/32]:443");
+    CHECK(wire.check("wire.example", ip("168.63.129.16"), 80).rule == "168.63.129.16:80");
+    CHECK(wire.check("t.example", ip("2001:0:4136:e378:8000:63bf:3fff:fdd2"), 443).rule ==
+          "[2001::/32]:443");
+    CHECK_FALSE(wire.check("wire.example", ip("168.63.129.16"), 443).allow);
     CHECK_FALSE(p.precheck("93.184.216.34", 80).allow);
 
     Policy q = policy("*:443");
