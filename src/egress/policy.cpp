@@ -299,6 +299,8 @@ const char* describe(AddressClass c) {
       return "a multicast address";
     case AddressClass::Reserved:
       return "a reserved address";
+    case AddressClass::HostOwn:
+      return "one of this host's own addresses";
   }
   return "an unknown address";
 }
@@ -480,7 +482,8 @@ Decision Policy::precheck(std::string_view host, uint16_t port) const {
   return refused_name(*h, port);
 }
 
-Decision Policy::check(std::string_view host, const IpAddress& addr, uint16_t port) const {
+Decision Policy::check(std::string_view host, const IpAddress& addr, uint16_t port,
+                       const AddressClassifier& classify_addr) const {
   auto h = normalize_host(host);
   if (!h) return refused("invalid host name \"" + std::string(host) + "\"");
   if (port == 0) return refused("port 0 is not a valid port");
@@ -494,9 +497,10 @@ Decision Policy::check(std::string_view host, const IpAddress& addr, uint16_t po
   if (name_rule == rules_.end()) return refused_name(*h, port);
   for (const auto& r : rules_)
     if (covers(r, addr, port)) return allowed_by(r);
-  if (is_public(addr)) return allowed_by(*name_rule);
+  AddressClass c = classify_addr(addr);
+  if (c == AddressClass::Public) return allowed_by(*name_rule);
   IpAddress a = addr.unmapped();
-  return refused(*h + " resolves to " + addr.to_string() + ", " + describe(classify(addr)) +
+  return refused(*h + " resolves to " + addr.to_string() + ", " + describe(c) +
                  "; a name rule never admits it (add an address rule such as " +
                  canonical(network_rule(a, full_length(a), port)) + ")");
 }

@@ -6,7 +6,8 @@
 // address rules alone a request by name is refused before any lookup (a lookup of a name the
 // guest chose carries data out through DNS). A name rule admits only public addresses: what a
 // name resolves to is checked again before the broker connects (DNS rebinding), so a loopback,
-// private, link-local or metadata address needs an address rule that covers it. An IPv4-mapped
+// private, link-local or metadata address, or one of the host's own, needs an address rule that
+// covers it. An IPv4-mapped
 // IPv6 address (::ffff:a.b.c.d) is the IPv4 address for classification and matching, and an
 // address rule inside ::ffff:0:0/96 is parsed as the IPv4 rule. No sockets and no DNS here.
 #pragma once
@@ -16,6 +17,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -65,10 +67,14 @@ enum class AddressClass {
   Unspecified,  // 0.0.0.0/8, ::
   Multicast,    // 224/4, ff00::/8
   Reserved,     // 240/4, documentation, benchmarking, 192.0.0/24, NAT64, 6to4, Teredo 2001::/32
+  HostOwn,      // one of the host's own (otherwise public) addresses: never from classify(), only
+                // from a classifier that asks the host (egress/host_address.h)
 };
 
-// The class of `addr` (of its IPv4 address when it is IPv4-mapped).
+// The class of `addr` (of its IPv4 address when it is IPv4-mapped), by its value alone.
 AddressClass classify(const IpAddress& addr);
+// A classification of addresses for Policy::check: classify, or one that knows more.
+using AddressClassifier = std::function<AddressClass(const IpAddress&)>;
 // True when classify(addr) is Public.
 bool is_public(const IpAddress& addr);
 // The class as a noun phrase for messages: "a loopback address", "a private address", ...
@@ -132,8 +138,11 @@ class Policy {
   Decision precheck(std::string_view host, uint16_t port) const;
   // After resolving: may the broker connect to `addr`:`port` for a request of `host`? A literal
   // needs an address rule covering addr. A name needs a name rule as in precheck; then an
-  // address rule covering addr decides, else the name rule admits only a public addr.
-  Decision check(std::string_view host, const IpAddress& addr, uint16_t port) const;
+  // address rule covering addr decides, else the name rule admits only an addr that
+  // `classify_addr` calls Public (the broker's also refuses the host's own addresses). What
+  // `classify_addr` throws passes through.
+  Decision check(std::string_view host, const IpAddress& addr, uint16_t port,
+                 const AddressClassifier& classify_addr = classify) const;
 
  private:
   // The refusal of the name `host` (normalised) no name rule allows on `port`; when an address

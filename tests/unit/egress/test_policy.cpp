@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 #include <sys/un.h>
 
+#include <cerrno>
 #include <string>
 #include <vector>
 
@@ -367,9 +368,10 @@ TEST_SUITE("egress/policy") {
     CHECK(std::string(describe(C::Loopback)) == "a loopback address");
     CHECK(std::string(describe(C::Private)) == "a private address");
     CHECK(std::string(describe(C::Metadata)) == "a cloud metadata address");
+    CHECK(std::string(describe(C::HostOwn)) == "one of this host's own addresses");
     for (C c : {C::Public, C::Loopback, C::Private, C::LinkLocal, C::Metadata, C::SharedCgnat,
-                C::Unspecified, C::Multicast, C::Reserved})
-      CHECK(std::string(describe(c)).ends_with(" address"));
+                C::Unspecified, C::Multicast, C::Reserved, C::HostOwn})
+      CHECK(contains(describe(c), " address"));
   }
 
   TEST_CASE("address rules cover their network and port, mapped addresses as IPv4") {
@@ -535,6 +537,34 @@ TEST_SUITE("egress/policy") {
     Policy q = policy("*:443");
     CHECK(q.check("pypi.org", ip("151.101.0.223"), 443).rule == "*:443");
     CHECK_FALSE(q.precheck("pypi.org", 80).allow);
+  }
+
+  TEST_CASE("check asks its classifier: the host's own addresses need an address rule") {
+    int asked = 0;
+    AddressClassifier ours = [&](const IpAddress& a) {
+      asked++;
+      return a == ip("93.184.216.34") ? AddressClass::HostOwn : classify(a);
+    };
+    Policy p = policy("*");
+    Decision d = p.check("own.example", ip("93.184.216.34"), 443, ours);
+    CHECK_FALSE(d.allow);
+    CHECK(d.reason ==
+          "own.example resolves to 93.184.216.34, one of this host's own addresses; a name rule "
+          "never admits it (add an address rule such as 93.184.216.34:443)");
+    CHECK(p.check("other.example", ip("93.184.216.35"), 443, ours).rule == "*");
+    CHECK(asked == 2);
+    CHECK(p.check("own.example", ip("93.184.216.34"), 443).allow);  // classify() cannot know
+    // An address rule decides before the classifier is asked; a literal never asks it.
+    Policy q = policy("*,93.184.216.34:443");
+    CHECK(q.check("own.example", ip("93.184.216.34"), 443, ours).rule == "93.184.216.34:443");
+    CHECK(q.check("93.184.216.34", ip("93.184.216.34"), 443, ours).rule == "93.184.216.34:443");
+    CHECK_FALSE(q.check("own.example", ip("93.184.216.34"), 80, ours).allow);
+    CHECK(asked == 3);
+    // What the classifier throws (it could not tell) reaches the caller, which refuses.
+    AddressClassifier broken = [](const IpAddress&) -> AddressClass {
+      throw Error("the route to 93.184.216.34: netlink socket: Too many open files", EMFILE);
+    };
+    CHECK_THROWS_AS(p.check("own.example", ip("93.184.216.34"), 443, broken), Error);
   }
 
   TEST_CASE("allow adds only new rules and deny removes equal ones") {
