@@ -75,8 +75,11 @@ bool is_host_address(const IpAddress& address) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw fail_with("netlink receive", errno);
     if (from.nl_pid != 0) continue;  // not the kernel
-    int left = int(n);
-    for (auto* h = reinterpret_cast<nlmsghdr*>(buf); NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
+    // Each message: a header, then its payload; NLMSG_OK's mixed signs spelled out.
+    for (size_t off = 0; off + sizeof(nlmsghdr) <= size_t(n);) {
+      const auto* h = reinterpret_cast<const nlmsghdr*>(buf + off);
+      if (h->nlmsg_len < sizeof(nlmsghdr) || h->nlmsg_len > size_t(n) - off) break;
+      off += NLMSG_ALIGN(h->nlmsg_len);
       if (h->nlmsg_seq != kSeq) continue;
       if (h->nlmsg_type == NLMSG_ERROR) {
         if (h->nlmsg_len < NLMSG_LENGTH(sizeof(nlmsgerr)))

@@ -507,12 +507,13 @@ Decision Policy::check(std::string_view host, const IpAddress& addr, uint16_t po
 
 Decision Policy::refused_name(const std::string& host, uint16_t port) const {
   std::string dest = host + ":" + std::to_string(port);
-  for (const auto& r : rules_)
-    if (r.kind == RuleKind::Network && (r.port == 0 || r.port == port))
-      return refused("no name rule allows " + dest + ", and a name is resolved only for a name " +
-                     "rule (" + canonical(r) + " is an address rule): add a name rule such as " +
-                     dest + ", or connect by address");
-  return refused("no rule allows " + dest);
+  auto address_rule = std::find_if(rules_.begin(), rules_.end(), [&](const Rule& r) {
+    return r.kind == RuleKind::Network && (r.port == 0 || r.port == port);
+  });
+  if (address_rule == rules_.end()) return refused("no rule allows " + dest);
+  return refused("no name rule allows " + dest + ", and a name is resolved only for a name rule (" +
+                 canonical(*address_rule) + " is an address rule): add a name rule such as " +
+                 dest + ", or connect by address");
 }
 
 std::vector<std::string> to_texts(const Policy& p) {
