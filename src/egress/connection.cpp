@@ -11,8 +11,10 @@
 #include <cerrno>
 #include <cstring>
 
+#include "egress/host_address.h"
 #include "proto/agent.h"
 #include "proto/net.h"
+#include "util/error.h"
 #include "util/relay.h"
 #include "util/timing.h"
 
@@ -218,7 +220,16 @@ AuditRecord serve_connection(Fd guest, const std::string& sandbox, const std::st
     std::string denial, failure;
     uint16_t fail_status = 502;
     for (const auto& a : addrs) {
-      Decision d = pol->check(*host, a, req->port);
+      Decision d;
+      try {
+        d = pol->check(*host, a, req->port, classify_at_host);
+      } catch (const Error& e) {  // cannot tell whether it is ours: not connected
+        if (failure.empty())
+          failure = "cannot tell whether " + a.to_string() +
+                    " is one of this host's own addresses: " + e.what();
+        fail_status = 503;
+        continue;
+      }
       if (!d.allow) {
         if (denial.empty()) denial = d.reason;
         continue;

@@ -1,11 +1,13 @@
 // One guest connection through the broker, served start to end on its own thread: read the
 // guest's NetConnect (proto/net.h) within a deadline, decide by the sandbox's policy (read
-// afresh for each connection), resolve names on the host, check every resolved address again
-// (a name rule never admits a loopback, private, link-local or metadata address: DNS
-// rebinding), connect with a timeout, answer NetResult, then copy bytes both ways with flow
-// control (each direction reads only when its last read was written), half-closes passed on,
-// until both sides are done, the connection is idle too long, or the broker stops. Returns what
-// happened for the audit log; never throws.
+// afresh for each connection), resolve on the host only a name a name rule allows (a lookup is
+// a message to the name's DNS servers), check every resolved address again (a name rule never
+// admits a loopback, private, link-local or metadata address, nor one of the host's own,
+// egress/host_address.h: DNS rebinding; an address that cannot be checked is not connected),
+// connect with a timeout, answer NetResult, then copy bytes both ways with flow control (each
+// direction reads only when its last read was written), half-closes passed on, until both
+// sides are done, the connection is idle too long, or the broker stops. Returns what happened
+// for the audit log; never throws.
 #pragma once
 #include <functional>
 #include <optional>

@@ -244,7 +244,9 @@ AddressClass classify(const IpAddress& addr) {
     auto in = [x](uint32_t net, unsigned len) { return (x >> (32 - len)) == (net >> (32 - len)); };
     if (in(0x00000000, 8)) return C::Unspecified;
     if (in(0x7f000000, 8)) return C::Loopback;
-    if (x == 0xa9fea9fe) return C::Metadata;  // 169.254.169.254
+    // 169.254.169.254, and Azure's wire server 168.63.129.16 (a host service reached by every
+    // Azure VM from a public-looking address: instance provisioning, health, DNS).
+    if (x == 0xa9fea9fe || x == 0xa83f8110) return C::Metadata;
     if (in(0xa9fe0000, 16)) return C::LinkLocal;
     if (in(0x0a000000, 8) || in(0xac100000, 12) || in(0xc0a80000, 16)) return C::Private;
     if (in(0x64400000, 10)) return C::SharedCgnat;
@@ -259,13 +261,16 @@ AddressClass classify(const IpAddress& addr) {
   if (in6(a, {0xfd, 0x00, 0x0e, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x54}, 128))
     return C::Metadata;
   if (in6(a, {0xfe, 0x80}, 10)) return C::LinkLocal;
-  if (in6(a, {0xfc}, 7)) return C::Private;
+  // Unique local fc00::/7, and site-local fec0::/10 (deprecated, RFC 3879, but a host or a
+  // network may still use it as its private space: never a destination on the internet).
+  if (in6(a, {0xfc}, 7) || in6(a, {0xfe, 0xc0}, 10)) return C::Private;
   if (in6(a, {0xff}, 8)) return C::Multicast;
-  // Documentation, NAT64 (well-known and local-use), 6to4, and the deprecated IPv4-compatible
-  // ::a.b.c.d: each may lead to an IPv4 address no name rule should reach.
+  // Documentation, NAT64 (well-known and local-use), 6to4, Teredo 2001::/32, and the deprecated
+  // IPv4-compatible ::a.b.c.d: each may lead to an IPv4 address no name rule should reach (a
+  // Teredo address embeds its server's IPv4 address and its client's, obscured).
   if (in6(a, {0x20, 0x01, 0x0d, 0xb8}, 32) || in6(a, {0x00, 0x64, 0xff, 0x9b}, 96) ||
       in6(a, {0x00, 0x64, 0xff, 0x9b, 0x00, 0x01}, 48) || in6(a, {0x20, 0x02}, 16) ||
-      in6(a, {}, 96))
+      in6(a, {0x20, 0x01, 0x00, 0x00}, 32) || in6(a, {}, 96))
     return C::Reserved;
   return C::Public;
 }
@@ -285,7 +290,7 @@ const char* describe(AddressClass c) {
     case AddressClass::LinkLocal:
       return "a link-local address";
     case AddressClass::Metadata:
-      return "the cloud metadata address";
+      return "a cloud metadata address";
     case AddressClass::SharedCgnat:
       return "a shared (carrier-grade NAT) address";
     case AddressClass::Unspecified:
@@ -294,6 +299,8 @@ const char* describe(AddressClass c) {
       return "a multicast address";
     case AddressClass::Reserved:
       return "a reserved address";
+    case AddressClass::HostOwn:
+      return "one of this host's own addresses";
   }
   return "an unknown address";
 }
@@ -472,27 +479,41 @@ Decision Policy::precheck(std::string_view host, uint16_t port) const {
   if (port == 0) return refused("port 0 is not a valid port");
   for (const auto& r : rules_)
     if (matches_name(r, *h, port)) return allowed_by(r);
-  for (const auto& r : rules_)
-    if (r.kind == RuleKind::Network && (r.port == 0 || r.port == port)) return Decision{true};
-  return refused("no rule allows " + *h + ":" + std::to_string(port));
+  return refused_name(*h, port);
 }
 
-Decision Policy::check(std::string_view host, const IpAddress& addr, uint16_t port) const {
+Decision Policy::check(std::string_view host, const IpAddress& addr, uint16_t port,
+                       const AddressClassifier& classify_addr) const {
   auto h = normalize_host(host);
   if (!h) return refused("invalid host name \"" + std::string(host) + "\"");
   if (port == 0) return refused("port 0 is not a valid port");
+  if (IpAddress::parse(*h)) {
+    for (const auto& r : rules_)
+      if (covers(r, addr, port)) return allowed_by(r);
+    return refused("no rule allows " + with_port(addr, port));
+  }
+  auto name_rule = std::find_if(rules_.begin(), rules_.end(),
+                                [&](const Rule& r) { return matches_name(r, *h, port); });
+  if (name_rule == rules_.end()) return refused_name(*h, port);
   for (const auto& r : rules_)
     if (covers(r, addr, port)) return allowed_by(r);
-  if (IpAddress::parse(*h)) return refused("no rule allows " + with_port(addr, port));
-  for (const auto& r : rules_) {
-    if (!matches_name(r, *h, port)) continue;
-    if (is_public(addr)) return allowed_by(r);
-    IpAddress a = addr.unmapped();
-    return refused(*h + " resolves to " + addr.to_string() + ", " + describe(classify(addr)) +
-                   "; a name rule never admits it (add an address rule such as " +
-                   canonical(network_rule(a, full_length(a), port)) + ")");
-  }
-  return refused("no rule allows " + *h + ":" + std::to_string(port));
+  AddressClass c = classify_addr(addr);
+  if (c == AddressClass::Public) return allowed_by(*name_rule);
+  IpAddress a = addr.unmapped();
+  return refused(*h + " resolves to " + addr.to_string() + ", " + describe(c) +
+                 "; a name rule never admits it (add an address rule such as " +
+                 canonical(network_rule(a, full_length(a), port)) + ")");
+}
+
+Decision Policy::refused_name(const std::string& host, uint16_t port) const {
+  std::string dest = host + ":" + std::to_string(port);
+  auto address_rule = std::find_if(rules_.begin(), rules_.end(), [&](const Rule& r) {
+    return r.kind == RuleKind::Network && (r.port == 0 || r.port == port);
+  });
+  if (address_rule == rules_.end()) return refused("no rule allows " + dest);
+  return refused("no name rule allows " + dest + ", and a name is resolved only for a name rule (" +
+                 canonical(*address_rule) + " is an address rule): add a name rule such as " +
+                 dest + ", or connect by address");
 }
 
 std::vector<std::string> to_texts(const Policy& p) {

@@ -2,9 +2,12 @@
 // allow ID RULE...`), their one canonical text each, and the decisions the broker asks for. A rule
 // is a host name (`pypi.org[:PORT]`), a wildcard (`*.example.com[:PORT]`: one or more labels in
 // front, never the apex; a lone `*` is every name) or an address or network (`10.0.0.0/8[:PORT]`,
-// `::1`, `[fd00::/8]:5432`); no port means any. A name rule admits only public addresses: what a
+// `::1`, `[fd00::/8]:5432`); no port means any. Only a name rule lets a name be resolved: with
+// address rules alone a request by name is refused before any lookup (a lookup of a name the
+// guest chose carries data out through DNS). A name rule admits only public addresses: what a
 // name resolves to is checked again before the broker connects (DNS rebinding), so a loopback,
-// private, link-local or metadata address needs an address rule that covers it. An IPv4-mapped
+// private, link-local or metadata address, or one of the host's own, needs an address rule that
+// covers it. An IPv4-mapped
 // IPv6 address (::ffff:a.b.c.d) is the IPv4 address for classification and matching, and an
 // address rule inside ::ffff:0:0/96 is parsed as the IPv4 rule. No sockets and no DNS here.
 #pragma once
@@ -14,6 +17,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -56,17 +60,21 @@ class IpAddress {
 enum class AddressClass {
   Public,
   Loopback,     // 127.0.0.0/8, ::1
-  Private,      // 10/8, 172.16/12, 192.168/16, fc00::/7
+  Private,      // 10/8, 172.16/12, 192.168/16, fc00::/7, fec0::/10 (site-local)
   LinkLocal,    // 169.254/16, fe80::/10
-  Metadata,     // 169.254.169.254, fd00:ec2::254 (the cloud instance metadata service)
+  Metadata,     // 169.254.169.254, fd00:ec2::254, 168.63.129.16 (Azure's wire server)
   SharedCgnat,  // 100.64/10
   Unspecified,  // 0.0.0.0/8, ::
   Multicast,    // 224/4, ff00::/8
-  Reserved,     // 240/4, documentation, benchmarking, 192.0.0/24, NAT64 64:ff9b::/96, 6to4
+  Reserved,     // 240/4, documentation, benchmarking, 192.0.0/24, NAT64, 6to4, Teredo 2001::/32
+  HostOwn,      // one of the host's own (otherwise public) addresses: never from classify(), only
+                // from a classifier that asks the host (egress/host_address.h)
 };
 
-// The class of `addr` (of its IPv4 address when it is IPv4-mapped).
+// The class of `addr` (of its IPv4 address when it is IPv4-mapped), by its value alone.
 AddressClass classify(const IpAddress& addr);
+// A classification of addresses for Policy::check: classify, or one that knows more.
+using AddressClassifier = std::function<AddressClass(const IpAddress&)>;
 // True when classify(addr) is Public.
 bool is_public(const IpAddress& addr);
 // The class as a noun phrase for messages: "a loopback address", "a private address", ...
@@ -124,14 +132,23 @@ class Policy {
   // Removes the rules equal (canonically) to the given ones; returns how many were removed.
   size_t deny(const std::vector<Rule>& rules);
   // Before resolving: may a request for `host` (name or literal, as sent) and `port` go on to
-  // resolution? A literal is decided fully here, by check(); a name goes on when a name rule
-  // matches it or an address rule allows the port (rule set only in the first case).
+  // resolution? A literal is decided fully here, by check(); a name goes on only when a name or
+  // wildcard rule matches it and the port (never for an address rule alone: the name would
+  // reach the host's resolver, a channel out through DNS).
   Decision precheck(std::string_view host, uint16_t port) const;
-  // After resolving: may the broker connect to `addr`:`port` for a request of `host`? An address
-  // rule covering addr decides first; a name rule then admits only a public addr.
-  Decision check(std::string_view host, const IpAddress& addr, uint16_t port) const;
+  // After resolving: may the broker connect to `addr`:`port` for a request of `host`? A literal
+  // needs an address rule covering addr. A name needs a name rule as in precheck; then an
+  // address rule covering addr decides, else the name rule admits only an addr that
+  // `classify_addr` calls Public (the broker's also refuses the host's own addresses). What
+  // `classify_addr` throws passes through.
+  Decision check(std::string_view host, const IpAddress& addr, uint16_t port,
+                 const AddressClassifier& classify_addr = classify) const;
 
  private:
+  // The refusal of the name `host` (normalised) no name rule allows on `port`; when an address
+  // rule allows the port, the reason says names are not resolved for it and how to get through.
+  Decision refused_name(const std::string& host, uint16_t port) const;
+
   std::vector<Rule> rules_;
 };
 

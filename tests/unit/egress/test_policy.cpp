@@ -1,10 +1,12 @@
 // Unit tests for egress/policy: every rule form and its canonical text, each rejection, wildcard
 // and port matching, the address classes (IPv4, IPv6 and IPv4-mapped), and the broker's two
-// questions: precheck before resolving and check of every resolved address (a name rule never
-// admits a loopback, private, link-local or metadata address; an address rule does).
+// questions: precheck before resolving (only a name rule lets a name through to the resolver)
+// and check of every resolved address (a name rule never admits a loopback, private, link-local
+// or metadata address; an address rule does).
 #include <doctest/doctest.h>
 #include <sys/un.h>
 
+#include <cerrno>
 #include <string>
 #include <vector>
 
@@ -308,6 +310,9 @@ TEST_SUITE("egress/policy") {
         {"febf::1", C::LinkLocal},
         {"169.254.169.254", C::Metadata},
         {"fd00:ec2::254", C::Metadata},
+        {"168.63.129.16", C::Metadata},  // Azure's wire server
+        {"fec0::1", C::Private},         // site-local (deprecated)
+        {"feff:ffff::1", C::Private},
         {"100.64.0.1", C::SharedCgnat},
         {"100.127.255.255", C::SharedCgnat},
         {"0.0.0.0", C::Unspecified},
@@ -328,6 +333,9 @@ TEST_SUITE("egress/policy") {
         {"64:ff9b::7f00:1", C::Reserved},
         {"2002:7f00:1::1", C::Reserved},
         {"::7f00:1", C::Reserved},  // IPv4-compatible (deprecated)
+        {"2001::1", C::Reserved},   // Teredo
+        {"2001:0:4136:e378:8000:63bf:3fff:fdd2", C::Reserved},
+        {"2001:0:ffff:ffff:ffff:ffff:ffff:ffff", C::Reserved},
         // Just outside the ranges.
         {"172.32.0.1", C::Public},
         {"172.15.255.255", C::Public},
@@ -336,14 +344,19 @@ TEST_SUITE("egress/policy") {
         {"198.20.0.1", C::Public},
         {"192.0.3.1", C::Public},
         {"223.255.255.255", C::Public},
-        {"fec0::1", C::Public},
         {"fe00::1", C::Public},
+        {"fbff:ffff::1", C::Public},
         {"2001:db9::1", C::Public},
+        {"2001:1::1", C::Public},
+        {"2001:4860:4860::8888", C::Public},
+        {"168.63.129.15", C::Public},
+        {"168.63.129.17", C::Public},
         {"::2:0:0:1", C::Public},
         // IPv4-mapped.
         {"::ffff:127.0.0.1", C::Loopback},
         {"::ffff:10.1.2.3", C::Private},
         {"::ffff:169.254.169.254", C::Metadata},
+        {"::ffff:168.63.129.16", C::Metadata},
         {"::ffff:0.0.0.0", C::Unspecified},
         {"::ffff:8.8.8.8", C::Public},
     };
@@ -354,10 +367,11 @@ TEST_SUITE("egress/policy") {
     }
     CHECK(std::string(describe(C::Loopback)) == "a loopback address");
     CHECK(std::string(describe(C::Private)) == "a private address");
-    CHECK(std::string(describe(C::Metadata)) == "the cloud metadata address");
+    CHECK(std::string(describe(C::Metadata)) == "a cloud metadata address");
+    CHECK(std::string(describe(C::HostOwn)) == "one of this host's own addresses");
     for (C c : {C::Public, C::Loopback, C::Private, C::LinkLocal, C::Metadata, C::SharedCgnat,
-                C::Unspecified, C::Multicast, C::Reserved})
-      CHECK(std::string(describe(c)).ends_with(" address"));
+                C::Unspecified, C::Multicast, C::Reserved, C::HostOwn})
+      CHECK(contains(describe(c), " address"));
   }
 
   TEST_CASE("address rules cover their network and port, mapped addresses as IPv4") {
@@ -428,7 +442,14 @@ TEST_SUITE("egress/policy") {
     CHECK(contains(p.check("pypi.org", ip("10.1.2.3"), 443).reason,
                    "resolves to 10.1.2.3, a private address;"));
     CHECK(contains(p.check("pypi.org", ip("169.254.169.254"), 443).reason,
-                   "resolves to 169.254.169.254, the cloud metadata address;"));
+                   "resolves to 169.254.169.254, a cloud metadata address;"));
+    CHECK(contains(p.check("pypi.org", ip("168.63.129.16"), 443).reason,
+                   "resolves to 168.63.129.16, a cloud metadata address; a name rule never "
+                   "admits it (add an address rule such as 168.63.129.16:443)"));
+    CHECK(contains(p.check("pypi.org", ip("fec0::1"), 443).reason,
+                   "resolves to fec0::1, a private address;"));
+    CHECK(contains(p.check("pypi.org", ip("2001::a00:1"), 443).reason,
+                   "resolves to 2001::a00:1, a reserved address;"));
     CHECK(contains(p.check("pypi.org", ip("::1"), 443).reason,
                    "resolves to ::1, a loopback address; a name rule never admits it (add an "
                    "address rule such as [::1]:443)"));
@@ -447,8 +468,11 @@ TEST_SUITE("egress/policy") {
     CHECK(q.check("pypi.org", ip("::ffff:127.0.0.1"), 443).rule == "127.0.0.0/8");
     CHECK(q.check("pypi.org", ip("::1"), 443).rule == "[::1]:443");
     CHECK_FALSE(q.check("pypi.org", ip("10.0.0.1"), 443).allow);
-    // ... for any name, even one no name rule matches (the address rule decides).
-    CHECK(q.check("db.internal", ip("127.0.0.5"), 22).rule == "127.0.0.0/8");
+    // ... but only for a name a name rule allows: an address rule alone admits no name.
+    d = q.check("db.internal", ip("127.0.0.5"), 22);
+    CHECK_FALSE(d.allow);
+    CHECK(contains(d.reason, "no name rule allows db.internal:22"));
+    CHECK_FALSE(q.check("pypi.org", ip("127.0.0.1"), 80).allow);  // pypi.org's rule is for 443
   }
 
   TEST_CASE("ports must match, and precheck stops names nothing could admit") {
@@ -461,14 +485,26 @@ TEST_SUITE("egress/policy") {
     CHECK(p.precheck("bad..name", 443).reason == "invalid host name \"bad..name\"");
     CHECK(p.precheck("pypi.org", 0).reason == "port 0 is not a valid port");
 
-    // With an address rule for the port, any name may be resolved: its addresses are checked.
+    // An address rule for the port lets no name through to the resolver (DNS exfiltration):
+    // the refusal says why and names the two ways through.
     Policy q = policy("10.0.0.0/8:5432");
     Decision d = q.precheck("db.corp", 5432);
-    CHECK(d.allow);
+    CHECK_FALSE(d.allow);
     CHECK(d.rule == "");
-    CHECK(q.check("db.corp", ip("10.3.3.3"), 5432).rule == "10.0.0.0/8:5432");
-    CHECK(q.check("db.corp", ip("8.8.8.8"), 5432).reason == "no rule allows db.corp:5432");
+    CHECK(d.reason ==
+          "no name rule allows db.corp:5432, and a name is resolved only for a name rule "
+          "(10.0.0.0/8:5432 is an address rule): add a name rule such as db.corp:5432, or "
+          "connect by address");
+    CHECK(contains(q.precheck("c2VjcmV0.attacker.example", 5432).reason, "no name rule allows"));
+    CHECK(q.check("db.corp", ip("10.3.3.3"), 5432).reason == d.reason);
     CHECK(q.precheck("db.corp", 5433).reason == "no rule allows db.corp:5433");
+    CHECK(q.precheck("10.3.3.3", 5432).rule == "10.0.0.0/8:5432");  // by address: allowed
+    // With a name rule beside it, that name is resolved and its private address admitted.
+    Policy r = policy("10.0.0.0/8:5432,db.corp:5432");
+    CHECK(r.precheck("db.corp", 5432).rule == "db.corp:5432");
+    CHECK(r.check("db.corp", ip("10.3.3.3"), 5432).rule == "10.0.0.0/8:5432");
+    CHECK(r.check("db.corp", ip("8.8.8.8"), 5432).rule == "db.corp:5432");
+    CHECK_FALSE(r.precheck("other.corp", 5432).allow);
 
     Policy none;
     CHECK(none.empty());
@@ -482,11 +518,53 @@ TEST_SUITE("egress/policy") {
     CHECK(p.check("anything.example", ip("93.184.216.34"), 22).allow);
     CHECK_FALSE(p.check("localhost", ip("127.0.0.1"), 80).allow);
     CHECK_FALSE(p.check("metadata.google.internal", ip("169.254.169.254"), 80).allow);
+    // Public-looking addresses that are not: Azure's wire server, IPv6 site-local, Teredo.
+    for (const char* a : {"168.63.129.16", "::ffff:168.63.129.16", "fec0::1", "fef0::53", "2001::1",
+                          "2001:0:4136:e378:8000:63bf:3fff:fdd2"}) {
+      CAPTURE(a);
+      Decision d = p.check("wire.example", ip(a), 80);
+      CHECK_FALSE(d.allow);
+      CHECK(contains(d.reason, "; a name rule never admits it (add an address rule such as "));
+    }
+    // An address rule naming one still admits it, as for every other non-public address.
+    Policy wire = policy("*,168.63.129.16:80,[2001::/32]:443");
+    CHECK(wire.check("wire.example", ip("168.63.129.16"), 80).rule == "168.63.129.16:80");
+    CHECK(wire.check("t.example", ip("2001:0:4136:e378:8000:63bf:3fff:fdd2"), 443).rule ==
+          "[2001::/32]:443");
+    CHECK_FALSE(wire.check("wire.example", ip("168.63.129.16"), 443).allow);
     CHECK_FALSE(p.precheck("93.184.216.34", 80).allow);
 
     Policy q = policy("*:443");
     CHECK(q.check("pypi.org", ip("151.101.0.223"), 443).rule == "*:443");
     CHECK_FALSE(q.precheck("pypi.org", 80).allow);
+  }
+
+  TEST_CASE("check asks its classifier: the host's own addresses need an address rule") {
+    int asked = 0;
+    AddressClassifier ours = [&](const IpAddress& a) {
+      asked++;
+      return a == ip("93.184.216.34") ? AddressClass::HostOwn : classify(a);
+    };
+    Policy p = policy("*");
+    Decision d = p.check("own.example", ip("93.184.216.34"), 443, ours);
+    CHECK_FALSE(d.allow);
+    CHECK(d.reason ==
+          "own.example resolves to 93.184.216.34, one of this host's own addresses; a name rule "
+          "never admits it (add an address rule such as 93.184.216.34:443)");
+    CHECK(p.check("other.example", ip("93.184.216.35"), 443, ours).rule == "*");
+    CHECK(asked == 2);
+    CHECK(p.check("own.example", ip("93.184.216.34"), 443).allow);  // classify() cannot know
+    // An address rule decides before the classifier is asked; a literal never asks it.
+    Policy q = policy("*,93.184.216.34:443");
+    CHECK(q.check("own.example", ip("93.184.216.34"), 443, ours).rule == "93.184.216.34:443");
+    CHECK(q.check("93.184.216.34", ip("93.184.216.34"), 443, ours).rule == "93.184.216.34:443");
+    CHECK_FALSE(q.check("own.example", ip("93.184.216.34"), 80, ours).allow);
+    CHECK(asked == 3);
+    // What the classifier throws (it could not tell) reaches the caller, which refuses.
+    AddressClassifier broken = [](const IpAddress&) -> AddressClass {
+      throw Error("the route to 93.184.216.34: netlink socket: Too many open files", EMFILE);
+    };
+    CHECK_THROWS_AS(p.check("own.example", ip("93.184.216.34"), 443, broken), Error);
   }
 
   TEST_CASE("allow adds only new rules and deny removes equal ones") {

@@ -1,8 +1,8 @@
 // TcpServer: a listening TCP socket on a loopback address of this machine (127.0.0.2 by default,
-// never anything else) on a free port, whose connections a thread serves one at a time with the
-// test's function; a stand-in for a remote host in the network broker and proxy tests. Plus
-// echo_service (bytes back until EOF) and http_service (one canned HTTP answer that names the
-// request line it got).
+// never anything else), or on an address of a network namespace the test made (own_netns.h),
+// on a free port, whose connections a thread serves one at a time with the test's function; a
+// stand-in for a remote host in the network broker and proxy tests. Plus echo_service (bytes
+// back until EOF) and http_service (one canned HTTP answer that names the request line it got).
 #pragma once
 #include <arpa/inet.h>
 #include <doctest/doctest.h>
