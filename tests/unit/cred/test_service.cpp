@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 
+#include "cred/audit.h"
 #include "cred/paths.h"
 #include "cred/service.h"
 #include "store/paths.h"
