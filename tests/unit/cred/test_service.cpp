@@ -92,7 +92,7 @@ TEST_CASE("CredService: grants, fetches and denials, all audited, no value outsi
 
   auto f = svc.fetch("a", "T", "");
   CHECK(f.ok);
-  CHECK(f.value.bytes == value);
+  CHECK(f.value.view() == value);
   CHECK(svc.fetch("b", "T", "").code == proto::DenyCode::NotGranted);  // A's secret, asked by B
   CHECK(svc.fetch("a", "U", "").code == proto::DenyCode::NotGranted);  // B's secret, asked by A
   CHECK(svc.fetch("a", "T", "pid 1 is not the VMM").code == proto::DenyCode::NotAllowed);
