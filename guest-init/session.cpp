@@ -150,7 +150,7 @@ class Session {
     out.reserve(names.size());
     for (size_t i = 0; i < names.size(); i++) {
       const std::string& e = req.secret_env[i];
-      const std::string& v = got.values[i].bytes;
+      std::string_view v = got.values[i].view();
       size_t var = e.find('=');
       if (v.find('\0') != std::string::npos) {
         for (auto& x : out) wipe(x);

@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "space-secret: %s\n", f.message.c_str());
     return 2;
   }
-  const std::string& v = f.values.front().bytes;
+  std::string_view v = f.values.front().view();
   if (!write_all_fd(1, v.data(), v.size())) {
     std::fprintf(stderr, "space-secret: write: %s\n", std::strerror(errno));
     return 2;

@@ -13,7 +13,9 @@ void register_egress(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--ready-fd", opts->ready_fd, "fd to report readiness on");
   cmd->callback([&g, opts] {
     opts->root = g.root;
-    opts->max_per_sandbox = int(store::load_host_config(g.root).net_max_connections);
+    auto config = store::load_host_config(g.root);
+    opts->max_per_sandbox = int(config.net_max_connections);
+    opts->audit_max_bytes = uint64_t{config.net_audit_max_mib} << 20;
     g.exit_code = egress::egress_main(*opts);
   });
 }

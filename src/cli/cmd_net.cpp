@@ -5,6 +5,7 @@
 // JSON lines, and with --follow keeps printing new ones until Ctrl-C or the sandbox is gone.
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -18,6 +19,7 @@
 #include "util/fd.h"
 #include "util/fs.h"
 #include "util/json.h"
+#include "util/json_lines.h"
 #include "util/process.h"
 
 namespace space::cli {
@@ -40,26 +42,49 @@ void print_rules(const GlobalOptions& g, const store::Context& ctx, const std::s
   if (p.empty()) std::fprintf(stderr, "space: sandbox %s now allows no connection\n", id.c_str());
 }
 
-// Prints the log from `path` as it grows, until a signal or the sandbox is gone.
+// Prints what `fd` holds from `pos` on, up to its last complete line; advances `pos`.
+void print_from(int fd, off_t& pos, std::string& partial) {
+  if (::lseek(fd, pos, SEEK_SET) != pos) return;
+  char buf[65536];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) {
+    pos += n;
+    partial.append(buf, size_t(n));
+    size_t nl = partial.rfind('\n');
+    if (nl != std::string::npos) {
+      std::fwrite(partial.data(), 1, nl + 1, stdout);
+      partial.erase(0, nl + 1);
+      std::fflush(stdout);
+    }
+  }
+}
+
+// Prints the log from `path` (its previous generation first) as it grows, until a signal or the
+// sandbox is gone. When the broker rotates it (egress/audit.h), the rest of the file followed so
+// far is read from its new name, then the new file from its start.
 void follow_log(const store::Context& ctx, const std::string& id, const std::string& path) {
   proc::SignalGuard sig;
   off_t pos = 0;
+  ino_t ino = 0;
   std::string partial;
+  if (Fd prev(::open(jsonl::previous(path).c_str(), O_RDONLY | O_CLOEXEC)); prev)
+    print_from(prev.get(), pos, partial);
+  pos = 0;
+  partial.clear();
   for (;;) {
     Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (fd && ::lseek(fd.get(), pos, SEEK_SET) == pos) {
-      char buf[65536];
-      ssize_t n;
-      while ((n = ::read(fd.get(), buf, sizeof buf)) > 0) {
-        pos += n;
-        partial.append(buf, size_t(n));
-        size_t nl = partial.rfind('\n');
-        if (nl != std::string::npos) {
-          std::fwrite(partial.data(), 1, nl + 1, stdout);
-          partial.erase(0, nl + 1);
-          std::fflush(stdout);
-        }
+    struct stat st {};
+    if (fd && ::fstat(fd.get(), &st) == 0) {
+      if (ino != 0 && st.st_ino != ino) {
+        Fd old(::open(jsonl::previous(path).c_str(), O_RDONLY | O_CLOEXEC));
+        struct stat ost {};
+        if (old && ::fstat(old.get(), &ost) == 0 && ost.st_ino == ino)
+          print_from(old.get(), pos, partial);
+        pos = 0;
+        partial.clear();
       }
+      ino = st.st_ino;
+      print_from(fd.get(), pos, partial);
     }
     if (!fs::exists(store::sandbox_paths(ctx.root, id).state)) return;
     pollfd p{sig.fd(), POLLIN, 0};

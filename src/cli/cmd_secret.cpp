@@ -15,6 +15,7 @@
 #include "proto/cred.h"
 #include "util/error.h"
 #include "util/json.h"
+#include "util/secret_memory.h"
 #include "util/wipe.h"
 
 namespace space::cli {
@@ -65,6 +66,7 @@ void register_secret(CLI::App& app, GlobalOptions& g) {
   set->add_option("name", f->name, "Secret name: A-Z a-z 0-9 _ . - (1-128 characters)")->required();
   set->callback([&g, f] {
     cred::check_secret_name(f->name);
+    protect_process_memory();  // this process holds the value: no core dump, no ptrace
     SecretString v = read_value();
     const size_t size = v.bytes.size();
     auto r = cred::cred_call({g.root, g.log_level, g.log_format},

@@ -130,7 +130,7 @@ std::string net_log_path(const store::Context& ctx, const std::string& id) {
 }
 
 std::vector<json::Value> net_log(const store::Context& ctx, const std::string& id) {
-  return jsonl::read(net_log_path(ctx, id));
+  return jsonl::read_generations(net_log_path(ctx, id));
 }
 
 std::vector<std::string> proxy_env() {

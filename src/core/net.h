@@ -45,7 +45,8 @@ egress::Policy net_deny(const store::Context& ctx, const std::string& id,
 // {"sandbox", "network": bool, "rules": [...], "proxy": URL or null, "netns": the namespace its
 // connections leave from (egress/netns.h) or null for the host's}.
 json::Value net_show(const store::Context& ctx, const std::string& id);
-// The audit lines of `id` (oldest first). The log stays after destroy, so `id` need not exist.
+// The audit lines of `id`, oldest first: its previous generation (<id>.log.1), then <id>.log.
+// The log stays after destroy, so `id` need not exist.
 std::vector<json::Value> net_log(const store::Context& ctx, const std::string& id);
 // <root>/egress/audit/<id>.log.
 std::string net_log_path(const store::Context& ctx, const std::string& id);

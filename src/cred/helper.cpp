@@ -30,6 +30,7 @@
 #include "util/fs.h"
 #include "util/log.h"
 #include "util/ready.h"
+#include "util/secret_memory.h"
 #include "util/socket.h"
 #include "util/timing.h"
 #include "util/wipe.h"
@@ -116,11 +117,13 @@ class Helper {
     Fd fd;
     std::string sandbox;  // "" = operator
     std::string peer_problem;
-    SecretString in;           // operator: partial line (a set request holds a secret)
-    proto::FrameDecoder dec;   // guest: frames
-    std::vector<uint8_t> out;  // replies not yet taken by the socket (wiped once sent)
-    bool closing = false;      // close once `out` is empty
-    uint32_t mask = EPOLLIN;   // the events watched
+    SecretString in;          // operator: partial line (a set request holds a secret)
+    proto::FrameDecoder dec;  // guest: frames
+    // Replies not yet taken by the socket, in secret memory (a value may wait there as long as
+    // the peer does not read); wiped once sent.
+    std::vector<uint8_t, SecretAllocator<uint8_t>> out;
+    bool closing = false;     // close once `out` is empty
+    uint32_t mask = EPOLLIN;  // the events watched
   };
 
   static Fd watch_signals() {
@@ -389,6 +392,7 @@ int idle_seconds() {
 int credd_main(const HelperOptions& opts) {
   Fd ready(opts.ready_fd >= 0 && ::fcntl(opts.ready_fd, F_GETFD) >= 0 ? opts.ready_fd : -1);
   try {
+    if (opts.protect_memory) protect_process_memory();  // before it holds any value
     CredPaths p =
         cred_paths_in(opts.cred_dir.empty() ? cred_dir_for_root(opts.root) : opts.cred_dir);
     check_socket_paths(p.dir);

@@ -10,8 +10,10 @@
 //                time recorded in its state.json; anyone else is denied (and audited).
 // One thread, one epoll loop, non-blocking sockets, bounded buffers. It exits after `idle_s`
 // seconds with no connection ($SPACE_CREDD_IDLE_SECONDS, default 60), or on SIGTERM/SIGINT,
-// removing its sockets; the next client starts it again. Startup: lock, reload grants, drop the
-// grants of sandboxes that are gone, open the sockets, then "ok" on the ready fd.
+// removing its sockets; the next client starts it again. Startup: keep the process's memory to
+// itself (util/secret_memory.h: not dumpable, no core file; every value it holds is in secret
+// memory, as are the replies waiting for a slow reader), lock, reload grants, drop the grants of
+// sandboxes that are gone, open the sockets, then "ok" on the ready fd.
 #pragma once
 #include <string>
 
@@ -23,6 +25,9 @@ struct HelperOptions {
   std::string root;      // the run directory (sandbox state is read from it)
   std::string cred_dir;  // "" = cred_dir_for_root(root)
   int ready_fd = -1;     // "ok\n" or "error: ...\n" goes here once serving
+  // protect_process_memory() first. Off only where the helper runs in a thread of a process
+  // that is not its own (the unit tests), since it changes the whole process.
+  bool protect_memory = true;
 };
 
 // Runs the helper until idle; returns the process exit code.

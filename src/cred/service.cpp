@@ -52,43 +52,39 @@ proto::credd::GrantInfo grant_info(const std::string& sb, const Grant& g, uint64
 
 }  // namespace
 
-CredService::CredService(std::string root, CredPaths paths, Clock now)
+CredService::CredService(std::string root, CredPaths paths, Clock now, uint64_t audit_max_bytes)
     : root_(std::move(root)),
       paths_(std::move(paths)),
       now_(std::move(now)),
+      audit_max_bytes_(audit_max_bytes),
       grants_(GrantTable::load(paths_.grants)) {}
 
-void CredService::write_audit(const std::string& sandbox, const std::string& name,
-                              const std::string& outcome, const std::string& detail) {
+void CredService::write_audit(const AuditEntry& e) {
   try {
-    audit_append(paths_.audit, {now_(), sandbox, name, outcome, detail});
-  } catch (const Error& e) {
-    log::error(std::string("audit log: ") + e.what());
+    audit_append(paths_.audit, e, audit_max_bytes_);
+  } catch (const Error& err) {
+    log::error(std::string("audit log: ") + err.what());
   }
+}
+
+void CredService::write_counts(bool all) {
+  const uint64_t now = now_();
+  for (const auto& c : throttle_.due(now, all))
+    write_audit({now, c.sandbox, "", "denied", AuditThrottle::describe(c, "denied", now), c.count});
 }
 
 void CredService::flush_audit() {
-  if (!repeats_) return;
-  Repeats r = std::move(*repeats_);
-  repeats_.reset();
-  if (r.count == 0) return;
-  write_audit(r.sandbox, r.name, "denied",
-              r.detail + " (" + std::to_string(r.count) + " more times in " +
-                  std::to_string(std::max<uint64_t>(1, (now_() - r.first_ms + 999) / 1000)) +
-                  " s)");
+  write_counts(true);
 }
 
 void CredService::audit(const std::string& sandbox, const std::string& name,
-                        const std::string& outcome, const std::string& detail) {
-  uint64_t now = now_();
-  if (outcome == "denied" && repeats_ && repeats_->sandbox == sandbox && repeats_->name == name &&
-      repeats_->detail == detail && now - repeats_->first_ms < kDenialWindowMs) {
-    repeats_->count++;  // a sandbox asking again and again gets one line, and a count
-    return;
-  }
-  flush_audit();
-  write_audit(sandbox, name, outcome, detail);
-  if (outcome == "denied") repeats_ = Repeats{sandbox, name, detail, now, 0};
+                        const std::string& outcome, const std::string& detail,
+                        const std::string& kind) {
+  const uint64_t now = now_();
+  // A sandbox asking again and again, for the same name or a new one each time, gets a few
+  // lines, then one line with the count.
+  if (outcome == "denied" && !throttle_.admit(sandbox, kind.empty() ? detail : kind, now)) return;
+  write_audit({now, sandbox, name, outcome, detail});
 }
 
 bool CredService::admit_fetch(const std::string& sandbox, uint64_t now) {
@@ -223,16 +219,17 @@ proto::credd::GrantsReply CredService::handle(const proto::credd::GrantsRequest&
 CredService::Fetch CredService::fetch(const std::string& sandbox, const std::string& name,
                                       const std::string& peer_problem) {
   Fetch f;
+  // Every refusal is a denial; its kind is its detail unless that varies.
   auto deny = [&](proto::DenyCode code, const std::string& message, const std::string& outcome,
-                  const std::string& detail) {
+                  const std::string& detail, const std::string& kind = "") {
     f.code = code;
     f.message = message;
-    audit(sandbox, name, outcome, detail);
+    audit(sandbox, name, outcome, detail, kind);
     return std::move(f);
   };
   if (!peer_problem.empty())
     return deny(proto::DenyCode::NotAllowed, "request refused: not from this sandbox's VMM",
-                "denied", peer_problem);
+                "denied", peer_problem, "not from the sandbox's VMM");
   const uint64_t now = now_();
   if (!admit_fetch(sandbox, now))
     return deny(proto::DenyCode::NotAllowed,
@@ -290,12 +287,12 @@ CredService::Fetch CredService::fetch(const std::string& sandbox, const std::str
 }
 
 void CredService::audit_bad_request(const std::string& sandbox, const std::string& why) {
-  audit(sandbox, "", "denied", "malformed request: " + why);
+  audit(sandbox, "", "denied", "malformed request: " + why, "malformed request");
 }
 
 std::optional<uint64_t> CredService::sweep_expired() {
   auto now = now_();
-  if (repeats_ && now - repeats_->first_ms >= kDenialWindowMs) flush_audit();
+  write_counts(false);
   auto gone = grants_.newly_expired(now);
   if (!gone.empty()) {
     for (const auto& [sb, name] : gone) audit(sb, name, "expired", "");

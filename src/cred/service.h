@@ -4,9 +4,12 @@
 // are about to be sent, and wiped afterwards), and appends an audit line for every grant, fetch,
 // denial, expiry, revocation and store change. The operator's requests (proto/credd.h, from
 // credd.sock) each have one handler here. What a sandbox can provoke is bounded: its fetches
-// are rate-limited (kFetchBurst at once, then kFetchPerSecond), the same denial repeated within
-// kDenialWindowMs is audited once and then as one line with the count, and grants.json is
-// rewritten (with its fsync) only when a fetch spends a counted use.
+// are rate-limited (kFetchBurst at once, then kFetchPerSecond); its denials are audited one by
+// one within a budget (AuditThrottle: a burst, then one a second, and the first of each kind),
+// the others counted by kind and written as one line with the count once kDenialWindowMs has
+// passed (or the helper exits), whatever names they asked for; the audit log is bounded
+// (cred/audit.h); and grants.json is rewritten (with its fsync) only when a fetch spends a
+// counted use.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -16,10 +19,12 @@
 #include <string_view>
 #include <vector>
 
+#include "cred/audit.h"
 #include "cred/grants.h"
 #include "cred/paths.h"
 #include "proto/cred.h"
 #include "proto/credd.h"
+#include "util/audit_throttle.h"
 #include "util/token_bucket.h"
 #include "util/wipe.h"
 
@@ -33,7 +38,9 @@ class CredService {
 
   using Clock = std::function<uint64_t()>;  // milliseconds since the epoch
   // Loads grants.json from `paths`; `root` is the run directory whose sandboxes may be granted.
-  CredService(std::string root, CredPaths paths, Clock now);
+  // The audit log keeps at most `audit_max_bytes` per file.
+  CredService(std::string root, CredPaths paths, Clock now,
+              uint64_t audit_max_bytes = kAuditMaxBytes);
 
   // Answers one operator request line with a reply line; never throws (a failure, a malformed
   // line included, becomes {"ok": false, "error", "hint"}).
@@ -62,10 +69,10 @@ class CredService {
   // Audits a request that could not be decoded.
   void audit_bad_request(const std::string& sandbox, const std::string& why);
 
-  // Audits grants that expired since the last call, and repeated denials whose window has
+  // Audits grants that expired since the last call, and the counts of denials whose window has
   // passed. Returns when the next grant will expire.
   std::optional<uint64_t> sweep_expired();
-  // Writes the count of repeated denials not yet audited (before the helper exits).
+  // Writes every count of denials not yet audited (before the helper exits).
   void flush_audit();
   // Revokes (and audits) the grants of sandboxes whose directory is gone; forgets them.
   void drop_vanished();
@@ -78,25 +85,23 @@ class CredService {
   std::string created_of(const std::string& sandbox) const;
 
  private:
+  // Audits one event; a denial goes through the throttle under `kind` (a fixed label; "" for
+  // `detail` itself, when that is one).
   void audit(const std::string& sandbox, const std::string& name, const std::string& outcome,
-             const std::string& detail);
+             const std::string& detail, const std::string& kind = "");
   void save_grants();
-  void write_audit(const std::string& sandbox, const std::string& name, const std::string& outcome,
-                   const std::string& detail);
+  void write_audit(const AuditEntry& e);
+  // Writes the counts the throttle hands out (all of them, or those whose window passed).
+  void write_counts(bool all);
   bool admit_fetch(const std::string& sandbox, uint64_t now);
 
-  // The last denial audited, and how often it came again since (not yet written).
-  struct Repeats {
-    std::string sandbox, name, detail;
-    uint64_t first_ms = 0;
-    uint64_t count = 0;
-  };
-  std::optional<Repeats> repeats_;
+  AuditThrottle throttle_{{.burst = 20, .period_ms = 1000, .window_ms = kDenialWindowMs}};
   std::map<std::string, TokenBucket> buckets_;  // fetches, per sandbox
 
   std::string root_;
   CredPaths paths_;
   Clock now_;
+  uint64_t audit_max_bytes_;
   GrantTable grants_;
 };
 

@@ -41,10 +41,10 @@ SecretStore::SecretStore(std::string path) : path_(std::move(path)) {
       uint64_t at = json::uint_field(e, "value_base64");  // the parser's index into `values`
       if (at >= values.found.size()) fail("secret " + name + ": value_base64 is missing");
       en.b64 = std::move(values.found[at]);
-      auto raw = base64::decode(en.b64.bytes);
-      if (!raw) fail("secret " + name + ": value_base64 is not base64");
-      en.size = raw->size();
-      wipe(*raw);
+      SecretString raw = SecretString::reserved(en.b64.bytes.size() / 4 * 3);
+      if (!base64::decode_into(raw.bytes, en.b64.view()))
+        fail("secret " + name + ": value_base64 is not base64");
+      en.size = raw.bytes.size();
       en.created = json::string_field(e, "created");
       en.updated = json::string_field(e, "updated");
       if (!entries_.emplace(name, std::move(en)).second) fail("secret " + name + " appears twice");
@@ -64,9 +64,10 @@ std::vector<SecretMeta> SecretStore::list() const {
 std::optional<SecretString> SecretStore::get(const std::string& name) const {
   auto it = entries_.find(name);
   if (it == entries_.end()) return std::nullopt;
-  auto raw = base64::decode(it->second.b64.bytes);
-  if (!raw) return std::nullopt;  // checked at load: unreachable
-  return SecretString(std::move(*raw));
+  const SecretString& b64 = it->second.b64;
+  SecretString raw = SecretString::reserved(b64.bytes.size() / 4 * 3);
+  if (!base64::decode_into(raw.bytes, b64.view())) return std::nullopt;  // checked at load
+  return raw;
 }
 
 bool SecretStore::set(const std::string& name, std::string_view value, const std::string& now) {
@@ -77,7 +78,8 @@ bool SecretStore::set(const std::string& name, std::string_view value, const std
   auto it = entries_.find(name);
   bool replaced = it != entries_.end();
   Entry en;
-  en.b64 = SecretString(base64::encode(value));
+  en.b64 = SecretString::reserved(base64::encoded_size(value.size()));
+  base64::encode_into(en.b64.bytes, value);
   en.size = value.size();
   en.created = replaced ? it->second.created : now;
   en.updated = now;

@@ -10,7 +10,6 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -71,6 +70,7 @@ class Broker {
       : root_(o.root),
         paths_(std::move(p)),
         max_per_sandbox_(size_t(std::max(o.max_per_sandbox, 1))),
+        audit_(paths_, o.audit_max_bytes, timing::wall_ms),
         idle_ms_(int64_t{broker_idle_seconds()} * 1000),
         stop_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
         done_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
@@ -81,6 +81,7 @@ class Broker {
     uint64_t one = 1;
     (void)!::write(stop_.get(), &one, sizeof one);  // every worker ends its wait
     for (auto& [n, t] : workers_) t.join();
+    audit_.flush(true);  // the counts not yet written: nothing is lost silently
     for (auto& [id, l] : listeners_) {
       loop_.remove(l.fd.get());
       net::unlink_if_ours(sandbox_socket(id), l);
@@ -117,6 +118,7 @@ class Broker {
       int64_t now = timing::mono_ms();
       if (now - last_sync >= kSyncEveryMs) {
         sync();
+        audit_.flush(false);
         last_sync = now;
       }
       int64_t wait = kSyncEveryMs - (now - last_sync);
@@ -259,17 +261,10 @@ class Broker {
     AuditRecord rec;
     rec.sandbox = id;
     rec.decision = "deny";
+    rec.kind = "too many connections";
     rec.reason = why;
-    rec.time_ms = uint64_t(::time(nullptr)) * 1000;
-    write_audit(rec);
-  }
-
-  void write_audit(const AuditRecord& rec) {
-    try {
-      audit_append(audit_file(paths_, rec.sandbox), rec);
-    } catch (const Error& e) {
-      log::error("sandbox " + rec.sandbox + ": audit: " + e.what());
-    }
+    rec.time_ms = timing::wall_ms();
+    audit_.record(rec);
   }
 
   void start_worker(Fd c, const std::string& id, int pid) {
@@ -292,7 +287,7 @@ class Broker {
                            std::move(fd), id, problem,
                            [this, &id] { return load_policy(paths_, id); }, system_resolve,
                            ConnLimits{}, stop);
-                       write_audit(rec);
+                       audit_.record(rec);
                        {
                          std::lock_guard<std::mutex> g2(mu_);
                          finished_.push_back(n);
@@ -324,6 +319,7 @@ class Broker {
   std::string root_;
   EgressPaths paths_;
   size_t max_per_sandbox_;
+  AuditLog audit_;  // thread-safe
   int64_t idle_ms_;
   EventLoop loop_;
   Acceptor acceptor_;

@@ -6,19 +6,25 @@
 // and no other, on its own thread (egress/connection.h); the peer must be the sandbox's VMM
 // (SO_PEERCRED pid and the start time in state.json). Each sandbox has at most
 // max_connections at once (config.toml [net]), the broker at most kMaxConnections; beyond
-// that a connection is refused with 503 and audited. Every connection is one audit line.
+// that a connection is refused with 503 and audited. Every connection made is one audit line;
+// refusals and failures are audited within the sandbox's budget and counted beyond it
+// (egress/audit.h), and each audit file is bounded by [net] audit_max_mib.
 // It exits after `idle_s` seconds with no connection ($SPACE_EGRESS_IDLE_SECONDS, default 60)
 // or on SIGTERM/SIGINT: in-flight connections are ended, their audit lines written, and its
 // sockets removed.
 #pragma once
+#include <cstdint>
 #include <string>
+
+#include "egress/audit.h"
 
 namespace space::egress {
 
 struct BrokerOptions {
-  std::string root;          // the run directory
-  int ready_fd = -1;         // "ok\n" or "error: ...\n" goes here once serving
-  int max_per_sandbox = 64;  // concurrent connections per sandbox
+  std::string root;                           // the run directory
+  int ready_fd = -1;                          // "ok\n" or "error: ...\n" goes here once serving
+  int max_per_sandbox = 64;                   // concurrent connections per sandbox
+  uint64_t audit_max_bytes = kAuditMaxBytes;  // per audit file
 };
 
 // Runs the broker until idle; returns the process exit code.

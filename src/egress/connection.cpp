@@ -171,8 +171,11 @@ AuditRecord serve_connection(Fd guest, const std::string& sandbox, const std::st
   rec.sandbox = sandbox;
   int64_t start = timing::mono_ms();
   proto::NetResult result;
-  auto refuse = [&](uint16_t status, const std::string& decision, const std::string& why) {
+  // `kind`: a fixed label the audit log counts refusals under (egress/audit.h).
+  auto refuse = [&](uint16_t status, const std::string& decision, const std::string& kind,
+                    const std::string& why) {
     rec.decision = decision;
+    rec.kind = kind;
     rec.reason = why;
     result.status = status;
     result.message = why;
@@ -181,32 +184,33 @@ AuditRecord serve_connection(Fd guest, const std::string& sandbox, const std::st
   std::string why;
   std::optional<proto::NetConnect> req = read_request(guest.get(), limits.request_ms, stop_fd, why);
   if (!req) {
-    refuse(400, "error", why);
+    refuse(400, "error", "malformed or missing request", why);
   } else {
     rec.host = req->host;
     rec.port = req->port;
   }
   std::optional<Policy> pol;
   std::optional<std::string> host;
-  if (req && !peer_problem.empty()) refuse(403, "deny", peer_problem);
+  if (req && !peer_problem.empty()) refuse(403, "deny", "not from the sandbox's VMM", peer_problem);
   if (req && result.ok()) {
     try {
       pol = policy();
     } catch (const std::exception& e) {
-      refuse(503, "error", std::string("the sandbox's policy cannot be read: ") + e.what());
+      refuse(503, "error", "policy unreadable",
+             std::string("the sandbox's policy cannot be read: ") + e.what());
     }
     if (result.ok() && !pol)
-      refuse(403, "deny",
+      refuse(403, "deny", "no network",
              "sandbox " + sandbox + " has no network (space net allow " + sandbox +
                  " RULE gives it some)");
   }
   if (req && result.ok()) {
     host = normalize_host(req->host);
-    if (!host) refuse(400, "error", "invalid host name \"" + req->host + "\"");
+    if (!host) refuse(400, "error", "invalid host name", "invalid host name \"" + req->host + "\"");
   }
   if (req && result.ok()) {
     Decision d = pol->precheck(*host, req->port);
-    if (!d.allow) refuse(403, "deny", d.reason);
+    if (!d.allow) refuse(403, "deny", "not allowed by the policy", d.reason);
   }
   if (req && result.ok()) {
     std::vector<IpAddress> addrs;
@@ -215,7 +219,8 @@ AuditRecord serve_connection(Fd guest, const std::string& sandbox, const std::st
     } else {
       std::string err;
       addrs = resolve(*host, err);
-      if (addrs.empty()) refuse(502, "error", "cannot resolve " + *host + ": " + err);
+      if (addrs.empty())
+        refuse(502, "error", "cannot resolve", "cannot resolve " + *host + ": " + err);
     }
     std::string denial, failure;
     uint16_t fail_status = 502;
@@ -243,9 +248,9 @@ AuditRecord serve_connection(Fd guest, const std::string& sandbox, const std::st
     }
     if (!remote && result.ok()) {
       if (!failure.empty())
-        refuse(fail_status, "error", failure);
+        refuse(fail_status, "error", "cannot connect", failure);
       else
-        refuse(403, "deny", denial);
+        refuse(403, "deny", "address not allowed", denial);
     }
   }
   if (result.ok()) {

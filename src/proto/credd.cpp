@@ -86,8 +86,8 @@ json::Value fields_of(const GrantsRequest& r) {
 SecretString set_line(const SetRequest& r) {
   std::string head =
       "{\"op\":\"set\",\"name\":" + json::quote(r.name) + ",\"" + kSecretKey + "\":\"";
-  SecretString line;
-  line.bytes.reserve(head.size() + base64::encoded_size(r.value.bytes.size()) + 3);
+  SecretString line =
+      SecretString::reserved(head.size() + base64::encoded_size(r.value.bytes.size()) + 3);
   line.bytes += head;
   base64::encode_into(line.bytes, r.value.bytes);
   line.bytes += "\"}\n";
@@ -111,9 +111,9 @@ Request decode_set(const json::Value& o, json::SecretMembers& secrets) {
   r.name = json::string_field(o, "name");
   uint64_t at = json::uint_field(o, kSecretKey);  // the parser left the value's index here
   if (at >= secrets.found.size()) fail("field \"value_base64\" is missing");
-  auto raw = base64::decode(secrets.found[at].bytes);
-  if (!raw) fail("field \"value_base64\" is not base64");
-  r.value = SecretString(std::move(*raw));
+  const SecretString& b64 = secrets.found[at];
+  r.value = SecretString::reserved(b64.bytes.size() / 4 * 3);
+  if (!base64::decode_into(r.value.bytes, b64.view())) fail("field \"value_base64\" is not base64");
   return r;
 }
 Request decode_rm(const json::Value& o, json::SecretMembers&) {

@@ -69,6 +69,8 @@ HostConfig parse_host_config(std::string_view text, const std::string& source) {
         }
       } else if (table == "net" && key == "max_connections") {
         c.net_max_connections = f.uint(n, full, 1, 4096);
+      } else if (table == "net" && key == "audit_max_mib") {
+        c.net_audit_max_mib = f.uint(n, full, 1, 4096);
       } else if (table == "jail" && key == "enable") {
         c.jail_enable = f.boolean(n, full);
       } else if (table == "jail" && key == "uid_first") {

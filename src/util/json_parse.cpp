@@ -134,6 +134,7 @@ class Parser {
   Value secret_value() {
     if (peek() != '"') fail_at("expected a string");
     SecretString v;
+    v.bytes.reserve(kSecretMinCapacity);  // in secret memory from its first byte
     string_into(v.bytes);
     opts_.secrets->found.push_back(std::move(v));
     return Value(opts_.secrets->found.size() - 1);
@@ -194,7 +195,8 @@ class Parser {
   // Decodes the string literal at pos_ into `out`, which is reserved up front to the literal's
   // length (a decoded string is never longer), so it is never reallocated: no partial copy of a
   // secret is left in a freed block.
-  void string_into(std::string& out) {
+  template <class String>  // std::string, or SecretBytes
+  void string_into(String& out) {
     size_t start = pos_;
     pos_++;  // '"'
     size_t end = pos_;

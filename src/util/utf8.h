@@ -40,7 +40,8 @@ inline size_t utf8_len(std::string_view s, size_t pos) {
   return n;
 }
 
-inline void append_utf8(std::string& out, uint32_t cp) {
+template <class String>  // std::string, or SecretBytes
+inline void append_utf8(String& out, uint32_t cp) {
   if (cp < 0x80) {
     out += static_cast<char>(cp);
   } else if (cp < 0x800) {

@@ -5,9 +5,12 @@
 // malformed frame, and the exit after the idle period with the sockets removed; helper_running
 // before, during and after. The sandbox's socket is in its run directory, open to that
 // directory's group (a jailed VMM's), and keeps the helper up while it exists: it exits only
-// once the grant is gone and the idle period has passed.
+// once the grant is gone and the idle period has passed. Run as `space __credd` runs it (in a
+// forked child), the helper leaves its process not dumpable, with no core file.
 #include <doctest/doctest.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -24,6 +27,7 @@
 #include "proto/cred.h"
 #include "store/paths.h"
 #include "store/state.h"
+#include "support/forked.h"
 #include "support/temp_dir.h"
 #include "util/fd.h"
 #include "util/fs.h"
@@ -74,6 +78,7 @@ TEST_CASE("credd serves the operator and one sandbox's socket, and exits when id
   cred::HelperOptions o;
   o.root = root;
   o.ready_fd = ready.write.release();
+  o.protect_memory = false;  // it would change this whole test process (tested below, forked)
   int rc = -1;
   std::thread helper([&] { rc = cred::credd_main(o); });
   auto line = net::read_line(ready.read.get(), net::Deadline::after_ms(10'000));
@@ -173,4 +178,23 @@ TEST_CASE("credd serves the operator and one sandbox's socket, and exits when id
   CHECK_FALSE(fs::exists(sock));
   ::unsetenv("SPACE_CREDD_IDLE_SECONDS");
   ::unsetenv("SPACE_RUN_DIR");
+}
+
+TEST_CASE("credd keeps its process's memory to itself: not dumpable, no core file") {
+  test::TempDir d("credd");
+  ::unsetenv("SPACE_CRED_DIR");
+  ::setenv("SPACE_CREDD_IDLE_SECONDS", "1", 1);
+  ::setenv("SPACE_RUN_DIR", (d.path + "/run").c_str(), 1);
+  std::string got = test::output_of_child([&] {
+    cred::HelperOptions o;  // as `space __credd` runs it
+    o.root = d.path + "/root";
+    int rc = cred::credd_main(o);  // nothing to serve: it exits after its idle second
+    rlimit core{};
+    ::getrlimit(RLIMIT_CORE, &core);
+    return "rc=" + std::to_string(rc) + " dumpable=" + std::to_string(::prctl(PR_GET_DUMPABLE)) +
+           " core=" + std::to_string(core.rlim_cur) + "/" + std::to_string(core.rlim_max);
+  });
+  ::unsetenv("SPACE_CREDD_IDLE_SECONDS");
+  ::unsetenv("SPACE_RUN_DIR");
+  CHECK(got == "rc=0 dumpable=0 core=0/0");
 }

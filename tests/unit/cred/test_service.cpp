@@ -1,14 +1,17 @@
 // Unit tests for cred/service without sockets or VMs: CredService's decisions end to end (grant,
 // fetch, deny, audit), checking that no value ever reaches grants.json or the audit log, its
 // check that a fetch comes from the sandbox's recorded VMM, and what bounds a hostile sandbox
-// (the fetch rate limit, repeated denials collapsed, no grants.json write per unlimited fetch).
+// (the fetch rate limit, denials past a budget counted by kind whatever names they ask for, the
+// audit log's bound, no grants.json write per unlimited fetch).
 #include <doctest/doctest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <map>
 #include <memory>
 
+#include "cred/audit.h"
 #include "cred/paths.h"
 #include "cred/service.h"
 #include "store/paths.h"
@@ -18,6 +21,7 @@
 #include "util/base64.h"
 #include "util/error.h"
 #include "util/fs.h"
+#include "util/json_lines.h"
 #include "util/process.h"
 
 using namespace space;
@@ -88,7 +92,7 @@ TEST_CASE("CredService: grants, fetches and denials, all audited, no value outsi
 
   auto f = svc.fetch("a", "T", "");
   CHECK(f.ok);
-  CHECK(f.value.bytes == value);
+  CHECK(f.value.view() == value);
   CHECK(svc.fetch("b", "T", "").code == proto::DenyCode::NotGranted);  // A's secret, asked by B
   CHECK(svc.fetch("a", "U", "").code == proto::DenyCode::NotGranted);  // B's secret, asked by A
   CHECK(svc.fetch("a", "T", "pid 1 is not the VMM").code == proto::DenyCode::NotAllowed);
@@ -185,17 +189,95 @@ TEST_CASE("CredService: a sandbox hammering the helper is rate-limited and audit
   for (int i = 0; i < 100; i++) ok += svc.fetch("a", "T", "").ok;
   CHECK(ok == CredService::kFetchPerSecond);
 
-  // Over a thousand refusals, yet the log holds a line per kind and not a line per refusal.
+  // Over a thousand refusals, yet the log holds a few lines of them and not a line each: a
+  // burst of 20 and then one a second (the audit throttle), and the rest as a count.
   size_t lines = audit_lines();
-  CHECK(lines < 60);
+  CHECK(lines == 3 + 42 + 20 + 1);  // set, grants; fetches; denials
+  // Another sandbox's denials have their own budget, whatever names they ask for.
   for (int i = 0; i < 25; i++)
-    CHECK(svc.fetch("c", "NOPE", "").code == proto::DenyCode::NotGranted);
-  CHECK(audit_lines() <= lines + 2);
+    CHECK(svc.fetch("c", "NOPE-" + std::to_string(i), "").code == proto::DenyCode::NotGranted);
+  CHECK(audit_lines() == lines + 20);
   now += CredService::kDenialWindowMs;
-  svc.sweep_expired();  // the window passed: the count is written
+  svc.sweep_expired();  // the window passed: the counts are written
   std::string audit = fs::read_file(p.audit);
-  CHECK(audit.find("not granted (24 more times in 60 s)") != std::string::npos);
-  CHECK(audit.find("rate limited (971 more times in 1 s)") != std::string::npos);
+  CHECK(audit.find("denied 5 requests of kind 'not granted' from sandbox c in the last 60 s") !=
+        std::string::npos);
+  CHECK(audit.find("denied 1041 requests of kind 'rate limited' from sandbox a in the last 61 s") !=
+        std::string::npos);
+  CHECK(audit_lines() == lines + 20 + 2);
+}
+
+TEST_CASE("CredService: 5000 denials with distinct names leave a bounded log that counts them") {
+  ServiceRig rig;
+  CredPaths& p = rig.p;
+  uint64_t& now = rig.now;
+  CredService& svc = *rig.svc;
+  // A hostile guest asks for a new name each time (so that no two requests look alike), a
+  // request a millisecond: a few pass the fetch rate limit and are not granted, most are not.
+  std::map<std::string, uint64_t> refused;  // by the audit detail they get
+  for (int i = 0; i < 5000; i++, now++) {
+    auto f = svc.fetch("a", "NAME-" + std::to_string(i), "");
+    REQUIRE_FALSE(f.ok);
+    refused[f.code == proto::DenyCode::NotGranted ? "not granted" : "rate limited"]++;
+  }
+  CHECK(refused["not granted"] > 0);
+  CHECK(refused["rate limited"] > 0);
+  svc.flush_audit();  // as the helper does when it exits
+
+  // Every refusal is in the log, on a line of its own or in a count by kind, and the log holds
+  // a few dozen lines, not 5,000.
+  auto lines = audit_read(p.audit);
+  CHECK(lines.size() < 40);
+  std::map<std::string, uint64_t> alone, counted;
+  for (const auto& l : lines) {
+    REQUIRE(l.at("outcome").as_string() == "denied");
+    const std::string detail = l.at("detail").as_string();
+    if (const json::Value* c = l.find("count")) {
+      for (const char* kind : {"not granted", "rate limited"})
+        if (detail.find("denied " + std::to_string(c->as_int()) + " requests of kind '" + kind +
+                        "' from sandbox a in the last") == 0)
+          counted[kind] += uint64_t(c->as_int());
+    } else {
+      alone[detail]++;
+    }
+  }
+  for (const char* kind : {"not granted", "rate limited"}) {
+    CAPTURE(kind);
+    CHECK(alone[kind] > 0);
+    CHECK(counted[kind] > 0);  // an aggregate line with the right count
+    CHECK(alone[kind] + counted[kind] == refused[kind]);
+  }
+  CHECK(fs::read_file(p.audit).size() < (8u << 20));  // the default bound
+}
+
+TEST_CASE("CredService: the audit log keeps to its bound, rotated, and says what it dropped") {
+  ServiceRig rig;
+  CredService svc(
+      rig.root, rig.p, [&] { return rig.now; }, 4096);
+  // Operator events are never throttled: 200 of them fill 4 KiB several times over.
+  for (int i = 0; i < 100; i++) {
+    CHECK(json::parse(svc.handle_line(R"({"op":"set","name":"N)" + std::to_string(i) +
+                                      R"(","value_base64":"dg=="})"))
+              .at("ok")
+              .as_bool());
+    CHECK(json::parse(svc.handle_line(R"({"op":"rm","name":"N)" + std::to_string(i) + R"("})"))
+              .at("ok")
+              .as_bool());
+  }
+  CHECK(fs::read_file(rig.p.audit).size() <= 4096);
+  CHECK(fs::read_file(jsonl::previous(rig.p.audit)).size() <= 4096);
+  auto lines = audit_read(rig.p.audit);
+  REQUIRE(lines.size() > 2);
+  CHECK(lines.back().at("name").as_string() == "N99");
+  CHECK(lines.back().at("outcome").as_string() == "removed");
+  size_t markers = 0;
+  for (const auto& l : lines)
+    if (l.at("outcome").as_string() == "rotated") {
+      markers++;
+      CHECK(l.at("count").as_int() > 0);
+      CHECK(l.at("detail").as_string().find("audit.log.1") != std::string::npos);
+    }
+  CHECK(markers == 2);  // each generation opens with one
 }
 
 TEST_CASE("CredService::check_peer accepts only the sandbox's recorded VMM") {

@@ -3,7 +3,9 @@
 // a second connection beyond [net] max_connections is refused 503, a sandbox whose VMM is
 // another process is refused 403, the operator's ping and sync (a policy added and one removed
 // make a socket appear and go), the audit lines of all of that, a second broker for the same
-// root stepping aside, and the exit after the idle period with every socket removed.
+// root stepping aside, and the exit after the idle period with every socket removed. Floods:
+// 10,000 connections over a sandbox's limit, and 5,000 denied ones each to a new host name,
+// leave a few dozen audit lines whose counts account for every one.
 #include <doctest/doctest.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -11,7 +13,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "egress/broker.h"
 #include "egress/paths.h"
@@ -74,6 +79,18 @@ proto::NetResult ask(int fd, const std::string& host, uint16_t port) {
   REQUIRE(frame);
   REQUIRE(frame->type == proto::Type::NetResult);
   return proto::NetResult::decode(frame->payload);
+}
+
+// The requests an audit log accounts for: one for each line, or its "count" when it stands for
+// others (a rotation's marker counts none).
+uint64_t accounted(const std::vector<json::Value>& lines) {
+  uint64_t n = 0;
+  for (const auto& l : lines) {
+    if (l.at("decision").as_string() == "rotated") continue;
+    const json::Value* c = l.find("count");
+    n += c ? uint64_t(c->as_int()) : 1;
+  }
+  return n;
 }
 
 std::string operator_says(const EgressPaths& p, const std::string& line) {
@@ -268,5 +285,61 @@ TEST_CASE("a sandbox flooding the broker does not starve another, nor leak descr
   broker.join();
   CHECK(rc == 0);
   CHECK(open_fds() <= fds_before + 2);  // the echo server's and the ready pipe's ends at most
-  CHECK(jsonl::read(audit_file(p, "flood")).size() == 10'000 + 100);
+  // Every attempt is audited: a few on lines of their own, the others in counts by kind.
+  auto flood_log = jsonl::read(audit_file(p, "flood"));
+  CHECK(flood_log.size() < 100);
+  CHECK(accounted(flood_log) == 10'000 + 100);
+}
+
+TEST_CASE(
+    "egress: 5000 denied connections, each to a new name, leave a bounded log that counts them") {
+  BrokerRoot br("1");
+  const std::string& root = br.root;
+  test::TcpServer echo(test::echo_service);
+  EgressPaths p = egress_paths(root);
+  add_sandbox(root, "hostile", ::getpid());
+  save_policy(p, "hostile", policy_from_texts({echo.address()}));
+
+  Pipe ready = Pipe::make();
+  BrokerOptions o;
+  o.root = root;
+  o.ready_fd = ready.write.release();
+  o.max_per_sandbox = 1024;
+  int rc = -1;
+  std::thread broker([&] { rc = egress_main(o); });
+  REQUIRE(net::read_line(ready.read.get(), net::Deadline::after_ms(10'000)).value_or("") == "ok");
+  // A new host name each time, so that no two requests look alike; the policy allows none.
+  int denied = 0;
+  for (int i = 0; i < 5000; i++) {
+    Fd c = dial(sandbox_socket("hostile"));
+    denied += ask(c.get(), "h" + std::to_string(i) + ".example.com", 443).status == 403;
+  }
+  CHECK(denied == 5000);
+  CHECK(remove_policy(p, "hostile"));
+  CHECK(operator_says(p, "sync") == "ok");
+  broker.join();  // idle: it exits, writing the counts it holds
+  CHECK(rc == 0);
+
+  const std::string file = audit_file(p, "hostile");
+  auto lines = jsonl::read(file);
+  CHECK(lines.size() < 100);
+  CHECK(accounted(lines) == 5000);
+  uint64_t alone = 0, counted = 0;
+  for (const auto& l : lines) {
+    CHECK(l.at("decision").as_string() == "deny");
+    if (const json::Value* c = l.find("count")) {
+      CHECK(l.at("kind").as_string() == "not allowed by the policy");
+      CHECK(l.at("reason").as_string().find("denied " + std::to_string(c->as_int()) +
+                                            " requests of kind 'not allowed by the policy' from "
+                                            "sandbox hostile in the last") == 0);
+      counted += uint64_t(c->as_int());
+    } else {
+      CHECK(l.at("host").as_string().find(".example.com") != std::string::npos);
+      alone++;
+    }
+  }
+  CHECK(alone > 0);
+  CHECK(counted > 0);  // the aggregate line, with the right count
+  CHECK(alone + counted == 5000);
+  CHECK(fs::read_file(file).size() < (8u << 20));  // the default bound
 }

@@ -32,7 +32,7 @@ TEST_CASE("credd requests round-trip and keep their wire names") {
   std::string value("a\0\"b\\\n\xff", 7);
   auto set = round_trip<credd::SetRequest>(credd::SetRequest{"TOKEN", SecretString(value)});
   CHECK(set.name == "TOKEN");
-  CHECK(set.value.bytes == value);
+  CHECK(set.value.view() == value);
   SecretString line = credd::encode_request(credd::SetRequest{"T", SecretString(value)});
   CHECK(line.bytes.find(base64::encode(value)) != std::string::npos);
   CHECK(line.bytes.find("b\\") == std::string::npos);  // the raw value is not on the wire
@@ -118,8 +118,8 @@ TEST_CASE("json::SecretMembers keeps secret strings out of the tree") {
   json::SecretMembers s{{"v"}, {}};
   json::Value doc = json::parse(R"({"a":{"v":"hidden"},"v":"two","w":"shown"})", {.secrets = &s});
   REQUIRE(s.found.size() == 2);
-  CHECK(s.found[0].bytes == "hidden");
-  CHECK(s.found[1].bytes == "two");
+  CHECK(s.found[0].view() == "hidden");
+  CHECK(s.found[1].view() == "two");
   CHECK(doc.at("a").at("v").as_int() == 0);  // the index into found, not the value
   CHECK(doc.at("v").as_int() == 1);
   CHECK(doc.at("w").as_string() == "shown");

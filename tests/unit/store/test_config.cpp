@@ -97,19 +97,23 @@ TEST_CASE("config.toml: loading from a root") {
                        doctest::Contains("defaults.bogus: unknown key"), Error);
 }
 
-TEST_CASE("config.toml: [net] allow and max_connections") {
+TEST_CASE("config.toml: [net] allow, max_connections and audit_max_mib") {
   auto c = store::parse_host_config(R"([net]
 allow = ["pypi.org:443", "127.0.0.2:8080"]
 max_connections = 16
+audit_max_mib = 2
 )",
                                     "config.toml");
   REQUIRE(c.net_allow.size() == 2);
   CHECK(c.net_allow[0] == "pypi.org:443");
   CHECK(c.net_allow[1] == "127.0.0.2:8080");
   CHECK(c.net_max_connections == 16u);
+  CHECK(c.net_audit_max_mib == 2u);
   auto d = store::parse_host_config("", "config.toml");
   CHECK(d.net_allow.empty());
   CHECK(d.net_max_connections == 64u);
+  CHECK(d.net_audit_max_mib == 8u);
+  CHECK(error_of("[net]\naudit_max_mib = 0\n").find("net.audit_max_mib") != std::string::npos);
   CHECK(error_of("[net]\nallow = \"x:1\"\n") ==
         "config.toml: net.allow: expected an array of rule strings");
   CHECK(error_of("[net]\nallow = [1]\n") ==

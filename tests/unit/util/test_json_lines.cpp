@@ -1,7 +1,12 @@
 // util/json_lines: times in RFC 3339 with milliseconds, appended lines read back in order, a
-// missing file read as empty, a broken line named with its file and number, and mode 0600.
+// missing file read as empty, a broken line named with its file and number, and mode 0600; a
+// bounded log rotated to one older generation, never past its bound, whose marker counts the
+// lines it dropped, and read back oldest first.
 #include <doctest/doctest.h>
 #include <sys/stat.h>
+
+#include <cstdint>
+#include <string>
 
 #include "support/temp_dir.h"
 #include "util/error.h"
@@ -40,4 +45,60 @@ TEST_CASE("append and read back") {
   } catch (const Error& e) {
     CHECK(std::string(e.what()).find(path + " line 4") != std::string::npos);
   }
+}
+
+TEST_CASE("a bounded log: rotated to <path>.1 at its bound, the lines dropped counted") {
+  test::TempDir d("jsonl");
+  std::string path = d.path + "/b.log";
+  const std::string prev = jsonl::previous(path);
+  CHECK(prev == path + ".1");
+  auto count_lines = [](const std::string& p) {
+    uint64_t n = 0;
+    if (fs::exists(p))
+      for (char c : fs::read_file(p)) n += c == '\n';
+    return n;
+  };
+  jsonl::Bound bound{1024, [](uint64_t dropped) {
+                       json::Value m = json::Value::object();
+                       m.set("rotated", true);
+                       m.set("dropped", dropped);
+                       return m;
+                     }};
+  int rotations = 0;
+  for (int i = 0; i < 500; i++) {
+    json::Value o = json::Value::object();
+    o.set("n", i);
+    o.set("pad", std::string(size_t(i % 40), 'x'));
+    const uint64_t in_prev = count_lines(prev);  // what a rotation now would drop
+    if (jsonl::append(path, o, bound)) {
+      rotations++;
+      auto cur = jsonl::read(path);
+      REQUIRE(cur.size() == 2);  // the marker, then the line
+      CHECK(cur[0].at("rotated").as_bool());
+      CHECK(uint64_t(cur[0].at("dropped").as_int()) == in_prev);
+    }
+    CHECK(fs::read_file(path).size() <= 1024);
+    if (fs::exists(prev)) CHECK(fs::read_file(prev).size() <= 1024);
+  }
+  CHECK(rotations > 10);
+  // Oldest first and in order, across the two generations; the newest line is last.
+  auto all = jsonl::read_generations(path);
+  int64_t last = -1;
+  for (const auto& v : all) {
+    if (v.find("rotated")) continue;
+    const int64_t n = v.at("n").as_int();
+    if (last >= 0) CHECK(n == last + 1);
+    last = n;
+  }
+  CHECK(last == 499);
+  struct stat st {};
+  REQUIRE(::stat(prev.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  // A line that cannot fit even a new generation is refused, not written past the bound.
+  json::Value huge = json::Value::object();
+  huge.set("pad", std::string(2000, 'y'));
+  CHECK_THROWS_AS(jsonl::append(path, huge, bound), Error);
+  CHECK(fs::read_file(path).size() <= 1024);
+  // Without a bound: a plain append.
+  CHECK_FALSE(jsonl::append(d.path + "/c.log", huge, jsonl::Bound{}));
 }
