@@ -67,12 +67,7 @@ KERNEL=$("$SRC/scripts/build-kernel.sh")
 SPACE_SECRET_BIN=${SPACE_SECRET_BIN:-$(dirname "$SPACE_GUEST_INIT")/space-secret}
 ROOTFS=$("$SRC/scripts/build-rootfs.sh" --guest-init "$SPACE_GUEST_INIT" --space-secret "$SPACE_SECRET_BIN")
 
-WORK=$(mktemp -d /tmp/space-bench.XXXXXX)  # run dir, QEMU files, the harness
-[ -n "$ROOT" ] || ROOT=$WORK/root  # a private root goes with $WORK
-mkdir -p "$ROOT"
-ROOT=$(cd "$ROOT" && pwd)
-case $ROOT in /var/lib/space*) echo "bench-create: refusing to use $ROOT" >&2; exit 1 ;; esac
-export SPACE_ROOT=$ROOT SPACE_RUN_DIR=$WORK/run
+bench_private_root bench-create /tmp/space-bench.XXXXXX  # run dir, QEMU files, the harness
 export SPACE_BOOT_TIMEOUT=${SPACE_BOOT_TIMEOUT:-300}
 cat >"$ROOT/config.toml" <<TOML
 [defaults]

@@ -20,3 +20,17 @@ bench_unmount_store() {
   echo "$2: could not unmount $1/store: $(umount "$1/store" 2>&1)" >&2
   return 1
 }
+
+# bench_private_root WHO TEMPLATE: sets WORK to a new directory (mktemp -d TEMPLATE) and ROOT to
+# the caller's root, else $WORK/root, made absolute; refuses the system's own root (as WHO);
+# exports SPACE_ROOT and SPACE_RUN_DIR ($WORK/run). Call it in the script's own shell.
+bench_private_root() {
+  WORK=$(mktemp -d "$2")
+  [ -n "${ROOT:-}" ] || ROOT=$WORK/root
+  case $ROOT in /*) ;; *) ROOT=$PWD/$ROOT ;; esac
+  case $ROOT in /var/lib/space*) echo "$1: refusing to use $ROOT" >&2; rm -rf "$WORK"; exit 1 ;; esac
+  mkdir -p "$ROOT"
+  ROOT=$(cd "$ROOT" && pwd -P)
+  case $ROOT in /var/lib/space*) echo "$1: refusing to use $ROOT" >&2; rm -rf "$WORK"; exit 1 ;; esac
+  export SPACE_ROOT=$ROOT SPACE_RUN_DIR=$WORK/run
+}

@@ -76,12 +76,7 @@ KERNEL=$("$SRC/scripts/build-kernel.sh")
 ROOTFS=$("$SRC/scripts/build-rootfs.sh" --guest-init "$SPACE_GUEST_INIT" \
   --space-secret "$(dirname "$SPACE_GUEST_INIT")/space-secret")
 
-WORK=$(mktemp -d /tmp/space-bench-wl.XXXXXX)  # run dir, fixtures, the native root's mounts
-[ -n "$ROOT" ] || ROOT=$WORK/root
-mkdir -p "$ROOT"
-ROOT=$(cd "$ROOT" && pwd)
-case $ROOT in /var/lib/space*) echo "bench-workloads: refusing to use $ROOT" >&2; exit 1 ;; esac
-export SPACE_ROOT=$ROOT SPACE_RUN_DIR=$WORK/run
+bench_private_root bench-workloads /tmp/space-bench-wl.XXXXXX  # run dir, fixtures, the native root's mounts
 export SPACE_BOOT_TIMEOUT=${SPACE_BOOT_TIMEOUT:-600}
 cat >"$ROOT/config.toml" <<TOML
 [defaults]

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "egress/host_address.h"
+#include "support/ip_address.h"
 #include "support/own_netns.h"
 
 using namespace space;
@@ -17,11 +18,7 @@ using namespace space::egress;
 
 namespace {
 
-IpAddress ip(const char* text) {
-  auto a = IpAddress::parse(text);
-  REQUIRE_MESSAGE(a, text);
-  return *a;
-}
+using test::ip;
 
 // Public addresses (as classify() sees them) that the test's namespace takes as its own.
 constexpr const char* kOwn4 = "93.184.216.34";

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "egress/policy.h"
+#include "support/ip_address.h"
 #include "util/error.h"
 
 using namespace space;
@@ -18,11 +19,7 @@ using namespace space::egress;
 
 namespace {
 
-IpAddress ip(const char* text) {
-  auto a = IpAddress::parse(text);
-  REQUIRE_MESSAGE(a, text);
-  return *a;
-}
+using test::ip;
 
 // The message of the Error parse_rule throws for `text` ("" if it parses), checking the hint.
 std::string rule_error(const std::string& text) {

@@ -52,6 +52,13 @@ struct PrivilegedXattrDir {
       }
     }
   }
+  // False, saying why the test is skipped, when no directory takes the attributes.
+  bool usable() const {
+    if (!path.empty()) return true;
+    MESSAGE("skipped: no directory takes trusted.* and security.capability xattrs (" << tried
+                                                                                     << ")");
+    return false;
+  }
   ~PrivilegedXattrDir() {
     if (path.empty()) return;
     try {
