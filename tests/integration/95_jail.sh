@@ -8,7 +8,8 @@
 # its run directory's, see README), and its own cgroup with the memory limit (guest RAM
 # plus the overhead) and pid limit; the jail's PID 1 is its parent and jailed alike; neither keeps
 # the caller's environment (the jail's PID 1, a clone of the CLI, rewrites it). A branch
-# shares its source's uid and outlives it. Everything else still works under the jail (exec,
+# shares its source's uid and outlives it, but a process of that uid is refused by its source's
+# sockets; the memory+swap limit and RLIMIT_FSIZE bound it. Everything else still works under the jail (exec,
 # cp, pause, resume, checkpoint, branch). Destroy removes the cgroups and frees the uid.
 source "$(dirname "$0")/lib.sh"
 
@@ -68,6 +69,16 @@ check_jailed() {
   grep -q ":pids:/$cg\$" "/proc/$pid/cgroup" || fail "$what is not in pids cgroup $cg"
   [ "$(cat /sys/fs/cgroup/memory/$cg/memory.limit_in_bytes)" = $(((256 + 128) << 20)) ] || fail "$what: memory limit"
   [ "$(cat /sys/fs/cgroup/pids/$cg/pids.max)" = 512 ] || fail "$what: pid limit"
+  # No swap past the memory limit, where the host accounts swap.
+  if [ -e "/sys/fs/cgroup/memory/$cg/memory.memsw.limit_in_bytes" ]; then
+    [ "$(cat "/sys/fs/cgroup/memory/$cg/memory.memsw.limit_in_bytes")" = $(((256 + 128) << 20)) ] ||
+      fail "$what: memory+swap limit is not the memory limit"
+  fi
+  # Its files cannot grow past its largest disk or memory (RLIMIT_FSIZE, soft = hard, bounded).
+  local fsize
+  fsize=$(awk '/^Max file size/ { print $4 " " $5 }' "/proc/$pid/limits")
+  [[ "$fsize" =~ ^([0-9]+)\ ([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] &&
+    [ "${BASH_REMATCH[1]}" -ge $(((256 + 64) << 20)) ] || fail "$what: RLIMIT_FSIZE is '$fsize'"
   # The jail's PID 1, an ancestor (a branch's parent is its source until that exits), is
   # jailed the same way and waits in the jails' own group.
   local init=$pid
@@ -122,6 +133,40 @@ check_jailed "$B" b a
 [ "$(space state b | json_field uid)" = "$A_UID" ] || fail "the branch does not share its source's uid"
 expect_status 0 space exec b -- cat /tmp/mark
 [ "$OUT" = in-jail ] || fail "the branch lost its source's memory"
+# A branch reaches nothing of its source: a process of their shared uid in the source's root (as a
+# compromised branch VMM is) is refused by the source's vsock.sock and control.sock, which serve
+# only root and the VMM itself. Before the fix the vsock handshake answered "OK 1024", an exec.
+for sock in vsock.sock control.sock; do
+  got=$(python3 - "$SPACE_RUN_DIR/a" "$A_UID" "$sock" <<'PY'
+import os, socket, sys
+root, uid, name = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+os.chroot(root)
+os.chdir("/")
+os.setgroups([])
+os.setgid(uid)
+os.setuid(uid)
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+try:
+    s.connect("/" + name)
+except OSError as e:
+    print("connect failed: %s" % e)
+    sys.exit(0)
+try:
+    s.sendall(b"CONNECT 1024\n" if name == "vsock.sock" else b'{"op":"state"}\n')
+    data = s.recv(200)
+    print("closed" if data == b"" else "answered: %r" % data)
+except socket.timeout:
+    print("answered: nothing, but held open")
+except OSError as e:
+    print("closed" if e.errno in (104, 32) else "error: %s" % e)
+PY
+)
+  [ "$got" = closed ] || fail "a process of the branch's uid in the source's root got into its $sock: $got"
+done
+grep -q "refusing a client of uid $A_UID" "$SPACE_ROOT/store/sandboxes/a/vmm.log" ||
+  fail "the source's vmm.log does not say it refused the branch's uid"
+echo "a process of the shared uid is refused by the source's vsock.sock and control.sock"
 expect_status 0 space destroy a
 assert_gone a "$A"
 [ ! -d "/sys/fs/cgroup/memory/$CGROUP_PARENT/a" ] || fail "the source's cgroup outlived it"
