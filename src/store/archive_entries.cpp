@@ -122,8 +122,19 @@ ArchiveWriter::ArchiveWriter(int fd, std::string top, std::string origin)
       fd == 1 || (::fstat(fd, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)));
   if (la.write_set_format_pax_restricted(a_) != ARCHIVE_OK ||
       la.write_set_bytes_in_last_block(a_, pad ? 0 : 1) != ARCHIVE_OK ||
-      la.write_open2(a_, this, nullptr, &ArchiveWriter::write_out, nullptr, nullptr) != ARCHIVE_OK)
-    fail_write("open");
+      la.write_open2(a_, this, nullptr, &ArchiveWriter::write_out, nullptr, nullptr) !=
+          ARCHIVE_OK) {
+    // A constructor that throws runs no destructor: the handle is freed here (after the error
+    // message was read from it).
+    try {
+      fail_write("open");
+    } catch (...) {
+      abandoned_ = true;
+      la.write_free(a_);
+      a_ = nullptr;
+      throw;
+    }
+  }
 }
 
 ArchiveWriter::~ArchiveWriter() {
