@@ -139,7 +139,12 @@ TEST_CASE("open_without_sys_admin: a pagemap opened so shows no physical frame n
   REQUIRE(plain);
   const uint64_t shown = pagemap_entry(plain.get(), const_cast<char*>(page));
   REQUIRE((shown & kPresent) != 0);
-  CHECK((shown & kPfn) != 0);  // root's own open sees frame numbers: what the VMM must not get
+  if ((shown & kPfn) == 0) {
+    MESSAGE(
+        "skipped: root's own pagemap shows no frame numbers here (no CAP_SYS_ADMIN in the "
+        "initial user namespace), so there is nothing to hide");
+    return;
+  }
   Fd bare(jail::open_without_sys_admin("/proc/self/pagemap", O_RDONLY));
   REQUIRE(bare);
   const uint64_t hidden = pagemap_entry(bare.get(), const_cast<char*>(page));
