@@ -16,6 +16,7 @@
 #include "store/config.h"
 #include "store/state.h"
 #include "support/fake_sandbox.h"
+#include "support/skip.h"
 #include "util/error.h"
 #include "util/fs.h"
 
@@ -64,11 +65,10 @@ TEST_CASE("destroy of a directory whose record names another sandbox leaves that
   CHECK(fs::exists(f.p.dir));
 }
 
-TEST_CASE("destroy removes the cgroup its id names when no record does, and what is in it") {
-  if (::geteuid() != 0 || jail::detect_layout().version == jail::CgroupVersion::None) {
-    MESSAGE("skipped: needs root and a usable cgroup hierarchy");
-    return;
-  }
+// Needs root and a usable cgroup hierarchy.
+TEST_CASE("destroy removes the cgroup its id names when no record does, and what is in it" *
+          doctest::skip(::geteuid() != 0 ||
+                        jail::detect_layout().version == jail::CgroupVersion::None)) {
   FakeSandbox f("unrecorded");
   const std::string parent = "space-unit-destroy-" + std::to_string(::getpid());
   fs::write_file_atomic(f.ctx.root + "/config.toml",

@@ -23,6 +23,7 @@
 
 #include "core/exec_bridge.h"
 #include "support/guest_init_binary.h"
+#include "support/skip.h"
 #include "support/temp_dir.h"
 #include "util/fd.h"
 
@@ -158,12 +159,9 @@ TEST_CASE("exec: env, cwd and guest-measured time") {
   CHECK(r.r.stats.guest_us <= static_cast<uint64_t>(r.r.stats.total_us));
 }
 
-TEST_CASE("exec: an OCI process's groups, umask and resource limits") {
+// Setting another uid's groups needs root.
+TEST_CASE("exec: an OCI process's groups, umask and resource limits" * test::needs_root()) {
   NEED_AGENT();
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: setting another uid's groups needs root");
-    return;
-  }
   core::ExecOptions o;
   o.uid = 1000;
   o.gid = 1000;

@@ -17,6 +17,7 @@
 #include "store/paths.h"
 #include "support/fake_server.h"
 #include "support/scoped_env.h"
+#include "support/skip.h"
 #include "support/temp_dir.h"
 #include "util/error.h"
 #include "util/fd.h"
@@ -211,11 +212,8 @@ TEST_CASE("make_run_dir makes the run directory afresh, mode 0700, replacing a s
 
 TEST_CASE(
     "make_run_dir for a jail: root's with the jail's group, mode 0710, below a base no one else "
-    "may search") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: needs root (chown)");
-    return;
-  }
+    "may search" *
+    test::needs_root()) {
   test::TempDir d("rundir-jail");
   const std::string base = d.path + "/run";
   ScopedEnv run("SPACE_RUN_DIR", base.c_str());

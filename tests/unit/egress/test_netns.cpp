@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "egress/netns.h"
+#include "support/skip.h"
 #include "support/temp_dir.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -49,11 +50,7 @@ TEST_CASE("egress netns: only network namespaces are recorded") {
   CHECK_THROWS_AS(egress::netns_file(p, "../x"), Error);
 }
 
-TEST_CASE("egress netns: enter_netns moves the calling thread only") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: making a network namespace needs root");
-    return;
-  }
+TEST_CASE("egress netns: enter_netns moves the calling thread only" * test::needs_root()) {
   int ready[2];
   REQUIRE(::pipe(ready) == 0);
   pid_t child = ::fork();

@@ -25,6 +25,7 @@
 #include "jail/mount_base.h"
 #include "jail/seccomp_prebuilt.h"
 #include "support/mount_base_dir.h"
+#include "support/skip.h"
 #include "support/temp_dir.h"
 #include "util/fd.h"
 #include "util/fs.h"
@@ -283,11 +284,8 @@ void run_init_case(bool fail_move, int mount_base = -1) {
 
 }  // namespace
 
-TEST_CASE("init: run_init places, jails, drops and filters the PID 1, then serves") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: needs root");
-    return;
-  }
+TEST_CASE("init: run_init places, jails, drops and filters the PID 1, then serves" *
+          test::needs_root()) {
 #if defined(__SANITIZE_ADDRESS__)
   // The init goes on, instrumented, under the init role's filter, which kills the calls ASan's
   // runtime makes (sigaltstack before a noreturn call, its own mmaps): only a plain build can.

@@ -19,6 +19,7 @@
 #include "support/checks.h"
 #include "support/forked.h"
 #include "support/mount_base_dir.h"
+#include "support/skip.h"
 #include "util/fd.h"
 #include "util/fs.h"
 
@@ -42,11 +43,8 @@ std::string root_of(int base) {
 
 }  // namespace
 
-TEST_CASE("mount base: one empty, read-only namespace, kept in a private mount") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: needs root");
-    return;
-  }
+TEST_CASE("mount base: one empty, read-only namespace, kept in a private mount" *
+          test::needs_root()) {
   test::MountBaseDir d("mntbase");
   Fd base = jail::shared_mount_base(d.path);
   CHECK(root_of(base.get()) == "ro rofs");  // nothing in it, read-only
@@ -59,11 +57,8 @@ TEST_CASE("mount base: one empty, read-only namespace, kept in a private mount")
 }
 
 TEST_CASE(
-    "mount base: a plain file left by a reboot gets a namespace; the directory is bound once") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: needs root");
-    return;
-  }
+    "mount base: a plain file left by a reboot gets a namespace; the directory is bound once" *
+    test::needs_root()) {
   test::MountBaseDir d("mntbase");
   // What a reboot leaves where /run is not a tmpfs: the directory and the file, nothing mounted;
   // here the directory is a mount already (a bind of itself), which is not made again.

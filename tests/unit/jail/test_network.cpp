@@ -19,6 +19,7 @@
 #include "jail/network.h"
 #include "support/checks.h"
 #include "support/forked.h"
+#include "support/skip.h"
 #include "support/temp_dir.h"
 #include "util/error.h"
 #include "util/fd.h"
@@ -60,11 +61,7 @@ std::string interfaces_in(int network) {
 
 }  // namespace
 
-TEST_CASE("network: the jails' namespace has only a loopback device, down") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: needs root");
-    return;
-  }
+TEST_CASE("network: the jails' namespace has only a loopback device, down" * test::needs_root()) {
   NetnsDir d;
   Fd net = jail::shared_network(d.path);
   CHECK(interfaces_in(net.get()) == "lo-");

@@ -18,6 +18,7 @@
 #include "jail/ns_file.h"
 #include "support/checks.h"
 #include "support/forked.h"
+#include "support/skip.h"
 #include "support/temp_dir.h"
 #include "util/error.h"
 #include "util/fd.h"
@@ -64,11 +65,8 @@ struct NsPath {
 
 }  // namespace
 
-TEST_CASE("ns_file: a namespace made by its set-up, kept by a mount, handed out again") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: needs root");
-    return;
-  }
+TEST_CASE("ns_file: a namespace made by its set-up, kept by a mount, handed out again" *
+          test::needs_root()) {
   NsPath p;
   int prepared = 0;
   Fd first = jail::kept_namespace(
@@ -88,22 +86,15 @@ TEST_CASE("ns_file: a namespace made by its set-up, kept by a mount, handed out 
   CHECK_FALSE(jail::is_namespace(regular.get(), CLONE_NEWUTS));
 }
 
-TEST_CASE("ns_file: concurrent first callers make one namespace") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: needs root");
-    return;
-  }
+TEST_CASE("ns_file: concurrent first callers make one namespace" * test::needs_root()) {
   NsPath p;
   test::check_concurrent_children(
       4, [&p] { jail::kept_namespace(p.path, p.lock, kUts, nullptr, setup_kept); });
   CHECK(test::mounts_at(p.path).size() == 1);
 }
 
-TEST_CASE("ns_file: a plain file left by a reboot gets a namespace; the host's own is refused") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: needs root");
-    return;
-  }
+TEST_CASE("ns_file: a plain file left by a reboot gets a namespace; the host's own is refused" *
+          test::needs_root()) {
   NsPath p;
   fs::write_file_atomic(p.path, "", 0400, fs::Sync::Volatile);
   Fd fd = jail::kept_namespace(p.path, p.lock, kUts, nullptr, setup_kept);
@@ -117,11 +108,8 @@ TEST_CASE("ns_file: a plain file left by a reboot gets a namespace; the host's o
                        doctest::Contains("this host's own UTS namespace"), Error);
 }
 
-TEST_CASE("ns_file: a set-up that fails is named with its errno, and nothing is mounted") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: needs root");
-    return;
-  }
+TEST_CASE("ns_file: a set-up that fails is named with its errno, and nothing is mounted" *
+          test::needs_root()) {
   NsPath p;
   CHECK_THROWS_WITH_AS(jail::kept_namespace(p.path, p.lock, kUts, nullptr, [] { return EPERM; }),
                        doctest::Contains("make the test's UTS namespace: Operation not permitted"),

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "jail/privileges.h"
+#include "support/skip.h"
 #include "util/error.h"
 #include "util/fd.h"
 
@@ -51,11 +52,7 @@ constexpr uid_t kUid = 1000000123;
 
 }  // namespace
 
-TEST_CASE("privileges: drop() leaves no way back") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: needs root");
-    return;
-  }
+TEST_CASE("privileges: drop() leaves no way back" * test::needs_root()) {
   CHECK_FALSE(jail::has_no_capabilities());  // root holds some
   int status = 0;
   std::string out = in_child(
@@ -92,11 +89,7 @@ TEST_CASE("privileges: drop() leaves no way back") {
   CHECK(WIFEXITED(status));
 }
 
-TEST_CASE("privileges: drop() refuses uid or gid 0 before changing anything") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: needs root");
-    return;
-  }
+TEST_CASE("privileges: drop() refuses uid or gid 0 before changing anything" * test::needs_root()) {
   for (jail::Identity who : {jail::Identity{0, kUid}, jail::Identity{kUid, 0}}) {
     int status = 0;
     std::string out = in_child(
@@ -127,11 +120,8 @@ static uint64_t pagemap_entry(int fd, const void* page) {
   return e;
 }
 
-TEST_CASE("open_without_sys_admin: a pagemap opened so shows no physical frame numbers") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: needs root (CAP_SYS_ADMIN to take away)");
-    return;
-  }
+TEST_CASE("open_without_sys_admin: a pagemap opened so shows no physical frame numbers" *
+          test::needs_root()) {
   alignas(4096) static volatile char page[4096];
   page[0] = 1;  // present
   constexpr uint64_t kPfn = (1ULL << 55) - 1, kPresent = 1ULL << 63;
@@ -158,11 +148,8 @@ TEST_CASE("open_without_sys_admin: a pagemap opened so shows no physical frame n
 
 // A VMM holds its disks open and could grow them into the shared store: with a bound, a write,
 // fallocate or ftruncate past it fails with EFBIG (SIGXFSZ ignored), and within it all is as usual.
-TEST_CASE("privileges: drop() with a file bound stops a file from growing past it") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: needs root");
-    return;
-  }
+TEST_CASE("privileges: drop() with a file bound stops a file from growing past it" *
+          test::needs_root()) {
   Fd disk(::open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0666));
   REQUIRE(disk);
   REQUIRE(::ftruncate(disk.get(), 1 << 20) == 0);  // a 1 MiB "disk"

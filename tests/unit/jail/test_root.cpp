@@ -28,6 +28,7 @@
 #include "jail/mount_base.h"
 #include "jail/root.h"
 #include "support/mount_base_dir.h"
+#include "support/skip.h"
 #include "support/temp_dir.h"
 #include "util/error.h"
 #include "util/fd.h"
@@ -189,11 +190,8 @@ bool mounted_at(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("root: in_own_pid_namespace() tells a child in a new PID namespace from its parent") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: needs root");
-    return;
-  }
+TEST_CASE("root: in_own_pid_namespace() tells a child in a new PID namespace from its parent" *
+          test::needs_root()) {
   const bool here = jail::in_own_pid_namespace();
   pid_t pid = static_cast<pid_t>(::syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0));
   REQUIRE(pid >= 0);
@@ -228,11 +226,8 @@ TEST_CASE("root: enter() refuses outside a PID namespace of its own, before touc
 }
 
 TEST_CASE(
-    "root: enter() as PID 1 makes its directory the read-only root, with namespaces of its own") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: needs root");
-    return;
-  }
+    "root: enter() as PID 1 makes its directory the read-only root, with namespaces of its own" *
+    test::needs_root()) {
   test::TempDir mnt("root-mnt");
   make_jail_dir(mnt.path);
   DataFile data;
@@ -254,11 +249,7 @@ TEST_CASE(
   CHECK(fs::list_dir(mnt.path) == std::vector<std::string>{"inside"});
 }
 
-TEST_CASE("root: enter() given a network namespace joins it, and makes none") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: needs root");
-    return;
-  }
+TEST_CASE("root: enter() given a network namespace joins it, and makes none" * test::needs_root()) {
   test::TempDir mnt("root-mnt");
   make_jail_dir(mnt.path);
   DataFile data;
@@ -293,11 +284,8 @@ TEST_CASE("root: enter() given a network namespace joins it, and makes none") {
   ::waitpid(holder, nullptr, 0);
 }
 
-TEST_CASE("root: enter() under a shared mount propagates nothing to the host") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: needs root");
-    return;
-  }
+TEST_CASE("root: enter() under a shared mount propagates nothing to the host" *
+          test::needs_root()) {
   // A tmpfs of our own, shared: without enter() making its mounts private, the jail's bind mount
   // of a directory in it would appear here too (and pivot_root would refuse it).
   test::TempDir base("root-shared");
@@ -320,11 +308,8 @@ TEST_CASE("root: enter() under a shared mount propagates nothing to the host") {
   CHECK(fs::list_dir(mnt) == std::vector<std::string>{"inside"});
 }
 
-TEST_CASE("root: enter() truncates the hostname to 64 bytes and names a failed step") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: needs root");
-    return;
-  }
+TEST_CASE("root: enter() truncates the hostname to 64 bytes and names a failed step" *
+          test::needs_root()) {
   test::TempDir mnt("root-mnt");
   make_jail_dir(mnt.path);
   DataFile data;
@@ -356,11 +341,8 @@ struct MountBase {
   Fd fd = jail::shared_mount_base(dir.path);
 };
 
-TEST_CASE("root: enter() from the jails' base mount namespace: the same jail, nothing unmounted") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: needs root");
-    return;
-  }
+TEST_CASE("root: enter() from the jails' base mount namespace: the same jail, nothing unmounted" *
+          test::needs_root()) {
   MountBase base;
   test::TempDir mnt("root-mnt");
   make_jail_dir(mnt.path);

@@ -13,6 +13,7 @@
 
 #include "store/btrfs.h"
 #include "store/store.h"
+#include "support/skip.h"
 #include "support/temp_dir.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -119,16 +120,11 @@ TEST_CASE("remove_store_tree removes plain directories (sandboxes made before th
   CHECK_NOTHROW(store::remove_store_tree(t.path + "/sb"));  // missing is fine
 }
 
-TEST_CASE("a loopback store is mounted nosuid and nodev, and an older mount is remounted so") {
-  if (::geteuid() != 0 || proc::find_program("mkfs.btrfs").empty()) {
-    MESSAGE("skipped: needs root and mkfs.btrfs");
-    return;
-  }
+// Needs root and mkfs.btrfs, and /tmp not on btrfs (there no loopback store is made).
+TEST_CASE("a loopback store is mounted nosuid and nodev, and an older mount is remounted so" *
+          doctest::skip(::geteuid() != 0 || proc::find_program("mkfs.btrfs").empty() ||
+                        store::btrfs::on_btrfs("/tmp"))) {
   test::TempDir t("store-flags");
-  if (store::btrfs::on_btrfs(t.path)) {
-    MESSAGE("skipped: /tmp is on btrfs, so no loopback store is made");
-    return;
-  }
   fs::write_file_atomic(t.path + "/config.toml", "[store]\nsize_gib = 1\n");
   store::Context ctx{t.path};
   auto sp = store::ensure_store(ctx, StoreUse::Create);

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "support/scoped_env.h"
+#include "support/skip.h"
 #include "support/temp_dir.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -151,11 +152,7 @@ TEST_CASE("spawn_detached with SpawnOptions: fds in order, only the given enviro
   CHECK(fs::read_file(log) == "6\n");
 }
 
-TEST_CASE("spawn_detached with new_pid_namespace runs the child as PID 1") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: needs root");
-    return;
-  }
+TEST_CASE("spawn_detached with new_pid_namespace runs the child as PID 1" * test::needs_root()) {
   test::TempDir d("proc");
   std::string log = d.path + "/out.log", out = d.path + "/pid";
   test::ScopedEnv leak("SPACE_TEST_LEAK", "leaked");
@@ -185,11 +182,8 @@ TEST_CASE("spawn_detached with new_pid_namespace runs the child as PID 1") {
 }
 
 TEST_CASE(
-    "spawn_detached with an init: the program is PID 2 with its fds only; the init keeps its") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: needs root");
-    return;
-  }
+    "spawn_detached with an init: the program is PID 2 with its fds only; the init keeps its" *
+    test::needs_root()) {
   test::TempDir d("proc");
   std::string log = d.path + "/out.log", out = d.path + "/program";
   Pipe ready = Pipe::make(), init_pipe = Pipe::make();

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/skip.h"
 #include "support/temp_dir.h"
 #include "util/error.h"
 #include "util/fd.h"
@@ -282,11 +283,7 @@ TEST_CASE("listen_at and unlink_if_ours remove only our own socket file") {
 // A jailed VMM (uid 65534 here) and a branch of it (a fork: the same uid, another pid) — the
 // branch's connection is refused by peer_root_or_self though peer_trusted takes it; the VMM's own
 // connection and root's are accepted.
-TEST_CASE("peer_root_or_self refuses another process of our own uid") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: needs root to become another uid");
-    return;
-  }
+TEST_CASE("peer_root_or_self refuses another process of our own uid" * test::needs_root()) {
   test::TempDir t("peer-self");
   ::chmod(t.path.c_str(), 0777);
   const std::string path = t.path + "/vsock.sock";

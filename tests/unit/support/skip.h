@@ -1,0 +1,16 @@
+// Skips doctest counts as skips, not passes: decorators evaluated once, when the test binary
+// starts, so a case that cannot run on this host is reported under "skipped" with its name
+// (doctest's --list-test-cases shows them too), never run half-way and passed.
+//   TEST_CASE("mounts a store" * test::needs_root())
+#pragma once
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+namespace space::test {
+
+// Skipped unless the binary runs as root (uids, mounts, namespaces, cgroups, capabilities).
+inline doctest::skip needs_root() {
+  return doctest::skip(::geteuid() != 0);
+}
+
+}  // namespace space::test
