@@ -8,6 +8,7 @@
 // security.* / trusted.* xattrs only with --keep-privileges), and the errors a user sees.
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -218,9 +219,15 @@ std::function<void(int)> hostile_guest(std::vector<TreeEntry> tree) {
       dec.feed({buf, static_cast<size_t>(n)});
       while (dec.next()) frames++;
     }
+    // The host may refuse an entry and close before the rest is sent: MSG_NOSIGNAL, so that
+    // this fake guest gets EPIPE and stops, instead of a SIGPIPE ending the whole test binary.
     auto send = [&](proto::Type ty, const std::vector<uint8_t>& p) {
       auto b = proto::encode_frame(ty, p);
-      write_all(fd, b.data(), b.size());
+      for (size_t off = 0; off < b.size();) {
+        ssize_t k = ::send(fd, b.data() + off, b.size() - off, MSG_NOSIGNAL);
+        if (k <= 0) return;
+        off += static_cast<size_t>(k);
+      }
     };
     proto::HelloReply hr;
     hr.agent = "evil";

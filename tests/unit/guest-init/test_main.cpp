@@ -18,18 +18,17 @@
 
 #include "proto/agent.h"
 #include "support/guest_init_binary.h"
+#include "support/skip.h"
 #include "support/temp_dir.h"
 #include "util/fd.h"
 
 using namespace space;
 using namespace space::proto;
 
-TEST_CASE("guest-init --serve-unix serves the protocol and exits 0 on Poweroff") {
+// Skipped without a guest-init binary next to this test (build the guest-init target).
+TEST_CASE("guest-init --serve-unix serves the protocol and exits 0 on Poweroff" *
+          doctest::skip(test::guest_init_binary().empty())) {
   std::string bin = test::guest_init_binary();
-  if (bin.empty()) {
-    MESSAGE("skipped: no guest-init binary next to this test (build the guest-init target)");
-    return;
-  }
   test::TempDir d("gi");
   std::string path = d.path + "/agent.sock";
   pid_t pid = ::fork();

@@ -13,4 +13,11 @@ inline doctest::skip needs_root() {
   return doctest::skip(::geteuid() != 0);
 }
 
+// Whether this build runs under AddressSanitizer, for cases its runtime cannot take part in.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kUnderAsan = true;
+#else
+inline constexpr bool kUnderAsan = false;
+#endif
+
 }  // namespace space::test
