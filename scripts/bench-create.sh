@@ -82,14 +82,11 @@ cleanup() {
   local rc=$?
   set +e
   if [ $KEEP = 0 ]; then
-    for dir in "$ROOT"/store/sandboxes/bench-*; do
-      [ -e "$dir" ] && "$SPACE_BIN" destroy --force "${dir##*/}" >/dev/null 2>&1
-    done
+    bench_destroy bench
     [ -f "$WORK/qemu.pids" ] && while read -r p; do kill -9 "$p" 2>/dev/null; done <"$WORK/qemu.pids"
-    bench_unmount_store "$ROOT" bench-create || rc=1
-    rm -rf --one-file-system "$WORK"
+    bench_remove_work bench-create || rc=1
   else
-    echo "bench-create: kept $WORK and $ROOT (store mounted)" >&2
+    bench_kept bench-create
   fi
   exit $rc
 }

@@ -34,3 +34,22 @@ bench_private_root() {
   case $ROOT in /var/lib/space*) echo "$1: refusing to use $ROOT" >&2; rm -rf "$WORK"; exit 1 ;; esac
   export SPACE_ROOT=$ROOT SPACE_RUN_DIR=$WORK/run
 }
+
+# bench_remove_work WHO: unmounts $ROOT/store and removes $WORK (with a private root inside it);
+# returns 1 if the store stays mounted. bench_kept WHO: says what --keep left.
+bench_remove_work() {
+  local rc=0
+  bench_unmount_store "$ROOT" "$1" || rc=1
+  rm -rf --one-file-system "$WORK"
+  return $rc
+}
+bench_kept() { echo "$1: kept $WORK and $ROOT (store mounted)" >&2; }
+
+# bench_destroy PREFIX: destroys, forcibly and quietly, every sandbox of $ROOT named PREFIX-*.
+bench_destroy() {
+  local dir
+  for dir in "$ROOT"/store/sandboxes/"$1"-*; do
+    [ -e "$dir" ] && "$SPACE_BIN" destroy --force "${dir##*/}" >/dev/null 2>&1
+  done
+  return 0
+}

@@ -91,14 +91,11 @@ cleanup() {
   local rc=$?
   set +e
   [ -n "${SERVER_PID:-}" ] && kill "$SERVER_PID" 2>/dev/null
-  for dir in "$ROOT"/store/sandboxes/wl-*; do
-    [ -e "$dir" ] && "$SPACE_BIN" destroy --force "${dir##*/}" >/dev/null 2>&1
-  done
+  bench_destroy wl
   if [ $KEEP = 0 ]; then
-    bench_unmount_store "$ROOT" bench-workloads || rc=1
-    rm -rf --one-file-system "$WORK"
+    bench_remove_work bench-workloads || rc=1
   else
-    echo "bench-workloads: kept $WORK and $ROOT (store mounted)" >&2
+    bench_kept bench-workloads
   fi
   exit $rc
 }
