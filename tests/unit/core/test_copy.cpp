@@ -26,6 +26,7 @@
 #include "support/fake_sandbox.h"
 #include "support/fake_server.h"
 #include "support/privileged_xattrs.h"
+#include "support/skip.h"
 #include "support/tar_writer.h"
 #include "support/temp_dir.h"
 #include "support/tree_files.h"
@@ -112,7 +113,7 @@ TEST_CASE("copy: paths name a sandbox by ID: before any '/'") {
   CHECK(core::parse_copy_path("-").stream);
 }
 
-TEST_CASE("copy: a tree into a sandbox and back out is the same tree") {
+TEST_CASE("copy: a tree into a sandbox and back out is the same tree" * test::needs_root()) {
   CopyRig rig;
   TempDir t("cp");
   const std::string big = make_tree(t.path + "/src");
@@ -138,7 +139,8 @@ TEST_CASE("copy: a tree into a sandbox and back out is the same tree") {
 
 // The rules below hold whatever the sizes: a small tree (a 2 MiB file, still eight frames) keeps
 // them apart from the 64 MiB round trip above.
-TEST_CASE("copy: SRC/. copies the contents; a file onto a new name; a missing parent is an error") {
+TEST_CASE("copy: SRC/. copies the contents; a file onto a new name; a missing parent is an error" *
+          test::needs_root()) {
   CopyRig rig;
   TempDir t("cprules");
   const std::string big = make_tree(t.path + "/src", 2, 20);
@@ -170,7 +172,7 @@ TEST_CASE("copy: the size limit stops a copy out, and what it wrote is removed")
   CHECK_FALSE(exists(t.path + "/out/limited"));
 }
 
-TEST_CASE("copy: tar streams in on stdin and out on stdout") {
+TEST_CASE("copy: tar streams in on stdin and out on stdout" * test::needs_root()) {
   CopyRig rig;
   TempDir t("cptar");
   fs::mkdir_p(t.path + "/src/d");
@@ -311,7 +313,9 @@ TEST_CASE("copy: a hostile guest's tree copied out as a tar stream never reaches
   }
 }
 
-TEST_CASE("copy: a hostile tar copied in writes nothing outside DST and leaves nothing in it") {
+// Needs root: the entries carry owners, which only root can give.
+TEST_CASE("copy: a hostile tar copied in writes nothing outside DST and leaves nothing in it" *
+          test::needs_root()) {
   CopyRig rig;
   TempDir t("cpevil");
   fs::mkdir_p(t.path + "/guest/in");
@@ -336,7 +340,8 @@ TEST_CASE("copy: a hostile tar copied in writes nothing outside DST and leaves n
 }
 
 TEST_CASE(
-    "copy: out with -a drops setid bits and security/trusted xattrs unless kept, and says so") {
+    "copy: out with -a drops setid bits and security/trusted xattrs unless kept, and says so" *
+    test::needs_root()) {
   space::test::PrivilegedXattrDir t("cppriv");
   if (!t.usable()) return;
   using space::test::xattr_of;

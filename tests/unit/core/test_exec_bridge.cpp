@@ -134,7 +134,7 @@ TEST_CASE("exec: exit codes, signals, and stdout kept apart from stderr") {
   CHECK(k.r.status.kind == proto::ExitKind::Signaled);
 }
 
-TEST_CASE("exec: missing and non-executable commands give 127 and 126") {
+TEST_CASE("exec: missing and non-executable commands give 127 and 126" * test::needs_root()) {
   NEED_AGENT();
   auto nf = run({"no-such-command-xyz"});
   CHECK(nf.r.exit_code == 127);

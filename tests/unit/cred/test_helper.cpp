@@ -28,6 +28,7 @@
 #include "store/paths.h"
 #include "store/state.h"
 #include "support/forked.h"
+#include "support/skip.h"
 #include "support/temp_dir.h"
 #include "util/fd.h"
 #include "util/fs.h"
@@ -48,7 +49,8 @@ Fd dial(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("credd serves the operator and one sandbox's socket, and exits when idle") {
+TEST_CASE("credd serves the operator and one sandbox's socket, and exits when idle" *
+          test::needs_root()) {
   test::TempDir d("credd");  // removed also when a REQUIRE fails
   std::string base = d.path, root = base + "/root";
   // credd_main sets umask(077) for the whole process; the other tests in this binary need the

@@ -25,6 +25,7 @@
 #include "proto/net.h"
 #include "store/paths.h"
 #include "store/state.h"
+#include "support/skip.h"
 #include "support/tcp_server.h"
 #include "support/temp_dir.h"
 #include "util/daemon.h"
@@ -119,7 +120,8 @@ struct BrokerRoot {
 
 }  // namespace
 
-TEST_CASE("the broker serves its sandboxes' sockets, within limits, and exits when idle") {
+TEST_CASE("the broker serves its sandboxes' sockets, within limits, and exits when idle" *
+          test::needs_root()) {
   BrokerRoot br("1");
   const std::string& root = br.root;
   test::TcpServer echo(test::echo_service);
@@ -231,7 +233,8 @@ TEST_CASE("the broker serves its sandboxes' sockets, within limits, and exits wh
   CHECK((st.st_mode & 0777) == 0600);
 }
 
-TEST_CASE("a sandbox flooding the broker does not starve another, nor leak descriptors") {
+TEST_CASE("a sandbox flooding the broker does not starve another, nor leak descriptors" *
+          test::needs_root()) {
   BrokerRoot br("2");
   const std::string& root = br.root;
   auto open_fds = [] { return fs::list_dir("/proc/self/fd").size(); };
@@ -292,7 +295,8 @@ TEST_CASE("a sandbox flooding the broker does not starve another, nor leak descr
 }
 
 TEST_CASE(
-    "egress: 5000 denied connections, each to a new name, leave a bounded log that counts them") {
+    "egress: 5000 denied connections, each to a new name, leave a bounded log that counts them" *
+    test::needs_root()) {
   BrokerRoot br("1");
   const std::string& root = br.root;
   test::TcpServer echo(test::echo_service);

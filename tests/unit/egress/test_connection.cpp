@@ -25,6 +25,7 @@
 #include "proto/agent.h"
 #include "proto/net.h"
 #include "support/own_netns.h"
+#include "support/skip.h"
 #include "support/tcp_server.h"
 
 using namespace space;
@@ -324,7 +325,8 @@ TEST_CASE("with address rules only, a CONNECT by name is refused before any look
 // A name under * that resolves to one of the host's own public addresses (here: of a network
 // namespace the test made, where this connection is served) is refused like loopback; an
 // address rule naming it lets it through.
-TEST_CASE("a name rule never admits one of the host's own addresses, an address rule does") {
+TEST_CASE("a name rule never admits one of the host's own addresses, an address rule does" *
+          test::needs_root()) {
   test::in_own_netns({"93.184.216.34"}, [] {
     TcpServer echo(test::echo_service, "93.184.216.34");
     auto to_own = [](const std::string&, std::string&) {
@@ -360,11 +362,9 @@ TEST_CASE("a name rule never admits one of the host's own addresses, an address 
 
 // Fail closed: when the kernel cannot be asked whether an address is the host's own (here a
 // seccomp filter on the serving threads refuses netlink sockets), the address is not connected.
-TEST_CASE("an address that cannot be checked against the host's own is not connected") {
-#ifndef __x86_64__
-  MESSAGE("skipped: the filter below is written for x86_64");
-  return;
-#endif
+// The seccomp filter below is written for x86_64.
+TEST_CASE("an address that cannot be checked against the host's own is not connected" *
+          doctest::skip(::geteuid() != 0 || !test::kX86_64)) {
   test::in_own_netns({}, [] {
     sock_filter code[] = {
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),

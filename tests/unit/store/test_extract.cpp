@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "store/extract.h"
+#include "support/skip.h"
 #include "support/tar_writer.h"
 #include "support/temp_dir.h"
 #include "util/error.h"
@@ -66,7 +67,8 @@ std::string error_of(const std::function<void()>& f) {
 }
 }  // namespace
 
-TEST_CASE("extract: files, directories, links and nodes with their owners, modes, times, xattrs") {
+TEST_CASE("extract: files, directories, links and nodes with their owners, modes, times, xattrs" *
+          test::needs_root()) {
   Rig r;
   // A v2 file capability blob: cap_net_bind_service in the permitted set.
   std::string cap(20, '\0');
@@ -109,7 +111,8 @@ TEST_CASE("extract: files, directories, links and nodes with their owners, modes
   CHECK(S_ISFIFO(lstat_of(r.root + "/run/fifo").st_mode));
 }
 
-TEST_CASE("extract: gzip input, replacing entries, owner override, setid and device refusal") {
+TEST_CASE("extract: gzip input, replacing entries, owner override, setid and device refusal" *
+          test::needs_root()) {
   Rig r;
   REQUIRE(::mkdir((r.root + "/d").c_str(), 0755) == 0);
   REQUIRE(::symlink(r.outside.c_str(), (r.root + "/s").c_str()) == 0);
@@ -141,7 +144,9 @@ TEST_CASE("extract: gzip input, replacing entries, owner override, setid and dev
   CHECK(err.find("device node") != std::string::npos);
 }
 
-TEST_CASE("extract: hostile archives are refused and write nothing outside the root") {
+// Needs root: the entries carry owners, which only root can give.
+TEST_CASE("extract: hostile archives are refused and write nothing outside the root" *
+          test::needs_root()) {
   Rig r;
   auto refused = [&](const std::vector<TarEntry>& entries, const std::string& why) {
     auto err = error_of([&] { r.run(entries); });
@@ -183,7 +188,8 @@ TEST_CASE("extract: truncated, corrupted and non-tar input is an error") {
   CHECK(r.outside_empty());
 }
 
-TEST_CASE("extract: OCI whiteouts remove what lower layers made, never this layer's entries") {
+TEST_CASE("extract: OCI whiteouts remove what lower layers made, never this layer's entries" *
+          test::needs_root()) {
   Rig r;
   store::ExtractOptions layer;
   layer.whiteouts = true;

@@ -20,4 +20,11 @@ inline constexpr bool kUnderAsan = true;
 inline constexpr bool kUnderAsan = false;
 #endif
 
+// Whether this is an x86-64 build, for cases whose raw system-call numbers or filters are its.
+#if defined(__x86_64__)
+inline constexpr bool kX86_64 = true;
+#else
+inline constexpr bool kX86_64 = false;
+#endif
+
 }  // namespace space::test

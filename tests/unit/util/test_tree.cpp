@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "support/privileged_xattrs.h"
+#include "support/skip.h"
 #include "support/temp_dir.h"
 #include "support/tree_files.h"
 #include "util/copy_target.h"
@@ -139,7 +140,9 @@ TEST_CASE("tree: a walked tree written elsewhere keeps kinds, modes, times, link
   }
 }
 
-TEST_CASE("tree: hostile streams write nothing outside the root and leave nothing behind") {
+// Needs root: the entries carry owners, which only root can give.
+TEST_CASE("tree: hostile streams write nothing outside the root and leave nothing behind" *
+          test::needs_root()) {
   TempDir t("hostile");
   fs::mkdir_p(t.path + "/root");
   put_file(t.path + "/canary", "untouched");
@@ -196,7 +199,8 @@ TEST_CASE("tree: hostile streams write nothing outside the root and leave nothin
   }
 }
 
-TEST_CASE("tree: without privileges, setid bits and security/trusted xattrs are dropped, counted") {
+TEST_CASE("tree: without privileges, setid bits and security/trusted xattrs are dropped, counted" *
+          test::needs_root()) {
   space::test::PrivilegedXattrDir t("privileges");
   if (!t.usable()) return;
   using space::test::xattr_of;
@@ -263,7 +267,7 @@ TEST_CASE("tree: without privileges, setid bits and security/trusted xattrs are 
   }
 }
 
-TEST_CASE("tree: the size limit stops a stream and what it made is removed") {
+TEST_CASE("tree: the size limit stops a stream and what it made is removed" * test::needs_root()) {
   TempDir t("limit");
   put_file(t.path + "/keep", "old");
   Fd root(::open(t.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
