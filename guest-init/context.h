@@ -25,6 +25,7 @@ struct Context {
   HostSync host_sync;    // entropy and clock from each Hello (PID 1 only)
   ImageRoot image;       // the user's image, once a Hello asked for it (PID 1 only)
   bool pid1 = false;     // false in the --serve-unix test mode: no mounts, no reboot
+  bool gvisor = false;   // PID 1 of a gVisor sandbox (--gvisor): no mounts, no vsock, exit to stop
   std::string hostname;  // the sandbox id, reported in HelloReply
   std::string agent = std::string("guest-init ") + kAgentVersion;
   // Asks the event loop to power the guest off (test mode: to exit). Thread-safe, idempotent.

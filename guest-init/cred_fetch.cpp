@@ -53,8 +53,13 @@ Fd connect_host(uint32_t port, const std::string& unix_path, int timeout_ms,
   int64_t deadline = mono_ms() + timeout_ms;
   Fd fd;
   int rc;
-  if (unix_path.empty()) {
+  std::string path = unix_path;
+  if (path.empty()) {
     fd = Fd(::socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    // No vsock in this kernel: a gVisor sandbox, whose host sockets are files (proto/agent.h).
+    if (!fd && errno == EAFNOSUPPORT) path = proto::gvisor_port_socket(proto::kGvisorHostDir, port);
+  }
+  if (path.empty()) {
     if (!fd) {
       why = std::string("socket(AF_VSOCK): ") + std::strerror(errno);
       return Fd();
@@ -72,11 +77,11 @@ Fd connect_host(uint32_t port, const std::string& unix_path, int timeout_ms,
     fd = Fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
     sockaddr_un a{};
     a.sun_family = AF_UNIX;
-    if (!fd || unix_path.size() >= sizeof a.sun_path) {
-      why = "bad host socket " + unix_path;
+    if (!fd || path.size() >= sizeof a.sun_path) {
+      why = "bad host socket " + path;
       return Fd();
     }
-    std::memcpy(a.sun_path, unix_path.data(), unix_path.size());
+    std::memcpy(a.sun_path, path.data(), path.size());
     rc = ::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a);
   }
   if (rc != 0 && errno != EINPROGRESS && errno != EAGAIN) {

@@ -18,10 +18,8 @@
 #include "util/error.h"
 
 namespace space::guest {
-namespace {
 
-// Starts a detached session thread for `conn`, or refuses it when too many are open.
-void start_session(Context& ctx, Fd conn) {
+void start_session(Context& ctx, Fd conn) noexcept {
   if (ctx.sessions.load() >= ctx.max_sessions) {
     Channel(std::move(conn)).send_error("too many connections to guest-init");
     return;
@@ -37,6 +35,8 @@ void start_session(Context& ctx, Fd conn) {
     ctx.console.log(std::string("cannot start a connection thread: ") + e.what());
   }
 }
+
+namespace {
 
 // Reads every pending signal; returns true if one asks guest-init to stop. As PID 1 that is
 // SIGTERM, SIGUSR1 or SIGUSR2 (busybox reboot, halt, poweroff); in test mode any but SIGCHLD.

@@ -13,5 +13,8 @@ namespace space::guest {
 // `listener` may be invalid (then only reaping happens). Sets ctx.request_poweroff.
 // Throws only on setup failure.
 int run_event_loop(Context& ctx, Fd listener, Fd signal_fd);
+// Serves `conn` on a detached session thread (serve_connection), or refuses it with an Error
+// frame when ctx.max_sessions are open. Never throws.
+void start_session(Context& ctx, Fd conn) noexcept;
 
 }  // namespace space::guest

@@ -5,24 +5,35 @@
 #include <linux/openat2.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <termios.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "passwd.h"
 #include "signals.h"
+#include "util/open_resolved.h"
 #include "util/wipe.h"
 
 namespace space::guest {
+
+namespace {
+// Whether clone() takes CLONE_PIDFD here: gVisor's kernel refuses it with EINVAL, and the first
+// refusal switches every later spawn to an eventfd the reaper signals.
+std::atomic<bool> clone_gives_pidfd{true};
+}  // namespace
+
 namespace {
 
 constexpr size_t kChildStack = 64 * 1024;
@@ -253,10 +264,8 @@ std::string read_small_file(int root_fd, const char* path) {
   if (root_fd < 0) {
     fd = Fd(::open((std::string("/") + path).c_str(), O_RDONLY | O_CLOEXEC));
   } else {
-    open_how how{};
-    how.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK;
-    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
-    fd = Fd(static_cast<int>(::syscall(SYS_openat2, root_fd, path, &how, sizeof how)));
+    fd = Fd(open_resolved(root_fd, path, O_RDONLY | O_NONBLOCK,
+                          RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS));
     struct stat st {};
     if (fd && (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))) fd.reset();
   }
@@ -322,6 +331,12 @@ Spawned spawn_exec(const proto::ExecRequest& req, Reaper& reaper, Reaper::ExitFn
     winsize ws{req.rows, req.cols, 0, 0};
     if (req.rows && req.cols) ::ioctl(s.master.get(), TIOCSWINSZ, &ws);
     slave = Fd(::ioctl(s.master.get(), TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC));
+    if (!slave && (errno == ENOTTY || errno == EINVAL)) {
+      // No TIOCGPTPEER (gVisor's kernel): the peer by its number, in /dev/pts (devpts).
+      unsigned n = 0;
+      if (::ioctl(s.master.get(), TIOCGPTN, &n) != 0) spawn_fail("number of the pty", errno);
+      slave = Fd(::open(("/dev/pts/" + std::to_string(n)).c_str(), O_RDWR | O_NOCTTY | O_CLOEXEC));
+    }
     if (!slave) spawn_fail("open the pty", errno);
     slave = above_stdio(std::move(slave));
     a.fds[0] = a.fds[1] = a.fds[2] = slave.get();
@@ -343,15 +358,32 @@ Spawned spawn_exec(const proto::ExecRequest& req, Reaper& reaper, Reaper::ExitFn
   // The child runs on this buffer while this thread is suspended (CLONE_VFORK).
   auto stack = std::make_unique_for_overwrite<char[]>(kChildStack);
   int pidfd = -1;
-  pid_t pid = reaper.spawn(
-      [&]() -> pid_t {
-        return ::clone(child_main, stack.get() + kChildStack,
-                       CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, &a, &pidfd);
-      },
-      std::move(on_exit));
+  Fd exit_event;  // where CLONE_PIDFD is missing (gVisor): an eventfd the reaper signals
+  auto attempt = [&](Reaper::ExitFn fn) {
+    const bool with_pidfd = clone_gives_pidfd.load();
+    if (!with_pidfd) {
+      exit_event = Fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+      if (!exit_event) spawn_fail("eventfd", errno);
+      fn = [inner = std::move(fn), efd = exit_event.get()](pid_t p, int status) {
+        inner(p, status);
+        uint64_t one = 1;
+        ssize_t w = ::write(efd, &one, sizeof one);
+        (void)w;
+      };
+    }
+    return reaper.spawn(
+        [&]() -> pid_t {
+          return ::clone(child_main, stack.get() + kChildStack,
+                         CLONE_VM | CLONE_VFORK | (with_pidfd ? CLONE_PIDFD : 0) | SIGCHLD, &a,
+                         &pidfd);
+        },
+        std::move(fn));
+  };
+  pid_t pid = attempt(on_exit);
+  if (pid < 0 && errno == EINVAL && clone_gives_pidfd.exchange(false)) pid = attempt(on_exit);
   if (pid < 0) spawn_fail("clone", errno);
   s.pid = pid;
-  s.pidfd = Fd(pidfd);
+  s.pidfd = exit_event ? std::move(exit_event) : Fd(pidfd);
   if (a.step != kNone) {
     auto kind = a.step == kExec && a.err == ENOENT ? proto::ExitKind::NotFound
                                                    : proto::ExitKind::CannotExecute;

@@ -5,7 +5,8 @@
 // guest-init afterwards (each fault is costly under PVM); the vfork semantics mean the parent
 // resumes only once execve succeeded or the child failed, and the child's failure (which step,
 // which errno) is read straight from shared memory with no pipe. CLONE_PIDFD gives a pidfd
-// that turns readable when the process exits, for the exec's poll loop, at no extra syscall.
+// that turns readable when the process exits, for the exec's poll loop, at no extra syscall;
+// where the kernel lacks CLONE_PIDFD (gVisor's), an eventfd the reaper signals stands in.
 // The child: its own session with the pty as controlling terminal (tty) or its own process
 // group (pipes); stdio on 0-2; cwd; rlimits and umask; setgroups/setgid/setuid through syscall()
 // (glibc's wrappers would broadcast the change to every guest-init thread, as they share our

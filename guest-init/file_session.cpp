@@ -16,6 +16,7 @@
 #include "passwd.h"
 #include "util/copy_target.h"
 #include "util/error.h"
+#include "util/open_resolved.h"
 #include "util/tree_walker.h"
 #include "util/tree_writer.h"
 
@@ -94,11 +95,9 @@ void run_put(Context& ctx, Channel& ch, proto::FrameDecoder& dec, const proto::P
 
 void run_get(Context& ctx, Channel& ch, const proto::GetRequest& req, int root_fd) noexcept {
   try {
-    open_how how{};
-    how.flags = O_PATH | O_CLOEXEC;
-    if (!(req.flags & proto::GetRequest::kFollowLink)) how.flags |= O_NOFOLLOW;
-    how.resolve = RESOLVE_IN_ROOT;
-    Fd top(static_cast<int>(::syscall(SYS_openat2, root_fd, req.src.c_str(), &how, sizeof how)));
+    int flags = O_PATH;
+    if (!(req.flags & proto::GetRequest::kFollowLink)) flags |= O_NOFOLLOW;
+    Fd top(open_resolved(root_fd, req.src, flags, RESOLVE_IN_ROOT));
     if (!top) {
       if (errno == ENOENT) fail(req.src + ": no such file or directory in the sandbox");
       throw_errno(req.src);

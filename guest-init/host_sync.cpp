@@ -63,6 +63,10 @@ std::string HostSync::hostname(const std::string& fallback) const {
   return hostname_.empty() ? fallback : hostname_;
 }
 
+void HostSync::apply_hostname(const proto::Hello& hello, const Console& con) noexcept {
+  if (!hello.sandbox.empty()) set_hostname(hello.sandbox, con);
+}
+
 void HostSync::apply(const proto::Hello& hello, const Console& con) noexcept {
   add_entropy(hello, con);
   if (!hello.sandbox.empty()) set_hostname(hello.sandbox, con);

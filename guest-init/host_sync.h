@@ -29,6 +29,8 @@ class HostSync {
   // Mixes in hello.entropy and steps the clock to hello.time_ns (unless 0). Thread-safe; never
   // throws; failures are logged to `con`.
   void apply(const proto::Hello& hello, const Console& con) noexcept;
+  // Only the hostname of apply(): under gVisor the sandbox's RNG and clock are the host's.
+  void apply_hostname(const proto::Hello& hello, const Console& con) noexcept;
   // The hostname the last apply() set, or `fallback` if none has yet.
   std::string hostname(const std::string& fallback) const;
 

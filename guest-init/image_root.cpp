@@ -15,6 +15,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "util/open_resolved.h"
+
 namespace space::guest {
 namespace {
 
@@ -30,11 +32,7 @@ constexpr int kCapacityWaitMs = 10'000;
 // openat2 of `path` inside the tree rooted at `root`: absolute names, ".." and symlinks all
 // resolve within it. -1 with errno on failure.
 int open_in_root(int root, const std::string& path, int flags, mode_t mode = 0) {
-  open_how how{};
-  how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
-  how.mode = (flags & O_CREAT) ? mode : 0;
-  how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
-  return static_cast<int>(::syscall(SYS_openat2, root, path.c_str(), &how, sizeof how));
+  return open_resolved(root, path, flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, mode);
 }
 
 // The directory `path` inside `root`, made (with its missing parents, `mode`) if needed; an O_PATH
@@ -127,21 +125,24 @@ void ImageRoot::write_identity(const std::string& hostname) {
 }
 
 void ImageRoot::mount_image(const Console& con) {
-  if (::mkdir(kMountPoint, 0755) != 0 && errno != EEXIST)
-    fail_errno(std::string("mkdir ") + kMountPoint);
-  int waited = 0;
-  for (int step = 1; vdb_sectors() == 0; step = std::min(step * 2, 50)) {
-    if (waited >= kCapacityWaitMs)
-      throw std::runtime_error(std::string(kDevice) + " has no medium after " +
-                               std::to_string(kCapacityWaitMs / 1000) + " s");
-    sleep_ms(step);
-    waited += step;
+  const char* mount_point = premounted_.empty() ? kMountPoint : premounted_.c_str();
+  if (premounted_.empty()) {
+    if (::mkdir(kMountPoint, 0755) != 0 && errno != EEXIST)
+      fail_errno(std::string("mkdir ") + kMountPoint);
+    int waited = 0;
+    for (int step = 1; vdb_sectors() == 0; step = std::min(step * 2, 50)) {
+      if (waited >= kCapacityWaitMs)
+        throw std::runtime_error(std::string(kDevice) + " has no medium after " +
+                                 std::to_string(kCapacityWaitMs / 1000) + " s");
+      sleep_ms(step);
+      waited += step;
+    }
+    if (::mount(kDevice, kMountPoint, "ext4", MS_NOATIME, "noinit_itable") != 0)
+      fail_errno(std::string("mount ") + kDevice + " (ext4)");
   }
-  if (::mount(kDevice, kMountPoint, "ext4", MS_NOATIME, "noinit_itable") != 0)
-    fail_errno(std::string("mount ") + kDevice + " (ext4)");
   try {
-    Fd root(::open(kMountPoint, O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!root) fail_errno(std::string("open ") + kMountPoint);
+    Fd root(::open(mount_point, O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!root) fail_errno(std::string("open ") + mount_point);
     const int r = root.get();
     Fd proc = dir_in_root(r, "proc", 0555);
     mount_on("proc", proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr, "/proc");
@@ -165,7 +166,7 @@ void ImageRoot::mount_image(const Console& con) {
     }
     root_ = std::move(root);
   } catch (...) {
-    ::umount2(kMountPoint, MNT_DETACH);
+    if (premounted_.empty()) ::umount2(kMountPoint, MNT_DETACH);
     throw;
   }
 }

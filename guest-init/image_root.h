@@ -32,6 +32,9 @@ class ImageRoot {
   // keeps its /etc/hostname and /etc/hosts naming `hostname`. Thread-safe; never throws: a
   // failure is logged and kept for error().
   void ensure(const Console& con, const std::string& hostname) noexcept;
+  // Under gVisor the image is already mounted at `dir` (by runsc): ensure() then prepares it
+  // there instead of mounting /dev/vdb. Call before any ensure().
+  void use_premounted(std::string dir) { premounted_ = std::move(dir); }
   // An O_PATH descriptor of the image's root once mounted, else -1.
   int root_fd() const;
   // Why the last ensure() failed ("" if it did not, or was never called).
@@ -44,7 +47,8 @@ class ImageRoot {
   mutable std::mutex mu_;
   Fd root_;
   std::string error_;
-  std::string hostname_;  // what /run/space/hostname holds
+  std::string hostname_;    // what /run/space/hostname holds
+  std::string premounted_;  // gVisor: where the image already is; "" = /dev/vdb
 };
 
 }  // namespace space::guest

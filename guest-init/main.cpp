@@ -21,6 +21,13 @@
 // serves the same protocol on a Unix socket with no mounts and no reboot (Poweroff makes it exit
 // 0), fetches secrets from the Unix socket --cred-unix instead of vsock, and runs its network
 // proxy on 127.0.0.1:N towards --egress-unix, so the host side can be tested without a VM.
+// Under the gVisor engine (`/sbin/init --gvisor --id ID`, PID 1 of a runsc sandbox whose root is
+// the rootfs) the sandbox's spec has already made /proc, /sys, /dev, /tmp and /run and its
+// hostname, and there is no vsock: guest-init dials the monitor's agent socket in
+// proto::kGvisorHostDir (dialer.h), and its secret fetches and proxy find the other ports'
+// sockets there. A user image arrives mounted at proto::kGvisorImageDir instead of on /dev/vdb,
+// and is prepared as the root of every exec as in a VM. Powering off ends the sandbox by PID 1's
+// exit.
 #include <malloc.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -34,6 +41,7 @@
 #include "boot.h"
 #include "cmdline.h"
 #include "context.h"
+#include "dialer.h"
 #include "event_loop.h"
 #include "listener.h"
 #include "poweroff.h"
@@ -69,6 +77,31 @@ namespace {
     }
     ctx.console.log("ready (uptime " + std::to_string(uptime_ms()) + " ms)");
     run_event_loop(ctx, std::move(listener), std::move(sigfd));
+  } catch (const std::exception& e) {
+    ctx.console.log(std::string("fatal: ") + e.what());
+  } catch (...) {
+    ctx.console.log("fatal: unknown exception");
+  }
+  reap_forever();
+}
+
+// PID 1 of a gVisor sandbox: `--gvisor --id ID`.
+[[noreturn]] void gvisor_main(int argc, char** argv) noexcept {
+  Context ctx;
+  ctx.pid1 = true;
+  ctx.gvisor = true;
+  ctx.hostname = std::string(kDefaultHostname);
+  try {
+    space::Fd sigfd = block_signals();
+    ensure_stdio();
+    for (int i = 2; i + 1 < argc; i++)
+      if (std::string(argv[i]) == "--id" && valid_sandbox_id(argv[i + 1])) ctx.hostname = argv[++i];
+    set_child_env();
+    ctx.image.use_premounted(space::proto::kGvisorImageDir);
+    start_dialers(ctx, space::proto::gvisor_port_socket(space::proto::kGvisorHostDir,
+                                                        space::proto::kAgentPort));
+    ctx.console.log("ready (gvisor, uptime " + std::to_string(uptime_ms()) + " ms)");
+    run_event_loop(ctx, space::Fd(), std::move(sigfd));
   } catch (const std::exception& e) {
     ctx.console.log(std::string("fatal: ") + e.what());
   } catch (...) {
@@ -134,6 +167,8 @@ int main(int argc, char** argv) {
   std::set_terminate(on_terminate);
   // One malloc arena: a per-thread arena would cost each connection thread extra mmaps and faults.
   ::mallopt(M_ARENA_MAX, 1);
+  if (::getpid() == 1 && argc >= 2 && std::strcmp(argv[1], "--gvisor") == 0)
+    gvisor_main(argc, argv);
   if (::getpid() == 1) pid1_main();
   return test_main(argc, argv);
 }

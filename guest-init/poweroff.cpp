@@ -55,6 +55,7 @@ void power_off(Context& ctx, int signal_fd) noexcept {
     wait_for_no_children(ctx, signal_fd, kKillGraceMs);
   }
   ::sync();
+  if (ctx.gvisor) ::_exit(0);  // PID 1's exit ends a gVisor sandbox; its root is an overlay
   if (::mount(nullptr, "/", nullptr, MS_REMOUNT | MS_RDONLY, nullptr) != 0)
     ctx.console.log(std::string("remount / read-only: ") + std::strerror(errno));
   ::reboot(RB_AUTOBOOT);

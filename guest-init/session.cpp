@@ -71,7 +71,10 @@ class Session {
                     " is not supported (guest-init speaks " + std::to_string(proto::kVersion) +
                     ")");
     if (ctx_.pid1) {
-      ctx_.host_sync.apply(hello, ctx_.console);
+      if (ctx_.gvisor)
+        ctx_.host_sync.apply_hostname(hello, ctx_.console);  // RNG and clock are the host's
+      else
+        ctx_.host_sync.apply(hello, ctx_.console);
       if (hello.flags & proto::Hello::kImage)
         ctx_.image.ensure(ctx_.console, ctx_.host_sync.hostname(ctx_.hostname));
     }

@@ -14,7 +14,8 @@
 # with a symlink per applet in /bin (from `busybox --list`; not init/linuxrc: guest-init is init);
 # /usr/bin/env -> busybox; scripts/rootfs/ copied over / (etc/passwd, group, shadow, hosts,
 # profile, nsswitch.conf); /dev/console and /dev/null nodes for the moment before devtmpfs is up;
-# empty /proc /sys /dev /tmp /run /root /home/user (uid 1000) /var/tmp /mnt.
+# empty /proc /sys /dev /tmp /run /root /home/user (uid 1000) /var/tmp /mnt, and /.space/host and
+# /.space/image, the gVisor engine's mount points.
 # Every file has the same timestamp and the filesystem a fixed UUID and hash seed, so the same
 # inputs give the same bytes. Inode tables and journal are written here, not lazily by the guest
 # kernel (which is interpreted on PVM hosts).
@@ -129,6 +130,8 @@ say "staging in $stage"
 
 umask 022
 mkdir -p "$stage"/{bin,sbin,etc,dev,proc,sys,run,root,mnt,home/user,usr/bin,usr/sbin,usr/local/bin,var/tmp,tmp}
+# Mount points for the gVisor engine (proto/agent.h): runsc makes none in a read-only root.
+mkdir -p "$stage"/.space/{host,image}
 chmod 0700 "$stage/root"
 chmod 1777 "$stage/tmp" "$stage/var/tmp"
 

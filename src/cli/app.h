@@ -42,6 +42,7 @@ std::string invoked_command(int argc, const char* const* argv);
 
 // One per command file.
 void register_vmm(CLI::App& app, GlobalOptions& g);
+void register_gvisor(CLI::App& app, GlobalOptions& g);
 void register_create(CLI::App& app, GlobalOptions& g);
 void register_destroy(CLI::App& app, GlobalOptions& g);
 void register_list(CLI::App& app, GlobalOptions& g);

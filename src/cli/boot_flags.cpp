@@ -26,4 +26,12 @@ void BootFlags::apply(std::optional<uint32_t>& vcpus, std::optional<uint32_t>& m
   if (memory_opt_ && memory_opt_->count()) memory_mib = memory_;
 }
 
+void add_engine_option(CLI::App* cmd, std::string& engine) {
+  cmd->add_option("--engine", engine,
+                  "What runs the sandbox: vm (a KVM microVM, the default) or gvisor (runsc's "
+                  "user-space kernel, for hosts without /dev/kvm; a weaker boundary). Default: "
+                  "SPACE_ENGINE, else config.toml [engine] default, else vm; never a fallback")
+      ->check(CLI::IsMember({"vm", "gvisor"}));
+}
+
 }  // namespace space::cli

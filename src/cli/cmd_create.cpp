@@ -42,6 +42,7 @@ void register_create(CLI::App& app, GlobalOptions& g) {
       "--cold", f->opts.cold,
       "Boot the kernel instead of restoring a template (seconds: about 12 s on a PVM host)");
   f->boot.add(cmd, f->opts.kernel, f->opts.rootfs, ", for a cold boot");
+  add_engine_option(cmd, f->opts.engine);
   cmd->add_option("--image", f->opts.image,
                   "Attach a copy of this image (space image list) and run every exec inside it");
   cmd->add_option("--disk-size", f->disk_size,

@@ -34,6 +34,7 @@ void register_run(CLI::App& app, GlobalOptions& g) {
                   "Template to restore (default: config.toml, else \"default\"; else a cold boot)");
   cmd->add_flag("--cold", f->run.create.cold, "Boot the kernel instead of restoring a template");
   f->boot.add(cmd, f->run.create.kernel, f->run.create.rootfs, ", for a cold boot");
+  add_engine_option(cmd, f->run.create.engine);
   cmd->add_option("--image", f->run.create.image,
                   "Run inside this image (space image list); without a command, its "
                   "Entrypoint and Cmd");

@@ -38,12 +38,14 @@ struct BuildFlags {
 };
 
 void add_template_build(CLI::App& parent, GlobalOptions& g) {
-  auto* cmd = parent.add_subcommand("build", "Boot a VM once and save it as a template");
+  auto* cmd = parent.add_subcommand(
+      "build", "Boot a VM once and save it as a template (gvisor: record its rootfs and size)");
   cmd->fallthrough();
   auto* f = g.hold<BuildFlags>();  // freed with GlobalOptions
   cmd->add_option("name", f->opts.name, "Template name (create uses \"default\" unless told)")
       ->required();
   f->boot.add(cmd, f->opts.kernel, f->opts.rootfs, "");
+  add_engine_option(cmd, f->opts.engine);
   cmd->add_flag("--force,-f", f->opts.force, "Replace an existing template of that name");
   cmd->add_option("--image", f->opts.image,
                   "Boot with a copy of this image attached; its sandboxes start inside it");

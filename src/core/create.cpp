@@ -8,6 +8,8 @@
 // debug level.
 #include <cerrno>
 
+#include "core/create_gvisor.h"
+#include "core/engine.h"
 #include "core/expiry.h"
 #include "core/image_use.h"
 #include "core/jail_setup.h"
@@ -94,6 +96,9 @@ void start(const store::Context& ctx, const store::HostConfig& hc, const store::
     TemplateMeta m;
     try {
       m = read_template_meta(p.dir);  // the snapshot's copy: the template as it was snapshotted
+      if (m.engine != "vm")
+        fail("it is a " + m.engine + " template, and this sandbox's engine is vm",
+             "create from it with --engine " + m.engine + ", or build a VM template");
       check_restorable(m, src.template_name);
     } catch (Error& e) {
       e.add_context("template " + src.template_name);
@@ -175,14 +180,22 @@ store::SandboxState create_sandbox(const store::Context& ctx, const CreateOption
   store::SandboxPaths p = store::sandbox_paths(ctx.root, id);
   try {
     check_socket_paths(p);
+    store::HostConfig hc = store::load_host_config(ctx.root);
+    EngineChoice engine = choose_engine(opts.engine, hc);  // probed once the flags are checked
+    if (engine.engine == Engine::Gvisor) {
+      if (!opts.image.empty()) store::validate_id(opts.image, "image name");
+      auto policy = initial_policy(hc, opts.net);
+      require_usable(engine, probe_engine(engine.engine, hc));  // fails closed
+      return create_gvisor_sandbox(ctx, hc, opts, id, p, policy);
+    }
     if (opts.disk_bytes && opts.image.empty())
       fail("--disk-size sizes the copy of an image's disk", "pass --image NAME with it");
     if (!opts.image.empty()) store::validate_id(opts.image, "image name");
-    store::HostConfig hc = store::load_host_config(ctx.root);
     Source src = choose_source(hc, opts);
     std::optional<egress::Policy> policy = initial_policy(hc, opts.net);  // checked up front
     if (src.template_name.empty())
       src.boot = resolve_boot_spec(hc, opts.vcpus, opts.memory_mib, opts.kernel, opts.rootfs);
+    require_usable(engine, probe_engine(engine.engine, hc));  // fails closed
     store::StorePaths sp = store::ensure_store(ctx, store::StoreUse::Create);
     ph.mark("store");
     if (!src.template_name.empty() && !clone_template(sp, src.template_name, p, id)) {

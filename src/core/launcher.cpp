@@ -70,9 +70,10 @@ std::string how_vmm_ended(proc::Child& vmm, std::string* hint) {
 
 }  // namespace
 
-BootSpec resolve_boot_spec(const store::HostConfig& hc, std::optional<uint32_t> vcpus,
-                           std::optional<uint32_t> memory_mib, const std::string& kernel_flag,
-                           const std::string& rootfs_flag) {
+namespace {
+
+BootSpec resolve_size(const store::HostConfig& hc, std::optional<uint32_t> vcpus,
+                      std::optional<uint32_t> memory_mib) {
   BootSpec b;
   b.vcpus = vcpus.value_or(hc.cpus.value_or(1));
   b.memory_mib = memory_mib.value_or(hc.memory_mib.value_or(256));
@@ -83,9 +84,26 @@ BootSpec resolve_boot_spec(const store::HostConfig& hc, std::optional<uint32_t> 
     fail("--memory " + std::to_string(b.memory_mib) + ": out of range " +
          std::to_string(store::kMinMemoryMib) + ".." + std::to_string(store::kMaxMemoryMib) +
          " MiB");
+  return b;
+}
+
+}  // namespace
+
+BootSpec resolve_boot_spec(const store::HostConfig& hc, std::optional<uint32_t> vcpus,
+                           std::optional<uint32_t> memory_mib, const std::string& kernel_flag,
+                           const std::string& rootfs_flag) {
+  BootSpec b = resolve_size(hc, vcpus, memory_mib);
   b.kernel = store::resolve_kernel(hc, kernel_flag);
   b.rootfs_image = store::resolve_rootfs(hc, rootfs_flag);
   require_file("kernel", b.kernel, "--kernel");
+  require_file("rootfs image", b.rootfs_image, "--rootfs");
+  return b;
+}
+
+BootSpec resolve_gvisor_spec(const store::HostConfig& hc, std::optional<uint32_t> vcpus,
+                             std::optional<uint32_t> memory_mib, const std::string& rootfs_flag) {
+  BootSpec b = resolve_size(hc, vcpus, memory_mib);
+  b.rootfs_image = store::resolve_rootfs(hc, rootfs_flag);
   require_file("rootfs image", b.rootfs_image, "--rootfs");
   return b;
 }

@@ -35,6 +35,10 @@ BootSpec resolve_boot_spec(const store::HostConfig& hc, std::optional<uint32_t> 
                            std::optional<uint32_t> memory_mib, const std::string& kernel_flag,
                            const std::string& rootfs_flag);
 
+// The same for a gvisor sandbox or template: its size and rootfs (the kernel stays empty).
+BootSpec resolve_gvisor_spec(const store::HostConfig& hc, std::optional<uint32_t> vcpus,
+                             std::optional<uint32_t> memory_mib, const std::string& rootfs_flag);
+
 // How a VMM starts: a cold boot of config.json or a restore; with a sandbox's paths (from its
 // id) or explicit ones (a template build).
 struct VmmMode {

@@ -30,16 +30,17 @@ constexpr auto kTomlFlags =
 
 std::string template_meta_to_toml(const TemplateMeta& m) {
   toml::table t{
-      {"format", int64_t{m.format}},
-      {"name", m.name},
-      {"created", m.created},
-      {"space_version", m.space_version},
-      {"snapshot_format", int64_t{m.snapshot_format}},
-      {"vcpus", int64_t{m.vcpus}},
-      {"memory_mib", int64_t{m.memory_mib}},
-      {"kernel", m.kernel},
+      {"format", int64_t{m.format}}, {"name", m.name},
+      {"created", m.created},        {"space_version", m.space_version},
+      {"vcpus", int64_t{m.vcpus}},   {"memory_mib", int64_t{m.memory_mib}},
       {"rootfs", m.rootfs},
   };
+  if (m.engine == "vm") {  // a gvisor template holds no VM snapshot and boots no kernel
+    t.insert("snapshot_format", int64_t{m.snapshot_format});
+    t.insert("kernel", m.kernel);
+  } else {
+    t.insert("engine", m.engine);
+  }
   std::ostringstream out;
   out << "# Written by 'space template build'. Do not edit: sandboxes restore from this.\n"
       << toml::toml_formatter(t, kTomlFlags) << "\n";
@@ -60,7 +61,7 @@ TemplateMeta parse_template_meta(std::string_view text, const std::string& sourc
   unsigned seen = 0;
   static const char* keys[] = {"format",          "name",  "created",    "space_version",
                                "snapshot_format", "vcpus", "memory_mib", "kernel",
-                               "rootfs"};
+                               "rootfs",          "engine"};
   for (auto&& [k, n] : doc) {
     std::string key(k.str());
     auto it = std::find(std::begin(keys), std::end(keys), key);
@@ -89,14 +90,25 @@ TemplateMeta parse_template_meta(std::string_view text, const std::string& sourc
       m.vcpus = f.uint(n, key, 1, store::kMaxCpus);
     } else if (key == "memory_mib") {
       m.memory_mib = f.uint(n, key, store::kMinMemoryMib, store::kMaxMemoryMib);
+    } else if (key == "engine") {
+      m.engine = f.str(n, key);
+      if (m.engine != "vm" && m.engine != "gvisor") f.bad(key, "expected \"vm\" or \"gvisor\"");
     } else if (key == "kernel" || key == "rootfs") {
       std::string v = f.str(n, key);
       if (v[0] != '/') f.bad(key, "expected an absolute path");
       (key == "kernel" ? m.kernel : m.rootfs) = v;
     }
   }
-  for (size_t i = 0; i < std::size(keys); i++)
+  // engine is optional (vm); a gvisor template has no snapshot_format and no kernel.
+  for (size_t i = 0; i < std::size(keys); i++) {
+    std::string_view k = keys[i];
+    bool vm_only = k == "snapshot_format" || k == "kernel";
+    if (k == "engine" || (vm_only && m.engine == "gvisor")) {
+      if (vm_only && (seen & (1u << i))) f.bad(keys[i], "a gvisor template has none");
+      continue;
+    }
     if (!(seen & (1u << i))) f.bad(keys[i], "missing");
+  }
   return m;
 }
 
@@ -105,7 +117,7 @@ void check_restorable(const TemplateMeta& m, const std::string& name) {
   if (m.name != name)
     fail("template " + name + " says it is named \"" + m.name + "\" (was it copied by hand?)",
          hint);
-  if (m.snapshot_format != vmm::snapshot::kFormatVersion)
+  if (m.engine == "vm" && m.snapshot_format != vmm::snapshot::kFormatVersion)
     fail("template " + name + " holds a snapshot in format " + std::to_string(m.snapshot_format) +
              ", and this space reads format " + std::to_string(vmm::snapshot::kFormatVersion),
          hint);

@@ -20,6 +20,7 @@
 
 #include "core/agent_client.h"
 #include "core/control_client.h"
+#include "core/engine.h"
 #include "core/exec.h"
 #include "core/exec_bridge.h"
 #include "core/image_use.h"
@@ -181,7 +182,14 @@ TemplateMeta build_template(const store::Context& ctx, const TemplateBuildOption
   try {
     store::validate_id(o.name, "template name");
     store::HostConfig hc = store::load_host_config(ctx.root);
-    BootSpec boot = resolve_boot_spec(hc, o.vcpus, o.memory_mib, o.kernel, o.rootfs);
+    const bool gvisor = engine_for_new_sandbox(o.engine, hc).engine == Engine::Gvisor;
+    if (gvisor && !o.run.empty())
+      fail("--run needs a running VM to snapshot; a gvisor template keeps no running state",
+           "put the changes in an image (space image build / import) and pass --image");
+    if (gvisor && !o.kernel.empty())
+      fail("--kernel is the VM's guest kernel; gVisor is its own kernel", "drop --kernel");
+    BootSpec boot = gvisor ? resolve_gvisor_spec(hc, o.vcpus, o.memory_mib, o.rootfs)
+                           : resolve_boot_spec(hc, o.vcpus, o.memory_mib, o.kernel, o.rootfs);
     store::StorePaths sp = store::ensure_store(ctx, store::StoreUse::Create);
     sweep_dead_template_builds(sp);
     std::string dest = sp.templates + "/" + o.name;
@@ -205,11 +213,13 @@ TemplateMeta build_template(const store::Context& ctx, const TemplateBuildOption
         attach_image(ctx, o.image, p, o.disk_bytes);
         cfg.image_disk = p.image_disk;
       }
-      store::save_vm_config(p.config, cfg);
-      try {
-        boot_and_snapshot(ctx, hc, p, cfg, o.name, o.run, sig, say);
-      } catch (Error& e) {
-        throw Error(std::string(e.what()) + log_tails(p), e.err(), e.hint());
+      if (!gvisor) {
+        store::save_vm_config(p.config, cfg);
+        try {
+          boot_and_snapshot(ctx, hc, p, cfg, o.name, o.run, sig, say);
+        } catch (Error& e) {
+          throw Error(std::string(e.what()) + log_tails(p), e.err(), e.hint());
+        }
       }
       for (const auto& leftover : {p.config, p.state, p.console_log, p.vmm_log, p.lock})
         if (::unlink(leftover.c_str()) != 0 && errno != ENOENT) throw_errno("remove " + leftover);
@@ -218,7 +228,8 @@ TemplateMeta build_template(const store::Context& ctx, const TemplateBuildOption
       m.name = o.name;
       m.created = store::rfc3339_now();
       m.space_version = SPACE_VERSION;
-      m.snapshot_format = vmm::snapshot::kFormatVersion;
+      m.engine = gvisor ? "gvisor" : "vm";
+      m.snapshot_format = gvisor ? 0 : vmm::snapshot::kFormatVersion;
       m.vcpus = boot.vcpus;
       m.memory_mib = boot.memory_mib;
       m.kernel = boot.kernel;

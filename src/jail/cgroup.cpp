@@ -329,7 +329,21 @@ void set_cpu_quota(const CgroupLayout& l, const std::string& rel, uint64_t quota
 
 bool remove_group(const CgroupLayout& l, const std::string& rel) {
   bool all = true;
-  for (const auto& d : group_dirs(l, rel)) {
+  std::vector<std::string> dirs = group_dirs(l, rel);
+  // Hierarchies of controllers space does not use (v1 freezer, devices, cpuset, name=systemd)
+  // may hold the group too: runsc, the gvisor engine's runtime, makes it in every one.
+  if (l.version != CgroupVersion::None) {
+    std::string text;
+    try {
+      text = fs::read_file("/proc/self/mountinfo", 1u << 20);
+    } catch (const Error&) {
+    }
+    for (const CgroupMount& m : cgroup_mounts(text)) {
+      std::string d = m.point + "/" + rel;
+      if (std::find(dirs.begin(), dirs.end(), d) == dirs.end() && fs::is_dir(d)) dirs.push_back(d);
+    }
+  }
+  for (const auto& d : dirs) {
     if (::rmdir(d.c_str()) == 0 || errno == ENOENT) continue;
     if (errno == EBUSY) {
       all = false;

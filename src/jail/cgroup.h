@@ -76,8 +76,8 @@ std::vector<std::string> procs_files(const CgroupLayout& l, const std::string& r
 // cgroup.subtree_control) and writes `limits`. An existing group is reused and its limits
 // rewritten. Throws Error naming the file.
 void create_group(const CgroupLayout& l, const std::string& rel, const CgroupLimits& limits);
-// Removes group `rel` in every hierarchy; a missing one is fine. Returns false (and leaves it) if
-// it still has processes.
+// Removes group `rel` in every hierarchy, those of controllers space does not use included; a
+// missing one is fine. Returns false (and leaves it) if it still has processes.
 bool remove_group(const CgroupLayout& l, const std::string& rel);
 // Sets group `rel`'s CPU bandwidth to `quota_us` of CPU time per `period_us` (v1
 // cpu.cfs_quota_us and cpu.cfs_period_us, v2 cpu.max), as an OCI bundle's

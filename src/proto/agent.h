@@ -22,6 +22,20 @@ namespace space::proto {
 constexpr uint32_t kAgentPort = 1024;       // guest-init listens here
 constexpr uint32_t kCredentialPort = 1025;  // guest dials the host here for secrets
 constexpr uint32_t kEgressPort = 1026;      // guest dials the host here for network connections
+// Under the gVisor engine there is no vsock: the sandbox's host directory is bind-mounted at
+// kGvisorHostDir, and each port above is a Unix socket there, "<port>.sock", that the sandbox's
+// monitor listens on. guest-init dials kAgentPort's socket itself and keeps idle connections
+// there for the host to use (the host cannot connect into a gVisor sandbox); the other two are
+// dialled per conversation, as over vsock. A user image is bind-mounted at kGvisorImageDir,
+// where guest-init prepares it as the root of every exec, as it does with a VM's /dev/vdb. Both
+// directories exist in the rootfs (scripts/build-rootfs.sh): runsc makes no mount point in a
+// read-only root.
+constexpr const char* kGvisorHostDir = "/.space/host";
+constexpr const char* kGvisorImageDir = "/.space/image";
+// "<dir>/<port>.sock": a port's socket in a gVisor sandbox's host directory (guest or host side).
+inline std::string gvisor_port_socket(const std::string& dir, uint32_t port) {
+  return dir + "/" + std::to_string(port) + ".sock";
+}
 // Bumped on any incompatible change (2: Hello.sandbox; 3: Hello.flags, ExecRequest.user).
 constexpr uint32_t kVersion = 3;
 constexpr uint32_t kMaxPayload = 1u << 20;  // 1 MiB

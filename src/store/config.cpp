@@ -31,9 +31,9 @@ HostConfig parse_host_config(std::string_view text, const std::string& source) {
   for (auto&& [tkey, tnode] : doc) {
     std::string table(tkey.str());
     const toml::table* t = tnode.as_table();
-    if (!t) f.bad(table, "expected a table ([defaults], [store], [cp], [net] or [jail])");
+    if (!t) f.bad(table, "expected a table ([defaults], [store], [cp], [net], [jail] or [engine])");
     if (table != "defaults" && table != "store" && table != "cp" && table != "net" &&
-        table != "jail")
+        table != "jail" && table != "engine")
       f.bad("[" + table + "]", "unknown table");
     for (auto&& [k, n] : *t) {
       std::string key(k.str());
@@ -55,6 +55,27 @@ HostConfig parse_host_config(std::string_view text, const std::string& source) {
           f.bad(full, e.what());
         }
         c.default_template = *v;
+      } else if (table == "engine" && key == "default") {
+        c.engine_default = f.str(n, full);
+        if (c.engine_default != "vm" && c.engine_default != "gvisor")
+          f.bad(full, "expected \"vm\" or \"gvisor\"");
+      } else if (table == "engine" && key == "gvisor") {
+        const toml::table* g = n.as_table();
+        if (!g) f.bad(full, "expected a table ([engine.gvisor])");
+        for (auto&& [gk, gn] : *g) {
+          std::string gkey(gk.str());
+          std::string gfull = full + "." + gkey;
+          if (gkey == "runsc") {
+            c.gvisor_runsc = f.path(gn, gfull);
+          } else if (gkey == "platform") {
+            c.gvisor_platform = f.str(gn, gfull);
+            if (c.gvisor_platform != "systrap" && c.gvisor_platform != "ptrace" &&
+                c.gvisor_platform != "kvm")
+              f.bad(gfull, "expected \"systrap\", \"ptrace\" or \"kvm\"");
+          } else {
+            f.bad(gfull, "unknown key");
+          }
+        }
       } else if (table == "store" && key == "size_gib") {
         c.store_size_gib = f.uint(n, full, 1, 1u << 16);
       } else if (table == "cp" && key == "max_size_mib") {

@@ -40,6 +40,12 @@ struct HostConfig {
   bool jail_cgroups = true;
   std::string jail_cgroup_parent = "space";
   uint32_t jail_memory_overhead_mib = 128;
+  // [engine] default: the engine of a create, run or template build without --engine and
+  // SPACE_ENGINE, "vm" or "gvisor"; "" when unset (core/engine.h: then vm).
+  std::string engine_default;
+  // [engine.gvisor] runsc: the runsc binary ("" = runsc on PATH); platform: runsc's platform.
+  std::string gvisor_runsc;
+  std::string gvisor_platform = "systrap";
 };
 
 // Limits shared with the create flags.

@@ -44,6 +44,7 @@ json::Value state_to_json(const SandboxState& s) {
   json::Value v = json::Value::object();
   v.set("id", s.id);
   v.set("status", status_name(s.status));
+  v.set("engine", s.engine);
   v.set("pid", s.pid);
   v.set("pid_start_time", s.pid_start_time);
   v.set("created", s.created);
@@ -71,6 +72,9 @@ SandboxState state_from_json(const json::Value& v) {
   auto parsed = parse_status(status);
   if (!parsed) fail("field \"status\": unknown status \"" + status + "\"");
   s.status = *parsed;
+  s.engine = json::string_field_or(v, "engine", "vm");  // records older than engines: a VM
+  if (s.engine != "vm" && s.engine != "gvisor")
+    fail("field \"engine\": \"" + s.engine + "\" is neither vm nor gvisor");
   s.pid = static_cast<int>(json::uint_field_or(v, "pid", INT32_MAX, 0));
   s.pid_start_time = json::uint_field_or(v, "pid_start_time", INT64_MAX, 0);
   s.created = json::string_field_or(v, "created", "");

@@ -17,6 +17,8 @@ json::Value vm_config_to_json(const VmConfig& c) {
   v.set("cmdline_extra", c.cmdline_extra);
   if (!c.cred_dir.empty()) v.set("cred_dir", c.cred_dir);
   if (!c.image_disk.empty()) v.set("image_disk", c.image_disk);
+  if (c.engine != "vm") v.set("engine", c.engine);
+  if (!c.overlay_dir.empty()) v.set("overlay_dir", c.overlay_dir);
   return v;
 }
 
@@ -24,7 +26,8 @@ VmConfig vm_config_from_json(const json::Value& v) {
   if (!v.is_object()) fail("VM config must be a JSON object");
   for (auto& [key, _] : v.as_object()) {
     if (key != "id" && key != "vcpus" && key != "memory_mib" && key != "kernel" &&
-        key != "rootfs" && key != "cmdline_extra" && key != "cred_dir" && key != "image_disk")
+        key != "rootfs" && key != "cmdline_extra" && key != "cred_dir" && key != "image_disk" &&
+        key != "engine" && key != "overlay_dir")
       fail("unknown field \"" + key + "\"");
   }
   VmConfig c;
@@ -43,6 +46,12 @@ VmConfig vm_config_from_json(const json::Value& v) {
   c.image_disk = json::string_field_or(v, "image_disk", "");
   if (!c.image_disk.empty() && c.image_disk[0] != '/')
     fail("field \"image_disk\": not an absolute path");
+  c.engine = json::string_field_or(v, "engine", "vm");
+  if (c.engine != "vm" && c.engine != "gvisor")
+    fail("field \"engine\": \"" + c.engine + "\" is neither \"vm\" nor \"gvisor\"");
+  c.overlay_dir = json::string_field_or(v, "overlay_dir", "");
+  if (!c.overlay_dir.empty() && c.overlay_dir[0] != '/')
+    fail("field \"overlay_dir\": not an absolute path");
   return c;
 }
 

@@ -23,6 +23,12 @@ struct VmConfig {
   // The ext4 image on the second disk (/dev/vdb): the sandbox's copy of a user image, which
   // guest-init mounts and runs every exec in. "" = that slot has no medium (capacity 0).
   std::string image_disk;
+  // The engine that runs it: "vm" (this file's other fields describe a VM) or "gvisor" (rootfs
+  // and image_disk are read-only roots the monitor mounts; kernel is empty).
+  std::string engine = "vm";
+  // gvisor: where runsc's overlay keeps the sandbox's writes ("" = in memory, under the memory
+  // limit; a directory of the sandbox's subvolume when --disk-size bounds it).
+  std::string overlay_dir;
 };
 
 // Reads config.json; throws Error naming the file and the bad field.

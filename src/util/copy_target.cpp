@@ -10,16 +10,10 @@
 #include <cerrno>
 
 #include "util/error.h"
+#include "util/open_resolved.h"
 
 namespace space {
 namespace {
-
-int open_resolved(int root, uint64_t resolve, const std::string& path, int flags) {
-  open_how how{};
-  how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
-  how.resolve = resolve;
-  return static_cast<int>(::syscall(SYS_openat2, root, path.c_str(), &how, sizeof how));
-}
 
 // "a/b//" -> {"a", "b"}; "/b" -> {"/", "b"}; "b" -> {".", "b"}; "/" -> {"/", "."}.
 std::pair<std::string, std::string> split(std::string_view p) {
@@ -52,7 +46,7 @@ CopyTarget copy_target(int root_fd, uint64_t resolve, const std::string& dest,
                        const CopySource& src) {
   if (dest.empty()) fail("the destination path is empty");
   const bool must_be_dir = dest.back() == '/' || dest.ends_with("/.") || dest == ".";
-  Fd d(open_resolved(root_fd, resolve, dest, O_RDONLY | O_DIRECTORY));
+  Fd d(open_resolved(root_fd, dest, O_RDONLY | O_DIRECTORY, resolve));
   if (d) {
     bool into = src.stream || src.contents || src.name.empty();
     return {std::move(d), into ? std::string() : src.name};
@@ -60,7 +54,7 @@ CopyTarget copy_target(int root_fd, uint64_t resolve, const std::string& dest,
   if (errno == ENOTDIR) {
     // DEST (or one of its parents) is not a directory.
     struct stat st;
-    Fd f(open_resolved(root_fd, resolve, dest, O_PATH));
+    Fd f(open_resolved(root_fd, dest, O_PATH, resolve));
     if (!f && errno == ENOTDIR)
       fail("destination " + dest + " is not a directory, or lies beneath a file");
     if (!f || ::fstat(f.get(), &st) != 0) throw_errno("destination " + dest);
@@ -68,7 +62,7 @@ CopyTarget copy_target(int root_fd, uint64_t resolve, const std::string& dest,
     if (src.is_dir) fail("cannot copy a directory to " + dest + ", a file");
     if (must_be_dir) fail("destination " + dest + " is not a directory");
     auto [parent, base] = split(dest);
-    Fd p(open_resolved(root_fd, resolve, parent, O_RDONLY | O_DIRECTORY));
+    Fd p(open_resolved(root_fd, parent, O_RDONLY | O_DIRECTORY, resolve));
     if (!p) throw_errno("destination " + parent);
     return {std::move(p), base};
   }
@@ -77,7 +71,7 @@ CopyTarget copy_target(int root_fd, uint64_t resolve, const std::string& dest,
     fail("destination directory " + dest + " does not exist",
          "create it first, or name a path whose parent directory exists");
   auto [parent, base] = split(dest);
-  Fd p(open_resolved(root_fd, resolve, parent, O_RDONLY | O_DIRECTORY));
+  Fd p(open_resolved(root_fd, parent, O_RDONLY | O_DIRECTORY, resolve));
   if (!p) {
     if (errno == ENOENT || errno == ENOTDIR)
       fail("the parent directory of " + dest + " (" + parent + ") does not exist",

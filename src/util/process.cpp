@@ -326,18 +326,18 @@ bool RunResult::ok() const {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-RunResult run(const std::vector<std::string>& argv) {
+RunResult run(const std::vector<std::string>& argv, int output_fd) {
   if (argv.empty()) fail("run: empty argv");
   std::vector<char*> args;
   for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   Pipe out = Pipe::make();
+  const int to = output_fd >= 0 ? output_fd : out.write.get();
   pid_t pid = ::fork();
   if (pid < 0) throw_errno("fork");
   if (pid == 0) {
     int null_fd = ::open("/dev/null", O_RDONLY);
-    if (null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(out.write.get(), 1) < 0 ||
-        ::dup2(out.write.get(), 2) < 0)
+    if (null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(to, 1) < 0 || ::dup2(to, 2) < 0)
       ::_exit(127);
     ::close_range(3, ~0U, 0);
     ::execv(args[0], args.data());

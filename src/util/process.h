@@ -135,7 +135,9 @@ struct RunResult {
 
 // Runs argv[0] (an absolute path) with argv to completion: stdin from /dev/null, stdout and
 // stderr captured, no fds but 0-2. Throws only if it cannot be started; exit 127 means exec failed.
-RunResult run(const std::vector<std::string>& argv);
+// With `output_fd` >= 0, stdout and stderr are that fd instead and nothing is captured (for a
+// program that leaves daemons holding its stdio, such as `runsc create`).
+RunResult run(const std::vector<std::string>& argv, int output_fd = -1);
 // The absolute path of executable `name` in $PATH, /usr/sbin, /sbin or /usr/bin; "" if none.
 std::string find_program(const std::string& name);
 

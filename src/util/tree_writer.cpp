@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "util/error.h"
+#include "util/open_resolved.h"
 
 namespace space {
 namespace {
@@ -26,10 +27,7 @@ constexpr std::string_view kOpaque = ".wh..wh..opq";
 
 // openat2 of `name` (one or more components) beneath `dir`; -1 with errno on failure.
 int open_beneath(int dir, const std::string& name, int flags) {
-  open_how how{};
-  how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
-  how.resolve = kResolve;
-  return static_cast<int>(::syscall(SYS_openat2, dir, name.c_str(), &how, sizeof how));
+  return open_resolved(dir, name, flags, kResolve);
 }
 
 // Removes `name` in `dir` (a directory recursively), never following a symlink; absent is fine.

@@ -4,13 +4,12 @@
 # loopback store (/tmp is not btrfs, so the root's store is a mounted store.img; unmounting it
 # detaches its loop device) and fails the test if any VMM process, mount or loop device of its
 # root survives. Every wait is bounded by $SPACE_TEST_TIMEOUT.
-# Tests skip (exit 77, "SKIP: why") only when /dev/kvm is absent.
+# The engine (core/engine.h) the scenarios run on is ENGINE: $SPACE_TEST_ENGINE, else vm where
+# /dev/kvm exists, else gvisor where runsc does; the root's config.toml makes it the default, so
+# the scenarios' own commands name no engine. A scenario about the VM itself calls needs_vm,
+# which skips it on gvisor. Tests skip (exit 77, "SKIP: why") only when their engine cannot run
+# here: the vm engine without /dev/kvm, the gvisor engine without a recent enough runsc.
 set -euo pipefail
-
-if [ ! -e /dev/kvm ]; then
-  echo "SKIP: /dev/kvm is absent on this host; integration tests need KVM"
-  exit 77
-fi
 
 SRC=${SPACE_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 SPACE_BIN=${SPACE_BIN:-$SRC/build/space}
@@ -18,8 +17,44 @@ SPACE_GUEST_INIT=${SPACE_GUEST_INIT:-$SRC/build/guest-init}
 export SPACE_TEST_TIMEOUT=${SPACE_TEST_TIMEOUT:-180}
 export SPACE_BOOT_TIMEOUT=$SPACE_TEST_TIMEOUT
 
-# $SPACE_TEST_KERNEL / $SPACE_TEST_ROOTFS pin other images; by default the cached ones.
-KERNEL=${SPACE_TEST_KERNEL:-$("$SRC/scripts/build-kernel.sh")}
+runsc_usable() {  # runsc 20240729 or later (bookworm-backports), as core/engine.h checks
+  local v
+  v=$(runsc --version 2>/dev/null | head -1) || return 1
+  [[ $v =~ ([0-9]{8}) ]] && [ "${BASH_REMATCH[1]}" -ge 20240729 ]
+}
+if [ -n "${SPACE_TEST_ENGINE:-}" ]; then
+  ENGINE=$SPACE_TEST_ENGINE
+elif [ -e /dev/kvm ]; then
+  ENGINE=vm
+else
+  ENGINE=gvisor
+fi
+case $ENGINE in
+  vm)
+    [ -e /dev/kvm ] || { echo "SKIP: /dev/kvm is absent on this host; the vm engine needs KVM"; exit 77; } ;;
+  gvisor)
+    runsc_usable || {
+      echo "SKIP: no /dev/kvm here, and no runsc for the gvisor engine (apt-get install -t bookworm-backports runsc)"
+      exit 77
+    } ;;
+  *) echo "FAIL: SPACE_TEST_ENGINE=$ENGINE names no engine (vm or gvisor)" >&2; exit 1 ;;
+esac
+# needs_vm WHY: this scenario is about the VM itself (its vector state, jail, seccomp, create
+# cost, cold boot); on another engine it skips, saying so.
+needs_vm() {
+  if [ "$ENGINE" != vm ]; then
+    echo "SKIP: $1: a scenario of the vm engine; this run's engine is $ENGINE"
+    exit 77
+  fi
+}
+
+# $SPACE_TEST_KERNEL / $SPACE_TEST_ROOTFS pin other images; by default the cached ones. The
+# gvisor engine boots no kernel.
+if [ "$ENGINE" = vm ]; then
+  KERNEL=${SPACE_TEST_KERNEL:-$("$SRC/scripts/build-kernel.sh")}
+else
+  KERNEL=
+fi
 SPACE_SECRET_BIN=${SPACE_SECRET_BIN:-$(dirname "$SPACE_GUEST_INIT")/space-secret}
 ROOTFS=${SPACE_TEST_ROOTFS:-$("$SRC/scripts/build-rootfs.sh" --guest-init "$SPACE_GUEST_INIT" --space-secret "$SPACE_SECRET_BIN")}
 
@@ -41,6 +76,7 @@ sweep_dead_test_roots() {
       SPACE_ROOT=$d/root SPACE_RUN_DIR=$d/run "$SPACE_BIN" destroy --force "$id" >/dev/null 2>&1
     done
     pkill -9 -f -- "--root $d/root( .* | )__" 2>/dev/null
+    pkill -9 -f -- "--root=$d/run/" 2>/dev/null  # runsc's sandboxes and gofers
     pkill -9 -f -- "__credd --cred-dir $d/" 2>/dev/null
     sleep 0.2
     umount "$d/root/store" 2>/dev/null
@@ -59,15 +95,17 @@ export SPACE_ROOT=$TEST_ROOT/root
 export SPACE_RUN_DIR=$TEST_ROOT/run
 mkdir -p "$SPACE_ROOT"
 # [defaults] last: tests append keys to it.
-cat >"$SPACE_ROOT/config.toml" <<TOML
-[jail]
-cgroup_parent = "$(basename "$TEST_ROOT")"
-[defaults]
-kernel = "$KERNEL"
-rootfs = "$ROOTFS"
-memory_mib = 256
-cpus = 1
-TOML
+{
+  echo "[jail]"
+  echo "cgroup_parent = \"$(basename "$TEST_ROOT")\""
+  echo "[engine]"
+  echo "default = \"$ENGINE\""
+  echo "[defaults]"
+  [ -z "$KERNEL" ] || echo "kernel = \"$KERNEL\""
+  echo "rootfs = \"$ROOTFS\""
+  echo "memory_mib = 256"
+  echo "cpus = 1"
+} >"$SPACE_ROOT/config.toml"
 # This test's cgroups (jail/cgroup.h): <hierarchy>/<cgroup_parent>/<id>, removed with each sandbox.
 CGROUP_PARENT=$(basename "$TEST_ROOT")
 cgroup_dirs() { find /sys/fs/cgroup -mindepth 1 -maxdepth 3 -type d -name "$CGROUP_PARENT" 2>/dev/null || true; }
@@ -82,7 +120,10 @@ fail() {
 # jail_pids: pids of the processes of this test's root's VMM jails: each VMM (its command line is
 # "space --root ROOT [--log-level L --log-format F] __vmm ID ...") and its jail's PID 1 (which
 # names itself "space --root ROOT __jail-init ID").
-jail_pids() { pgrep -f -- "--root $SPACE_ROOT( .* | )__(vmm|jail-init) " || true; }
+jail_pids() { pgrep -f -- "--root $SPACE_ROOT( .* | )__(vmm|jail-init|gvisor) " || true; }
+# runsc_pids: runsc's processes (sandbox, gofer) of this root's gvisor sandboxes, whose state
+# lives in the sandbox's run directory.
+runsc_pids() { pgrep -f -- "--root=$SPACE_RUN_DIR/" || true; }
 # vmm_pids: the VMMs among them (a jail's PID 1 is PID 1 of its own PID namespace).
 vmm_pids() {
   local p
@@ -123,12 +164,12 @@ cleanup() {
   # it removes its sockets.
   for pid in $(pgrep -f -- "--root $SPACE_ROOT( .* | )__egress" || true); do kill "$pid" 2>/dev/null; done
   for _ in 1 2 3 4 5 6 7 8 9 10; do  # a jail's PID 1 exits just after its VMM
-    left=$(jail_pids)
+    left=$(echo $(jail_pids) $(runsc_pids))
     [ -n "$left" ] || break
     sleep 0.2
   done
   if [ -n "$left" ]; then
-    echo "FAIL: VMM or jail processes left behind: $left" >&2
+    echo "FAIL: VMM, monitor, jail or runsc processes left behind: $left" >&2
     kill -9 $left 2>/dev/null
     sleep 0.5
     rc=1
@@ -189,6 +230,10 @@ trap cleanup EXIT
 # kept. Tests about `template build` itself (40-42) and the cold-boot path (10) boot their own.
 shared_template() {
   local name=$1 cache=${SPACE_CACHE:-/var/cache/space}/test-templates key dir
+  if [ "$ENGINE" = gvisor ]; then  # no boot: a gvisor template is its rootfs and size
+    expect_status 0 space template build "$name"
+    return
+  fi
   key=$({ echo "$KERNEL $ROOTFS 256 1"; sha256sum <"$SPACE_BIN"; } | sha256sum | cut -c1-16)
   dir=$cache/$key
   mkdir -p "$cache"

@@ -59,8 +59,9 @@ TEST_CASE("config.toml: errors name the key") {
   CHECK(error_of("[defaults]\ncpu = 1\n") == "config.toml: defaults.cpu: unknown key");
   CHECK(error_of("[store]\nsize = 1\n") == "config.toml: store.size: unknown key");
   CHECK(error_of("[extra]\na = 1\n") == "config.toml: [extra]: unknown table");
-  CHECK(error_of("top = 1\n") ==
-        "config.toml: top: expected a table ([defaults], [store], [cp], [net] or [jail])");
+  CHECK(
+      error_of("top = 1\n") ==
+      "config.toml: top: expected a table ([defaults], [store], [cp], [net], [jail] or [engine])");
   CHECK(error_of("[cp]\nmax_size_mib = -1\n").find("out of range") != std::string::npos);
   CHECK(error_of("[defaults]\ncpus = \"2\"\n") ==
         "config.toml: defaults.cpus: expected an integer");

@@ -1,0 +1,184 @@
+// `create` on the gvisor engine; see create_gvisor.h. The shape is create.cpp's: the subvolume
+// first, then config, run directory and monitor, each undone by one catch block.
+#include "core/create_gvisor.h"
+
+#include "core/engine.h"
+#include "core/expiry.h"
+#include "core/image_use.h"
+#include "core/jail_setup.h"
+#include "core/net.h"
+#include "core/template.h"
+#include "cred/paths.h"
+#include "store/btrfs.h"
+#include "store/state.h"
+#include "store/store.h"
+#include "store/vm_config.h"
+#include "util/env.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "util/log.h"
+#include "util/process.h"
+
+namespace space::core {
+namespace {
+
+// The gvisor template to start from: --template's, or the default template when that is a
+// gvisor one; nullopt for none (the cached rootfs, at the size flags and config.toml say).
+std::optional<TemplateMeta> choose_template(const store::StorePaths& sp,
+                                            const store::HostConfig& hc, const CreateOptions& o) {
+  const bool explicit_template = !o.template_name.empty();
+  const std::string name = explicit_template ? o.template_name : hc.default_template;
+  store::validate_id(name, "template name");
+  const std::string dir = sp.templates + "/" + name;
+  if (!fs::exists(dir)) {
+    if (explicit_template)
+      throw Error("template " + name + " does not exist", ENOENT,
+                  "build it: space template build --engine gvisor " + name);
+    return std::nullopt;
+  }
+  TemplateMeta m = read_template_meta(dir);
+  check_restorable(m, name);
+  if (m.engine != "gvisor") {
+    if (explicit_template)
+      fail("template " + name + " is a VM template",
+           "create from it with --engine vm, or build a gvisor one: space template build "
+           "--engine gvisor NAME");
+    return std::nullopt;  // the default template is the VM engine's
+  }
+  if (o.vcpus || o.memory_mib || !o.rootfs.empty())
+    fail("--cpus, --memory and --rootfs are fixed by template " + name,
+         "drop them, or build a template with them");
+  return m;
+}
+
+}  // namespace
+
+VmmLaunch launch_gvisor(const store::Context& ctx, const store::HostConfig& hc,
+                        const store::SandboxPaths& p, const store::SandboxState& st,
+                        const std::string& restore_dir) {
+  check_socket_paths(p);
+  make_run_dir(p);
+  Pipe pipe = Pipe::make();
+  std::vector<std::string> argv = {"/proc/self/exe", "--root",      fs::absolute(ctx.root),
+                                   "--log-level",    ctx.log_level, "--log-format",
+                                   ctx.log_format,   "__gvisor",    st.id,
+                                   "--ready-fd",     "3",           "--runsc",
+                                   runsc_binary(hc), "--platform",  hc.gvisor_platform,
+                                   "--cgroup",       st.cgroup};
+  if (!restore_dir.empty()) argv.insert(argv.end(), {"--restore", restore_dir});
+  if (int64_t at = expires_at(st))
+    argv.insert(argv.end(), {"--expires-at", std::to_string(at), "--on-expiry", st.on_expiry});
+  proc::SpawnOptions o;
+  o.fds.push_back(pipe.write.get());
+  o.env = env::daemon_environment();
+  o.env->push_back("TZ=UTC0");
+  proc::Child child = proc::spawn_detached(argv, p.vmm_log, o);
+  pipe.write.reset();
+  set_nonblocking(pipe.read.get());
+  return VmmLaunch{std::move(child), std::move(pipe.read), 0, st.cgroup};
+}
+
+store::SandboxState create_gvisor_sandbox(const store::Context& ctx, const store::HostConfig& hc,
+                                          const CreateOptions& opts, const std::string& id,
+                                          const store::SandboxPaths& p,
+                                          const std::optional<egress::Policy>& policy) {
+  if (!opts.kernel.empty())
+    fail("--kernel is the VM's guest kernel; gVisor is its own kernel", "drop --kernel");
+  if (opts.cold)
+    fail("--cold boots a VM's kernel; a gvisor sandbox always starts afresh", "drop --cold");
+  proc::SignalGuard sig;
+  store::StorePaths sp = store::ensure_store(ctx, store::StoreUse::Create);
+  std::optional<TemplateMeta> tmpl = choose_template(sp, hc, opts);
+  store::SandboxState st;  // checked before anything is made
+  st.id = id;
+  st.engine = "gvisor";
+  st.status = store::Status::Creating;
+  st.created = store::rfc3339_now();
+  st.cgroup = hc.jail_cgroup_parent + "/" + id;
+  set_expiry(st, opts.ttl_ms, opts.on_expiry);
+  store::VmConfig cfg;
+  cfg.id = id;
+  cfg.engine = "gvisor";
+  if (tmpl) {
+    if (!opts.image.empty() && fs::exists(sp.templates + "/" + tmpl->name + "/image.json"))
+      fail("template " + tmpl->name + " was built with an image of its own",
+           "create from it without --image");
+    try {  // reflinks of its files: the rootfs (and image) this sandbox mounts read-only
+      store::clone_into_subvolume(sp.templates + "/" + tmpl->name, p.dir);
+    } catch (const Error& e) {
+      if (e.err() == EEXIST) fail("already exists", "space destroy " + id);
+      throw;
+    }
+    cfg.vcpus = tmpl->vcpus;
+    cfg.memory_mib = tmpl->memory_mib;
+    cfg.rootfs = p.rootfs;
+  } else {
+    BootSpec b = resolve_gvisor_spec(hc, opts.vcpus, opts.memory_mib, opts.rootfs);
+    cfg.vcpus = b.vcpus;
+    cfg.memory_mib = b.memory_mib;
+    cfg.rootfs = b.rootfs_image;  // space's own image, mounted read-only and never written
+    try {
+      store::btrfs::create_subvolume(p.dir);
+    } catch (const Error& e) {
+      if (e.err() == EEXIST) fail("already exists", "space destroy " + id);
+      throw;
+    }
+  }
+  if (tmpl) st.template_name = tmpl->name;
+  st.vcpus = cfg.vcpus;
+  st.memory_mib = cfg.memory_mib;
+  std::optional<proc::Child> monitor;
+  auto undo = [&] {
+    monitor.reset();  // SIGKILL + reap; runsc's processes are in the sandbox's cgroup
+    try {
+      remove_sandbox_cgroup(st.cgroup);
+      set_policy(ctx, id, std::nullopt);
+      fs::remove_tree(p.run_dir);
+      store::remove_store_tree(p.dir);
+    } catch (const Error& cleanup) {
+      log::error("create " + id + ": cleanup failed: " + cleanup.what());
+    }
+  };
+  try {
+    store::SandboxLock lock(p.lock);
+    set_policy(ctx, id, policy);
+    try {
+      cfg.cred_dir = cred::cred_dir_for_root(ctx.root);
+    } catch (const Error& e) {
+      log::warn(std::string("no credential helper for this sandbox: ") + e.what());
+    }
+    if (!opts.image.empty()) attach_image(ctx, opts.image, p);  // a reflink, mounted read-only
+    if (auto image = attached_image(p)) {
+      cfg.image_disk = p.image_disk;
+      st.image = image->name;
+    }
+    if (opts.disk_bytes) {  // the overlay's writes go to the subvolume, which a qgroup bounds
+      cfg.overlay_dir = p.dir + "/overlay";
+      st.disk_limit = opts.disk_bytes;
+      limit_sandbox_disk(ctx, p, st.disk_limit);
+    }
+    store::save_vm_config(p.config, cfg, fs::Sync::Volatile);
+    VmmLaunch launch = launch_gvisor(ctx, hc, p, st, "");
+    monitor.emplace(std::move(launch.child));
+    st.pid = monitor->pid();
+    st.pid_start_time = proc::start_time(st.pid).value_or(0);
+    store::write_state(p.state, st, fs::Sync::Volatile);
+    wait_started(*monitor, launch.ready, p, /*guest=*/false, sig, boot_timeout_seconds());
+    st.status = store::Status::Running;
+    store::write_state(p.state, st, fs::Sync::Volatile);
+    ensure_network(ctx, id);
+    if (!st.expires.empty()) ensure_reaper(ctx);
+    monitor->release();
+    return st;
+  } catch (Error& e) {
+    monitor.reset();
+    std::string tails = log_tails(p);
+    undo();
+    throw Error(std::string(e.what()) + tails, e.err(), e.hint());
+  } catch (...) {
+    undo();
+    throw;
+  }
+}
+
+}  // namespace space::core

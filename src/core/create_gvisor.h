@@ -1,0 +1,33 @@
+// `create` on the gvisor engine (core/engine.h): a sandbox whose root is space's rootfs, or the
+// reflinked copy of a user image's disk, mounted read-only by its monitor, with runsc's overlay
+// keeping its writes (in memory, under --memory; or with --disk-size in a directory of its
+// subvolume, which a btrfs qgroup bounds). It starts from nothing in a few hundred ms (runsc's
+// create and start), so it takes no template: --template, --kernel and --cold are VM settings
+// and are refused, naming the fix. Internal to core (core/sandbox.h's create_sandbox calls it).
+#pragma once
+#include <optional>
+#include <string>
+
+#include "core/launcher.h"
+#include "core/sandbox.h"
+#include "egress/policy.h"
+#include "store/config.h"
+#include "store/context.h"
+#include "store/paths.h"
+
+namespace space::core {
+
+// Creates sandbox `id` (paths `p`, already checked) on gvisor and returns its state (running):
+// all or nothing, as create_sandbox. `policy` is its network policy, checked.
+store::SandboxState create_gvisor_sandbox(const store::Context& ctx, const store::HostConfig& hc,
+                                          const CreateOptions& opts, const std::string& id,
+                                          const store::SandboxPaths& p,
+                                          const std::optional<egress::Policy>& policy);
+
+// The monitor of sandbox `p`/`id` on gvisor (`space __gvisor ID`), started with its run
+// directory made afresh; `restore_dir` "" = boot, else restore runsc's checkpoint there.
+VmmLaunch launch_gvisor(const store::Context& ctx, const store::HostConfig& hc,
+                        const store::SandboxPaths& p, const store::SandboxState& st,
+                        const std::string& restore_dir);
+
+}  // namespace space::core

@@ -1,0 +1,115 @@
+// The engine seam: choosing an engine and failing closed; see engine.h.
+#include "core/engine.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "gvisor/runsc.h"
+#include "util/error.h"
+#include "util/fd.h"
+#include "util/process.h"
+#include "vmm/host.h"
+#include "vmm/kvm.h"
+
+namespace space::core {
+
+const char* engine_name(Engine e) {
+  return e == Engine::Gvisor ? "gvisor" : "vm";
+}
+
+std::optional<Engine> parse_engine(std::string_view name) {
+  if (name == "vm") return Engine::Vm;
+  if (name == "gvisor") return Engine::Gvisor;
+  return std::nullopt;
+}
+
+EngineChoice choose_engine(const std::string& flag, const store::HostConfig& hc) {
+  auto pick = [](const std::string& name, const std::string& source) {
+    auto e = parse_engine(name);
+    if (!e)
+      fail(source + " names engine \"" + name + "\"",
+           "the engines are vm (KVM microVMs) and gvisor");
+    return EngineChoice{*e, source};
+  };
+  if (!flag.empty()) return pick(flag, "--engine");
+  if (const char* env = std::getenv("SPACE_ENGINE"); env && *env) return pick(env, "SPACE_ENGINE");
+  if (!hc.engine_default.empty()) return pick(hc.engine_default, "config.toml [engine] default");
+  return EngineChoice{Engine::Vm, "the built-in default"};
+}
+
+EngineStatus probe_vm_engine(const std::string& kvm_device) {
+  EngineStatus s{Engine::Vm, false, ""};
+  try {
+    vmm::Kvm kvm(kvm_device);  // opens it and checks KVM's API version
+  } catch (const Error& e) {
+    s.detail = e.what();
+    if (e.err() == ENOENT && ::access("/sys/module/kvm_pvm", F_OK) == 0)
+      s.detail += " (this kernel is itself a PVM guest: 'dmesg | grep kvm-pvm' says why)";
+    return s;
+  }
+  s.usable = true;
+  s.detail = kvm_device + " (" + vmm::host_kind_name(vmm::detect_host()) + ")";
+  return s;
+}
+
+std::string runsc_binary(const store::HostConfig& hc) {
+  if (!hc.gvisor_runsc.empty()) return hc.gvisor_runsc;
+  return proc::find_program("runsc");
+}
+
+EngineStatus probe_gvisor_engine(const store::HostConfig& hc) {
+  EngineStatus s{Engine::Gvisor, false, ""};
+  std::string bin = runsc_binary(hc);
+  if (bin.empty()) {
+    s.detail = "runsc is not installed";
+    return s;
+  }
+  std::string version = gvisor::runsc_version(bin);
+  if (version.empty()) {
+    s.detail = bin + " does not run (" + bin + " --version failed)";
+    return s;
+  }
+  int release = gvisor::runsc_release(version);
+  if (release < gvisor::kMinRunscRelease) {
+    s.detail = bin + " is " + version + ", older than " + std::to_string(gvisor::kMinRunscRelease) +
+               " (Debian 12's own runsc has no systrap platform)";
+    return s;
+  }
+  s.usable = true;
+  s.detail = bin + ": " + version;
+  return s;
+}
+
+EngineStatus probe_engine(Engine e, const store::HostConfig& hc) {
+  return e == Engine::Gvisor ? probe_gvisor_engine(hc) : probe_vm_engine();
+}
+
+void require_usable(const EngineChoice& choice, const EngineStatus& status) {
+  if (status.usable) return;
+  const std::string name = engine_name(choice.engine);
+  std::string hint;
+  if (choice.engine == Engine::Vm)
+    hint =
+        "run on a host with /dev/kvm, or choose the gvisor engine (--engine gvisor, "
+        "SPACE_ENGINE=gvisor or config.toml [engine] default = \"gvisor\"; runsc from "
+        "bookworm-backports): gVisor is a user-space kernel, a weaker boundary than a VM's "
+        "hardware one";
+  else
+    hint =
+        "install runsc (apt-get install -t bookworm-backports runsc), or choose the vm engine "
+        "(--engine vm) on a host with /dev/kvm";
+  throw Error("the " + name + " engine (chosen by " + choice.source +
+                  ") cannot run on this host: " + status.detail,
+              ENODEV, hint);
+}
+
+EngineChoice engine_for_new_sandbox(const std::string& flag, const store::HostConfig& hc) {
+  EngineChoice c = choose_engine(flag, hc);
+  require_usable(c, probe_engine(c.engine, hc));
+  return c;
+}
+
+}  // namespace space::core

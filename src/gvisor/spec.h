@@ -1,0 +1,34 @@
+// The OCI runtime spec (config.json) of a gVisor sandbox, as the monitor hands it to runsc. The
+// root is space's rootfs, mounted read-only in the monitor's own mount namespace (an image space
+// built, never written: runsc's overlay keeps the sandbox's writes), with guest-init as
+// /sbin/init, run as `/sbin/init --gvisor --id ID`. The sandbox's host directory (the monitor's
+// port sockets) is bind-mounted read-only at proto::kGvisorHostDir, and a user image's root, also
+// read-only on the host, at proto::kGvisorImageDir, where the overlay makes it writable inside;
+// the rootfs has both mount points, as runsc makes none in a read-only root. /proc, /sys, /dev,
+// /dev/pts, /dev/shm, /tmp and /run are the spec's mounts, made by gVisor's own kernel. Root in
+// the sandbox has the capabilities root has in a VM guest, enforced by gVisor's kernel, not the
+// host's. Resources: memory limit and CPU quota in the sandbox's cgroup.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "util/json.h"
+
+namespace space::gvisor {
+
+// Where the sandbox sees what the monitor binds in: all inside the spec's /run tmpfs, which
+// gVisor's kernel makes, so no mount point is ever created in the read-only root on the host.
+struct SandboxSpec {
+  std::string id;        // the sandbox id: its hostname and guest-init's --id
+  std::string root;      // host directory of the read-only rootfs
+  std::string image;     // host directory of a user image's root; "" = none
+  std::string host_dir;  // host directory of the monitor's port sockets
+  uint32_t vcpus = 1;    // CPU quota, in whole CPUs
+  uint64_t memory_bytes = 256ull << 20;
+  std::string cgroups_path;  // "space/ID"; "" = runsc's default
+};
+
+// The config.json for `s`. Throws space::Error if a path is not absolute or the id is empty.
+json::Value sandbox_spec(const SandboxSpec& s);
+
+}  // namespace space::gvisor

@@ -1,0 +1,403 @@
+// The gVisor monitor; see gvisor_main.h.
+#include "monitor/gvisor_main.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "gvisor/runsc.h"
+#include "gvisor/spec.h"
+#include "monitor/agent_pool.h"
+#include "monitor/control_server.h"
+#include "monitor/routes.h"
+#include "proto/agent.h"
+#include "proto/control.h"
+#include "proto/rpc.h"
+#include "store/loop.h"
+#include "store/paths.h"
+#include "store/vm_config.h"
+#include "util/error.h"
+#include "util/event_loop.h"
+#include "util/fs.h"
+#include "util/json.h"
+#include "util/log.h"
+#include "util/ready.h"
+#include "util/relay.h"
+#include "util/socket.h"
+
+namespace space::monitor {
+namespace {
+
+namespace control = proto::control;
+
+constexpr int kClientWaitMs = 10'000;   // a host client's wait for a guest connection
+constexpr int64_t kExpiryGraceS = 30;   // as the VMM: the reaper's time to act first
+constexpr int kGuestDialTimeoutS = 60;  // from runsc start to guest-init's first dial
+
+int64_t unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Fd block_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGCHLD}) sigaddset(&set, s);
+  if (::sigprocmask(SIG_BLOCK, &set, nullptr) != 0) throw_errno("sigprocmask");
+  Fd fd(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
+  if (!fd) throw_errno("signalfd");
+  return fd;
+}
+
+// A mount namespace of our own, private from the host's: what we mount there goes with it.
+void enter_own_mount_namespace() {
+  if (::unshare(CLONE_NEWNS) != 0) throw_errno("unshare(CLONE_NEWNS)");
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+    throw_errno("make / private");
+}
+
+void make_dir(const std::string& path, mode_t mode) {
+  if (::mkdir(path.c_str(), mode) != 0 && errno != EEXIST) throw_errno("mkdir " + path);
+}
+
+void mount_read_only(const std::string& image, const std::string& target) {
+  make_dir(target, 0700);
+  // noload: no journal replay; the image was made by mkfs and never mounted writable.
+  store::loop::mount_image(image, target, "ext4", MS_RDONLY | MS_NOSUID | MS_NODEV, "noload");
+}
+
+// A guest connection to a helper's port: relayed to its socket in our run directory.
+void forward_to_helper(Fd guest, std::string socket) {
+  std::thread([g = std::move(guest), socket]() mutable {
+    try {
+      Fd up = net::unix_connect(socket, net::Deadline::after_ms(5000));
+      relay(g.get(), up.get(), -1, -1);
+    } catch (const std::exception& e) {
+      log::debug("guest connection to " + socket + ": " + e.what());
+    }
+  }).detach();
+}
+
+struct Monitor {
+  const GvisorOptions& o;
+  store::SandboxPaths p;
+  store::VmConfig cfg;
+  gvisor::RunscConfig runsc;
+  std::string gdir;  // <run>/gvisor
+  EventLoop loop;
+  AgentPool pool;
+  bool paused = false;
+  bool stop_requested = false;
+  bool sandbox_gone = false;
+  int64_t running_since_ms = 0;
+
+  explicit Monitor(const GvisorOptions& opts) : o(opts) {}
+
+  void prepare() {
+    p = store::sandbox_paths(o.root, o.id);
+    cfg = store::load_vm_config(p.config);
+    if (cfg.engine != "gvisor") fail("config.json: engine \"" + cfg.engine + "\", not gvisor");
+    gdir = p.run_dir + "/gvisor";
+    runsc.binary = o.runsc;
+    runsc.root = gdir + "/runsc";
+    runsc.platform = o.platform;
+    runsc.overlay = cfg.overlay_dir.empty() ? "all:memory" : "all:dir=" + cfg.overlay_dir;
+    if (!cfg.overlay_dir.empty()) make_dir(cfg.overlay_dir, 0700);
+    make_dir(gdir, 0700);
+    make_dir(gdir + "/host", 0700);
+    make_dir(gdir + "/bundle", 0700);
+    make_dir(runsc.root, 0700);
+    enter_own_mount_namespace();
+    mount_read_only(cfg.rootfs, gdir + "/base");
+    if (!cfg.image_disk.empty()) mount_read_only(cfg.image_disk, gdir + "/image");
+  }
+
+  void write_bundle() {
+    gvisor::SandboxSpec s;
+    s.id = o.id;
+    s.root = gdir + "/base";
+    for (const char* dir : {proto::kGvisorHostDir, proto::kGvisorImageDir})
+      if (!fs::is_dir(s.root + dir))
+        fail(cfg.rootfs + " has no " + dir + " (made before the gvisor engine)",
+             "rebuild the rootfs: scripts/build-rootfs.sh, or install.sh");
+    if (!cfg.image_disk.empty()) s.image = gdir + "/image";
+    s.host_dir = gdir + "/host";
+    s.vcpus = cfg.vcpus;
+    s.memory_bytes = uint64_t{cfg.memory_mib} << 20;
+    s.cgroups_path = o.cgroup;
+    json::save_file(gdir + "/bundle/config.json", gvisor::sandbox_spec(s), 0600,
+                    fs::Sync::Volatile);
+  }
+
+  void listen_guest_ports() {
+    for (uint32_t port : {proto::kAgentPort, proto::kCredentialPort, proto::kEgressPort}) {
+      std::string path = proto::gvisor_port_socket(gdir + "/host", port);
+      Fd l = net::unix_listen(path, 64);
+      int fd = l.release();
+      std::string helper =
+          p.run_dir + "/" + (port == proto::kCredentialPort ? kCredSocket : kEgressSocket);
+      loop.add(fd, EPOLLIN, [this, fd, port, helper](uint32_t) {
+        for (;;) {
+          Fd c(::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC));
+          if (!c) return;
+          if (port == proto::kAgentPort)
+            pool.add_guest(std::move(c));
+          else
+            forward_to_helper(std::move(c), helper);
+        }
+      });
+    }
+  }
+
+  void listen_host() {
+    Fd l = net::unix_listen(p.vsock_sock, 64);
+    int fd = l.release();
+    loop.add(fd, EPOLLIN, [this, fd](uint32_t) {
+      for (;;) {
+        Fd c(::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC));
+        if (!c) return;
+        if (!net::peer_root_or_self(c.get())) continue;  // as the VMM's vsock.sock
+        std::thread([this, conn = std::move(c)]() mutable {
+          pool.serve_host(std::move(conn), kClientWaitMs);
+        }).detach();
+      }
+    });
+  }
+
+  void start_sandbox() {
+    Fd console(::open(p.console_log.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600));
+    if (!console) throw_errno("open " + p.console_log);
+    const std::string bundle = gdir + "/bundle";
+    if (o.restore_dir.empty()) {
+      gvisor::run_runsc(runsc, {"create", "--bundle=" + bundle, o.id}, console.get());
+      gvisor::run_runsc(runsc, {"start", o.id});
+    } else {
+      gvisor::run_runsc(runsc, {"create", "--bundle=" + bundle, o.id}, console.get());
+      gvisor::run_runsc(
+          runsc,
+          {"restore", "--detach", "--image-path=" + o.restore_dir, "--bundle=" + bundle, o.id},
+          console.get());
+    }
+    running_since_ms = unix_ms();
+  }
+
+  // Waits for guest-init's first dial; the sandbox ending or the deadline is an error.
+  void wait_for_guest(int signal_fd) {
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(kGuestDialTimeoutS);
+    while (pool.idle() == 0) {
+      if (std::chrono::steady_clock::now() > until)
+        fail("guest-init did not dial in within " + std::to_string(kGuestDialTimeoutS) + " s",
+             "see the sandbox's console.log");
+      loop.run_once(50);
+      on_signals(signal_fd);
+      if (sandbox_gone)
+        fail("the sandbox ended before guest-init dialled in", "see the sandbox's console.log");
+    }
+  }
+
+  void on_signals(int signal_fd) {
+    signalfd_siginfo si[8];
+    ssize_t n;
+    while ((n = ::read(signal_fd, si, sizeof si)) > 0) {
+      for (size_t i = 0; i < size_t(n) / sizeof si[0]; i++) {
+        if (si[i].ssi_signo == SIGCHLD) continue;
+        log::info(std::string("got ") + strsignal(int(si[i].ssi_signo)) + "; ending the sandbox");
+        stop_requested = true;
+        loop.stop();
+      }
+    }
+    // runsc's sandbox and gofer are our children (child subreaper): when none is left, the
+    // sandbox has ended (its PID 1 exited, or it was killed).
+    int status;
+    while (::waitpid(-1, &status, WNOHANG) > 0) {
+    }
+    if (::waitpid(-1, &status, WNOHANG) < 0 && errno == ECHILD && running_since_ms) {
+      sandbox_gone = true;
+      loop.stop();
+    }
+  }
+
+  // Ends every process of the sandbox at once: our children are runsc's sandbox and gofer.
+  void kill_sandbox() {
+    for (;;) {
+      bool any = false;
+      for (pid_t pid : children()) {
+        ::kill(pid, SIGKILL);
+        any = true;
+      }
+      if (!any) break;
+      int status;
+      while (::waitpid(-1, &status, 0) > 0) {
+      }
+      if (errno == ECHILD) break;
+    }
+  }
+
+  // Our children's pids, from /proc/self/task/*/children.
+  std::vector<pid_t> children() const {
+    std::vector<pid_t> out;
+    std::string text;
+    try {
+      text = fs::read_file("/proc/self/task/" + std::to_string(::getpid()) + "/children", 1 << 16);
+    } catch (const Error&) {
+      return out;
+    }
+    size_t i = 0;
+    while (i < text.size()) {
+      size_t j = text.find(' ', i);
+      if (j == std::string::npos) j = text.size();
+      if (j > i) out.push_back(static_cast<pid_t>(std::stol(text.substr(i, j - i))));
+      i = j + 1;
+    }
+    return out;
+  }
+
+  control::RunState state() const {
+    return paused ? control::RunState::Paused : control::RunState::Running;
+  }
+
+  std::string handle(std::string_view line, std::vector<Fd>& fds);
+};
+
+struct Handlers {
+  Monitor& m;
+  std::vector<Fd>& fds;
+
+  control::PingReply operator()(const control::PingRequest&) const {
+    return {m.state(), static_cast<int64_t>(::getpid())};
+  }
+  control::PauseReply operator()(const control::PauseRequest&) const {
+    auto t0 = std::chrono::steady_clock::now();
+    if (!m.paused) gvisor::run_runsc(m.runsc, {"pause", m.o.id});
+    m.paused = true;
+    control::PauseReply r;
+    r.pause_us =
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0)
+            .count();
+    return r;
+  }
+  control::ResumeReply operator()(const control::ResumeRequest&) const {
+    auto t0 = std::chrono::steady_clock::now();
+    if (m.paused) gvisor::run_runsc(m.runsc, {"resume", m.o.id});
+    m.paused = false;
+    control::ResumeReply r;
+    r.resume_us =
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0)
+            .count();
+    return r;
+  }
+  control::SnapshotReply operator()(const control::SnapshotRequest&) const {
+    fail("the gvisor engine checkpoints through runsc, not a VM snapshot");
+  }
+  control::BranchReply operator()(const control::BranchRequest&) const {
+    fail("the gvisor engine branches through runsc's checkpoint, not a VM fork");
+  }
+  control::StatsReply operator()(const control::StatsRequest&) const {
+    control::StatsReply r;
+    r.status = m.state();
+    r.guest_clock_ns = uint64_t(unix_ms() - m.running_since_ms) * 1'000'000;
+    r.running_since_ms = m.running_since_ms;
+    r.host_connections = static_cast<uint64_t>(m.pool.active());
+    r.guest_connections = m.pool.idle();
+    r.vcpus = m.cfg.vcpus;
+    return r;
+  }
+  control::StopReply operator()(const control::StopRequest&) const {
+    m.stop_requested = true;
+    m.loop.stop();
+    return {};
+  }
+};
+
+std::string Monitor::handle(std::string_view line, std::vector<Fd>& fds) {
+  return proto::rpc::answer([&] {
+    control::Request req = control::decode_request(line);
+    return std::visit(
+        [&](const auto& r) {
+          return control::encode_reply(Handlers{*this, fds}(r));
+        },
+        req);
+  });
+}
+
+// The expiry backstop, as the VMM's: if the reaper has not acted kExpiryGraceS after the
+// sandbox's expiry, pause it (checkpoint) or end it (destroy).
+Fd arm_expiry(Monitor& m) {
+  if (!m.o.expires_at) return Fd();
+  Fd t(::timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC | TFD_NONBLOCK));
+  if (!t) throw_errno("timerfd_create");
+  itimerspec when{};
+  when.it_value.tv_sec = m.o.expires_at + kExpiryGraceS;
+  if (::timerfd_settime(t.get(), TFD_TIMER_ABSTIME, &when, nullptr) != 0)
+    throw_errno("timerfd_settime");
+  int fd = t.get();
+  m.loop.add(fd, EPOLLIN, [fd, &m](uint32_t) {
+    uint64_t n;
+    if (::read(fd, &n, sizeof n) != sizeof n) return;
+    if (m.o.on_expiry == "checkpoint") {
+      log::warn("the sandbox expired and nothing checkpointed it: pausing it");
+      std::vector<Fd> none;
+      try {
+        Handlers{m, none}(control::PauseRequest{});
+      } catch (const std::exception& e) {
+        log::error(std::string("pause on expiry: ") + e.what());
+      }
+    } else {
+      log::warn("the sandbox expired and nothing destroyed it: ending it");
+      m.stop_requested = true;
+      m.loop.stop();
+    }
+  });
+  return t;
+}
+
+}  // namespace
+
+int gvisor_main(const GvisorOptions& opts) {
+  Fd ready(opts.ready_fd);
+  Monitor m(opts);
+  std::optional<ControlServer> control_server;
+  Fd expiry;
+  Fd sigfd;
+  try {
+    sigfd = block_signals();
+    if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) throw_errno("prctl(PR_SET_CHILD_SUBREAPER)");
+    if (opts.runsc.empty()) fail("no runsc given", "apt-get install -t bookworm-backports runsc");
+    m.prepare();
+    m.write_bundle();
+    m.listen_guest_ports();
+    m.listen_host();
+    control_server.emplace(
+        m.loop, m.p.control_sock,
+        [&m](const std::string& line, std::vector<Fd>& fds) { return m.handle(line, fds); });
+    int sfd = sigfd.get();
+    m.loop.add(sfd, EPOLLIN, [&m, sfd](uint32_t) { m.on_signals(sfd); });
+    expiry = arm_expiry(m);
+    m.start_sandbox();
+    m.wait_for_guest(sfd);
+  } catch (const std::exception& e) {
+    m.kill_sandbox();
+    return ready::report_failure(ready, e);
+  }
+  ready::report_line(ready, "ok");
+  ready.reset();
+  log::info("sandbox " + opts.id + " runs on gvisor");
+  if (!m.sandbox_gone && !m.stop_requested) m.loop.run();
+  if (m.sandbox_gone) log::info("the sandbox ended by itself");
+  m.kill_sandbox();
+  return 0;
+}
+
+}  // namespace space::monitor

@@ -1,0 +1,39 @@
+// Entry point of a gVisor sandbox's monitor (`space __gvisor ID [--restore DIR]`), the gVisor
+// engine's counterpart of the VMM process: started by `create` (core/launcher.h) and living as
+// long as the sandbox, with the same two sockets in the same run directory, so everything above
+// the engine (exec, cp, forward, pause/resume, stats, stop, list's liveness by pid) is shared:
+//   - control.sock: the control protocol (proto/control.h); pause, resume and checkpoint are
+//     runsc's, stop ends the sandbox;
+//   - vsock.sock: "CONNECT 1024" clients paired with guest-init's dialled connections
+//     (monitor/agent_pool.h).
+// Before runsc starts, the monitor enters a mount namespace of its own and mounts the sandbox's
+// root images there read-only (the rootfs space built, and a user image's disk): the mounts end
+// with the last process of that namespace (the monitor, runsc's sandbox and gofer), so a killed
+// monitor leaks none. It listens on the sandbox's host directory (<run>/gvisor/host, bound
+// read-only into the sandbox, proto/agent.h) for guest-init's agent connections and forwards
+// the credential and egress ports to the helpers' sockets in its run directory, as the VMM
+// does: the helpers see the monitor's pid, the one state.json records, and know the sandbox by
+// the socket. It is a child subreaper, so runsc's daemons are its children: stop kills them at
+// once (runsc's own delete takes seconds) and the monitor exits when the sandbox ends by itself.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace space::monitor {
+
+struct GvisorOptions {
+  std::string root;         // space's root directory
+  std::string id;           // the sandbox id
+  int ready_fd = -1;        // "ok\n" once guest-init has dialled in, or "error: <why>\n"
+  std::string restore_dir;  // restore runsc's checkpoint in this directory instead of booting
+  int64_t expires_at = 0;   // Unix s of the sandbox's expiry, 0 = never
+  std::string on_expiry;    // "destroy" or "checkpoint"
+  std::string runsc;        // absolute path of runsc (core/engine.h resolved it)
+  std::string platform = "systrap";
+  std::string cgroup;  // the sandbox's cgroup ("space/ID"), where runsc puts its processes
+};
+
+// Runs the monitor until the sandbox ends; returns the process's exit code.
+int gvisor_main(const GvisorOptions& opts);
+
+}  // namespace space::monitor
