@@ -45,10 +45,10 @@ bool wait_for_host(int fd) {
   }
 }
 
-void dial_loop(Context& ctx, std::string path) noexcept {
+void dial_loop(Context& ctx, std::string path, const std::atomic<bool>* stop) noexcept {
   int backoff_ms = 1;
   bool said = false;
-  for (;;) {
+  while (!stop || !stop->load()) {
     Fd conn = dial_unix(path);
     if (!conn) {
       if (!said) {
@@ -68,10 +68,10 @@ void dial_loop(Context& ctx, std::string path) noexcept {
 
 }  // namespace
 
-void start_dialers(Context& ctx, const std::string& path, int idle) {
+void start_dialers(Context& ctx, const std::string& path, int idle, const std::atomic<bool>* stop) {
   for (int i = 0; i < idle; i++) {
     try {
-      std::thread(dial_loop, std::ref(ctx), path).detach();
+      std::thread(dial_loop, std::ref(ctx), path, stop).detach();
     } catch (const std::exception& e) {
       ctx.console.log(std::string("cannot start an agent dialler: ") + e.what());
     }

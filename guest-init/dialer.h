@@ -8,6 +8,7 @@
 // pool refills by itself once the monitor listens again, also after a restore into a new
 // sandbox. The host closing an idle connection (to quiesce before a checkpoint) just ends it.
 #pragma once
+#include <atomic>
 #include <string>
 
 #include "context.h"
@@ -18,8 +19,10 @@ constexpr int kDialIdle = 2;           // idle connections kept at the monitor
 constexpr int kDialBackoffMaxMs = 20;  // the longest wait between two refused dials
 
 // Starts `idle` detached threads that keep connections to the Unix socket `path` and serve each
-// as a session. Returns at once; never throws (a thread that cannot start is logged).
-void start_dialers(Context& ctx, const std::string& path, int idle = kDialIdle);
+// as a session. Returns at once; never throws (a thread that cannot start is logged). Each thread
+// ends once `*stop` (when given, for tests) is true and its idle connection has ended.
+void start_dialers(Context& ctx, const std::string& path, int idle = kDialIdle,
+                   const std::atomic<bool>* stop = nullptr);
 
 // One dial to `path` (blocking, close-on-exec); invalid with errno set on failure.
 Fd dial_unix(const std::string& path) noexcept;

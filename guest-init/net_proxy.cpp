@@ -52,18 +52,27 @@ proto::ProxyParse read_head(int fd, std::string& buf, int timeout_ms) {
 
 // Asks the broker for host:port over a fresh connection. Returns the connection when the
 // broker connected, else an invalid Fd with `result` holding the refusal.
+// The host turned the connection away: refused at connect (vsock), or, over a gVisor
+// sandbox's Unix socket, where the monitor has already accepted it, reset before any answer.
+void refused(proto::NetResult& result, const std::string& why) {
+  result.status = 502;
+  result.message =
+      "the host refused the connection (" + why +
+      "): the sandbox has no network (space net allow ID RULE gives it some), or the host's "
+      "network broker could not start (its log: <root>/egress/egress.log)";
+}
+
 Fd ask_broker(const proto::ProxyRequest& req, const ProxyOptions& opts, proto::NetResult& result) {
   std::string why;
   int64_t deadline = mono_ms() + opts.broker_timeout_ms;
   Fd up = connect_host(proto::kEgressPort, opts.egress_unix, opts.broker_timeout_ms, why);
+  auto reset = [&] {
+    return why == std::strerror(ECONNRESET) || why == std::strerror(ECONNREFUSED);
+  };
   if (!up) {
     result.status = 502;
     result.message = "cannot reach the host's network broker: " + why;
-    if (why == std::strerror(ECONNRESET) || why == std::strerror(ECONNREFUSED))
-      result.message =
-          "the host refused the connection (" + why +
-          "): the sandbox has no network (space net allow ID RULE gives it some), or the host's "
-          "network broker could not start (its log: <root>/egress/egress.log)";
+    if (reset()) refused(result, why);
     return Fd();
   }
   auto frame =
@@ -73,6 +82,8 @@ Fd ask_broker(const proto::ProxyRequest& req, const ProxyOptions& opts, proto::N
       !recv_exact_by(up.get(), hdr, sizeof hdr, deadline, why)) {
     result.status = 502;
     result.message = "no answer from the host's network broker: " + why;
+    if (reset() || why == std::strerror(EPIPE) || why == "the connection was closed")
+      refused(result, why);
     return Fd();
   }
   proto::FrameDecoder dec;

@@ -16,7 +16,8 @@
 # Usage: scripts/chaos.sh [--trials N] [--seed S] [--template-dir DIR] [--keep]
 #   --template-dir: an exported template to import as "base" (default: the newest in
 #   $SPACE_CACHE/test-templates, else one cold boot). The root is $SPACE_ROOT when set (the
-#   integration test's), else a private one under /tmp. Needs /dev/kvm.
+#   integration test's), else a private one under /tmp. Needs /dev/kvm, or runsc for the gvisor
+#   engine (then the "VMM" a trial kills or stops is the sandbox's gvisor monitor).
 # Environment: SPACE_BIN (default build/space), SPACE_CHAOS_TIMEOUT (seconds any command may
 # take before it counts as hung, default 120).
 set -euo pipefail
@@ -93,8 +94,10 @@ def pings(i, timeout=5.0):
         s.close()
 
 def jail_pids():
-    out = subprocess.run(["pgrep", "-f", f"--root {root}( .* | )__(vmm|jail-init) "], capture_output=True, text=True)
-    return [int(p) for p in out.stdout.split()]
+    """VMMs and their jails' PID 1, gvisor monitors, and runsc's processes of this root."""
+    out = subprocess.run(["pgrep", "-f", f"--root {root}( .* | )__(vmm|jail-init|gvisor) "], capture_output=True, text=True)
+    runsc = subprocess.run(["pgrep", "-f", f"--root={run_dir.rstrip('/')}/"], capture_output=True, text=True)
+    return [int(p) for p in out.stdout.split() + runsc.stdout.split()]
 
 def credd_pid():
     out = subprocess.run(["pgrep", "-f", f"__credd --cred-dir {cred_dir}"], capture_output=True, text=True)

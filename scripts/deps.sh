@@ -16,6 +16,29 @@ SPACE_DEBIAN_PACKAGES=(
 # by the benchmark scripts themselves when missing: ensure_debian_packages "${SPACE_BENCH_PACKAGES[@]}".
 SPACE_BENCH_PACKAGES=(qemu-system-x86)
 
+# ensure_runsc: runsc for the gvisor engine, from bookworm-backports (an official Debian suite on
+# the same mirror; Debian 12's own runsc, 20221219, is too old: ../shared/gvisor-notes.md). Adds
+# the suite to apt's sources if it is missing; packages from it are installed only when asked
+# for with -t, so nothing else on the host changes. Nothing happens when a recent runsc is there.
+ensure_runsc() {
+  local v
+  v=$(runsc --version 2>/dev/null) || v=
+  if [[ $v =~ ([0-9]{8}) ]] && [ "${BASH_REMATCH[1]}" -ge 20240729 ]; then return 0; fi
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "deps: need root to install runsc: sudo apt-get install -t bookworm-backports runsc" >&2
+    return 1
+  fi
+  local sources=/etc/apt/sources.list.d/bookworm-backports.sources
+  if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    echo "deps: enabling bookworm-backports in $sources" >&2
+    printf '%s\n' "Types: deb" "URIs: http://deb.debian.org/debian" "Suites: bookworm-backports" \
+      "Components: main" "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" >"$sources"
+  fi
+  echo "deps: installing runsc from bookworm-backports" >&2
+  apt-get update -q >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q -t bookworm-backports runsc >&2
+}
+
 # ensure_debian_packages [PACKAGE...]: the named packages (default: SPACE_DEBIAN_PACKAGES).
 ensure_debian_packages() {
   local missing=() p

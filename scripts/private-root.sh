@@ -5,7 +5,7 @@
 # the root's cgroup parent). private_root_cleanup destroys every sandbox of a private root,
 # stops its helpers, unmounts its store and deletes it (with KEEP=1, keeps it). base_template
 # imports the newest cached test template as "base", or boots one. campaign_root NAME does all
-# of it for a campaign script: checks /dev/kvm and the binary, makes the root, arranges its
+# of it for a campaign script: checks /dev/kvm (without it, runsc: the gvisor engine) and the binary, makes the root, arranges its
 # cleanup on exit (and on INT/TERM) and provides "base".
 # Needs: SRC (the source tree) and SPACE_BIN.
 
@@ -54,6 +54,10 @@ private_root_cleanup() {
 
 base_template() {
   "$SPACE_BIN" template inspect base >/dev/null 2>&1 && return 0
+  if [ "${SPACE_ENGINE:-}" = gvisor ] || grep -qs '^default = "gvisor"' "$SPACE_ROOT/config.toml"; then
+    "$SPACE_BIN" template build --engine gvisor base >/dev/null  # no boot: nothing to import
+    return 0
+  fi
   local dir=${TEMPLATE_DIR:-}
   [ -n "$dir" ] || dir=$(ls -1dt "${SPACE_CACHE:-/var/cache/space}"/test-templates/*/ 2>/dev/null | head -1 || true)
   if [ -n "$dir" ] && "$SPACE_BIN" template import base "$dir" >/dev/null 2>&1; then
@@ -65,7 +69,12 @@ base_template() {
 }
 
 campaign_root() {
-  [ -e /dev/kvm ] || { echo "$1: /dev/kvm is absent" >&2; exit 1; }
+  if [ ! -e /dev/kvm ] && [ -z "${SPACE_ENGINE:-}" ] && ! grep -qs '^default = "gvisor"' "${SPACE_ROOT:-/nonexistent}/config.toml"; then
+    runsc --version >/dev/null 2>&1 ||
+      { echo "$1: /dev/kvm is absent, and so is runsc for the gvisor engine" >&2; exit 1; }
+    echo "$1: /dev/kvm is absent: the campaign runs on the gvisor engine" >&2
+    export SPACE_ENGINE=gvisor
+  fi
   [ -x "$SPACE_BIN" ] || { echo "$1: no space binary at $SPACE_BIN" >&2; exit 1; }
   private_root "$1"
   trap 'rc=$?; set +e; private_root_cleanup; exit $rc' EXIT

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Builds space and runs every test with ctest: the doctest unit tests (no KVM needed), the
-# libFuzzer harness of the protocol decoders for a fixed 200000 inputs (fuzz.frames; built only
-# when clang++ is installed), and the integration tests, which boot real VMs (they skip only
-# where /dev/kvm is absent). Missing Debian packages are installed, and the guest kernel and
-# rootfs are built into the cache ($SPACE_CACHE) first when absent, so a clean clone on a fresh
-# host works. `.ci/run` calls this.
+# libFuzzer harnesses (built only when clang++ is installed), and the integration tests, which
+# run real sandboxes: on the vm engine where /dev/kvm exists, on the gvisor engine where it does
+# not (only the scenarios about the VM itself skip there, each saying why), and on a KVM host
+# the integration.gvisor.* variants of lifecycle, session, exec, secrets, cp, net and images run
+# beside the VM ones. Missing Debian packages and runsc (bookworm-backports) are installed, and
+# the guest kernel (where /dev/kvm exists) and rootfs are built into the cache ($SPACE_CACHE)
+# first when absent, so a clean clone on a fresh host works. `.ci/run` calls this.
 #
 # `scripts/test.sh --sanitize [CTEST ARGS]` instead builds everything with ASan and UBSan in
 # build-sanitize (cmake -DSPACE_SANITIZE=ON) and runs the unit tests there: any leak, overflow,
@@ -36,9 +38,8 @@ if [ "${1:-}" = --sanitize ]; then
   done
   exit $rc
 fi
+ensure_runsc || echo "test: no runsc: the gvisor engine's integration tests skip" >&2
 build_space build
-if [ -e /dev/kvm ]; then
-  echo "test: guest kernel $(scripts/build-kernel.sh)" >&2
-  echo "test: guest rootfs $(scripts/build-rootfs.sh --guest-init build/guest-init --space-secret build/space-secret)" >&2
-fi
+[ ! -e /dev/kvm ] || echo "test: guest kernel $(scripts/build-kernel.sh)" >&2
+echo "test: guest rootfs $(scripts/build-rootfs.sh --guest-init build/guest-init --space-secret build/space-secret)" >&2
 ctest --test-dir build --output-on-failure -j2 "$@"

@@ -1,4 +1,5 @@
-// `space list`: a table of sandboxes (ID STATUS PID CREATED CPUS MEMORY IMAGE EXPIRES), or with
+// `space list`: a table of sandboxes (ID STATUS ENGINE PID CREATED CPUS MEMORY IMAGE EXPIRES), or
+// with
 // --format json an array of their state objects. The status is the observed one (a dead VMM shows
 // stopped).
 #include <cstdio>
@@ -25,10 +26,10 @@ void register_list(CLI::App& app, GlobalOptions& g) {
       return;
     }
     std::vector<std::vector<std::string>> rows = {
-        {"ID", "STATUS", "PID", "CREATED", "CPUS", "MEMORY", "IMAGE", "EXPIRES"}};
+        {"ID", "STATUS", "ENGINE", "PID", "CREATED", "CPUS", "MEMORY", "IMAGE", "EXPIRES"}};
     for (const auto& s : all) {
       bool live = store::claims_vmm(s.status, s.pid);
-      rows.push_back({s.id, store::status_name(s.status),
+      rows.push_back({s.id, store::status_name(s.status), s.engine,
                       live && s.pid ? std::to_string(s.pid) : "-", s.created,
                       std::to_string(s.vcpus), std::to_string(s.memory_mib) + "MiB",
                       s.image.empty() ? "-" : s.image,

@@ -82,14 +82,15 @@ void add_template_list(CLI::App& parent, GlobalOptions& g) {
       std::printf("%s\n", json::serialize(arr, 2).c_str());
       return;
     }
-    std::vector<std::vector<std::string>> rows = {{"NAME", "CPUS", "MEMORY", "SIZE", "CREATED"}};
+    std::vector<std::vector<std::string>> rows = {
+        {"NAME", "ENGINE", "CPUS", "MEMORY", "SIZE", "CREATED"}};
     for (const auto& t : all) {
       if (!t.meta) {
         log::warn("template " + t.name + " is unreadable: " + t.problem);
-        rows.push_back({t.name, "-", "-", store::human_size(t.disk_bytes), "(unreadable)"});
+        rows.push_back({t.name, "-", "-", "-", store::human_size(t.disk_bytes), "(unreadable)"});
         continue;
       }
-      rows.push_back({t.name, std::to_string(t.meta->vcpus),
+      rows.push_back({t.name, t.meta->engine, std::to_string(t.meta->vcpus),
                       std::to_string(t.meta->memory_mib) + "MiB", store::human_size(t.disk_bytes),
                       t.meta->created});
     }
@@ -114,12 +115,13 @@ void add_template_inspect(CLI::App& parent, GlobalOptions& g) {
     row("name", t.name);
     if (t.meta) {
       row("created", t.meta->created);
+      row("engine", t.meta->engine);
       row("cpus", std::to_string(t.meta->vcpus));
       row("memory", std::to_string(t.meta->memory_mib) + "MiB");
-      row("kernel", t.meta->kernel);
+      if (t.meta->engine == "vm") row("kernel", t.meta->kernel);
       row("rootfs", t.meta->rootfs);
       row("space", t.meta->space_version);
-      row("snapshot format", std::to_string(t.meta->snapshot_format));
+      if (t.meta->engine == "vm") row("snapshot format", std::to_string(t.meta->snapshot_format));
     }
     row("size", store::human_size(t.disk_bytes));
     row("restorable", t.restorable ? "yes" : "no: " + t.problem);

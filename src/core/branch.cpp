@@ -18,6 +18,7 @@
 #include <cstring>
 #include <optional>
 
+#include "core/branch_gvisor.h"
 #include "core/expiry.h"
 #include "core/jail_setup.h"
 #include "core/launcher.h"
@@ -138,8 +139,9 @@ proto::control::BranchTarget branch_target(const store::SandboxPaths& bp,
 bool left_out_of_branch(const store::SandboxPaths& src, const std::string& rel) {
   auto in_dir = [&](const std::string& path) { return path.substr(src.dir.size() + 1); };
   const std::string checkpoint = in_dir(checkpoint_dir(src));
-  for (const std::string& out : {in_dir(src.state), checkpoint, checkpoint + ".tmp",
-                                 in_dir(src.console_log), in_dir(src.vmm_log), in_dir(src.lock)})
+  for (const std::string& out :
+       {in_dir(src.state), checkpoint, checkpoint + ".tmp", std::string("branch.tmp"),
+        in_dir(src.console_log), in_dir(src.vmm_log), in_dir(src.lock)})
     if (rel == out) return true;
   return false;
 }
@@ -160,6 +162,7 @@ std::vector<store::SandboxState> branch_sandbox(const store::Context& ctx, const
     if (s.observed != store::Status::Running && s.observed != store::Status::Paused)
       wrong_status(s, "branch");
     store::HostConfig hc = store::load_host_config(ctx.root);
+    if (s.st.engine == "gvisor") return branch_gvisor_sandbox(ctx, hc, s, ids, policy, opts);
     if (!store::btrfs::is_subvolume(s.p.dir))
       fail("sandbox " + id + " was made before the btrfs store and cannot be branched",
            "checkpoint it and make a new sandbox, or recreate it");

@@ -116,7 +116,9 @@ store::SandboxState create_gvisor_sandbox(const store::Context& ctx, const store
     BootSpec b = resolve_gvisor_spec(hc, opts.vcpus, opts.memory_mib, opts.rootfs);
     cfg.vcpus = b.vcpus;
     cfg.memory_mib = b.memory_mib;
-    cfg.rootfs = b.rootfs_image;  // space's own image, mounted read-only and never written
+    // space's own image, mounted read-only and never written; by its real path, so that a
+    // rebuilt rootfs (a new `current`) does not change under a checkpoint of this sandbox.
+    cfg.rootfs = fs::real_path(b.rootfs_image);
     try {
       store::btrfs::create_subvolume(p.dir);
     } catch (const Error& e) {
@@ -163,7 +165,8 @@ store::SandboxState create_gvisor_sandbox(const store::Context& ctx, const store
     st.pid = monitor->pid();
     st.pid_start_time = proc::start_time(st.pid).value_or(0);
     store::write_state(p.state, st, fs::Sync::Volatile);
-    wait_started(*monitor, launch.ready, p, /*guest=*/false, sig, boot_timeout_seconds());
+    wait_started(*monitor, launch.ready, p, /*guest=*/false, sig, boot_timeout_seconds(),
+                 "the gvisor monitor");
     st.status = store::Status::Running;
     store::write_state(p.state, st, fs::Sync::Volatile);
     ensure_network(ctx, id);

@@ -160,27 +160,68 @@ void check_jail(HostReport& r, const store::Context& ctx, const store::HostConfi
   }
 }
 
+// Both engines, whether each can run here, and the default: the default engine's problems are
+// the host's; the other's are notes.
+void check_engines(HostReport& r, const store::HostConfig& hc,
+                   const std::vector<std::string>& vm_problems) {
+  EngineStatus vm{Engine::Vm, vm_problems.empty(), ""};
+  for (const auto& p : vm_problems) vm.detail += (vm.detail.empty() ? "" : "; ") + p;
+  if (vm.usable) vm.detail = r.kvm_device + " (" + r.host + ")";
+  EngineStatus gvisor = probe_gvisor_engine(hc);
+  EngineChoice choice;
+  try {
+    choice = choose_engine("", hc);
+  } catch (const Error& e) {
+    r.problems.push_back(std::string(e.what()) + " (" + e.hint() + ")");
+  }
+  r.default_engine = engine_name(choice.engine);
+  r.default_engine_source = choice.source;
+  r.engines = {vm, gvisor};
+  if (choice.engine == Engine::Vm) {
+    r.problems.insert(r.problems.end(), vm_problems.begin(), vm_problems.end());
+    if (!vm.usable && gvisor.usable)
+      r.notes.push_back(
+          "the gvisor engine can run here (--engine gvisor, or config.toml [engine] default = "
+          "\"gvisor\"): a user-space kernel, a weaker boundary than a VM's");
+    return;
+  }
+  for (const auto& p : vm_problems) r.notes.push_back("the vm engine cannot run here: " + p);
+  if (!gvisor.usable)
+    r.problems.push_back("the gvisor engine (the default, from " + choice.source +
+                         ") cannot run: " + gvisor.detail +
+                         " (apt-get install -t bookworm-backports runsc)");
+}
+
 }  // namespace
 
 HostReport check_host(const store::Context& ctx) {
   HostReport r;
   vmm::HostKind kind = vmm::detect_host();
   r.host = vmm::host_kind_name(kind);
-  check_kvm(r);
-
   store::HostConfig hc;
   try {
     hc = store::load_host_config(ctx.root);
   } catch (const Error& e) {
     r.problems.push_back(e.what());
   }
+  // The vm engine's own needs (KVM, the guest kernel, the jail) are set apart: they are problems
+  // only when vm is the default engine.
+  std::vector<std::string> vm_problems;
+  auto set_apart = [&](size_t first) {
+    vm_problems.insert(vm_problems.end(), r.problems.begin() + static_cast<long>(first),
+                       r.problems.end());
+    r.problems.resize(first);
+  };
+  size_t first = r.problems.size();
+  check_kvm(r);
   r.kernel = store::resolve_kernel(hc, "");
-  r.rootfs = store::resolve_rootfs(hc, "");
   r.kernel_present = is_regular(r.kernel);
-  r.rootfs_present = is_regular(r.rootfs);
   if (!r.kernel_present)
     r.problems.push_back("no guest kernel at " + r.kernel +
                          " (run scripts/install.sh, or set [defaults] kernel in config.toml)");
+  set_apart(first);
+  r.rootfs = store::resolve_rootfs(hc, "");
+  r.rootfs_present = is_regular(r.rootfs);
   if (!r.rootfs_present)
     r.problems.push_back("no rootfs image at " + r.rootfs +
                          " (run scripts/install.sh, or set [defaults] rootfs in config.toml)");
@@ -208,9 +249,12 @@ HostReport check_host(const store::Context& ctx) {
       r.problems.push_back(std::string(e.what()) + " (" + e.hint() + ")");
     }
   }
+  first = r.problems.size();
   check_jail(r, ctx, hc);
+  set_apart(first);
   if (kind == vmm::HostKind::Unknown)
     r.notes.push_back("no vmx/svm CPU flags and no kvm_pvm module: KVM may be unusable or slow");
+  check_engines(r, hc, vm_problems);
   return r;
 }
 
@@ -218,6 +262,18 @@ json::Value host_report_json(const HostReport& r) {
   json::Value v = json::Value::object();
   v.set("usable", r.usable());
   v.set("host", r.host);
+  json::Value engines = json::Value::array();
+  for (const auto& e : r.engines) {
+    json::Value one = json::Value::object();
+    one.set("name", engine_name(e.engine));
+    one.set("usable", e.usable);
+    one.set("detail", e.detail);
+    one.set("default", r.default_engine == engine_name(e.engine));
+    engines.push_back(std::move(one));
+  }
+  v.set("engines", std::move(engines));
+  v.set("default_engine", r.default_engine);
+  v.set("default_engine_source", r.default_engine_source);
   json::Value kvm = json::Value::object();
   kvm.set("device", r.kvm_device);
   kvm.set("accessible", r.kvm_ok);
@@ -271,6 +327,12 @@ std::string host_report_text(const HostReport& r) {
     out += v + "\n";
   };
   line("host", r.host);
+  for (const auto& e : r.engines)
+    line(std::string("engine ") + engine_name(e.engine),
+         std::string(e.usable ? "usable: " : "not usable: ") + e.detail +
+             (r.default_engine == engine_name(e.engine)
+                  ? " [default, from " + r.default_engine_source + "]"
+                  : ""));
   line("kvm", r.kvm_device + (r.kvm_ok ? ": ok, API version " + std::to_string(r.api_version)
                                        : ": not usable"));
   if (!r.extensions.empty()) {

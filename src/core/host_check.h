@@ -1,4 +1,6 @@
-// `space check`: can this host run sandboxes, and if not, what to fix. It inspects the kind of
+// `space check`: can this host run sandboxes, and if not, what to fix. It lists both engines
+// (core/engine.h), whether each can run here and which is the default; the default engine's
+// needs are problems, the other's notes. It inspects the kind of
 // KVM host (hardware VMX/SVM or the PVM software hypervisor), /dev/kvm and its capabilities, the
 // guest kernel and rootfs image a cold boot would use, the store (btrfs root or loopback image,
 // mounted or not, size and free space), whether the default template exists, and whether VMMs
@@ -9,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/engine.h"
 #include "store/context.h"
 #include "store/store.h"
 #include "util/json.h"
@@ -34,11 +37,14 @@ struct HostReport {
   std::string namespaces;  // "ok" or why a jail's namespaces cannot be made
   std::string seccomp;     // "ok" or why a filter cannot be installed
   bool cgroups_enabled = true;
-  std::string cgroups;                // "v1 (memory, pids, ...)", "v2 (...)" or "none"
-  bool cgroup_moves_fast = false;     // a cgroup mount has favordynmods (jail/cgroup.h)
-  std::string jail_start;             // "ok", why a jailed VMM (no VM) could not start, or why
-                                      // that was not tried
-  double jail_start_ms = 0;           // its start, launch to ready, when "ok"
+  std::string cgroups;             // "v1 (memory, pids, ...)", "v2 (...)" or "none"
+  bool cgroup_moves_fast = false;  // a cgroup mount has favordynmods (jail/cgroup.h)
+  std::string jail_start;          // "ok", why a jailed VMM (no VM) could not start, or why
+                                   // that was not tried
+  double jail_start_ms = 0;        // its start, launch to ready, when "ok"
+  // The engines (core/engine.h): each one's status, and the default with what chose it.
+  std::vector<EngineStatus> engines;
+  std::string default_engine, default_engine_source;
   std::vector<std::string> notes;     // advice that does not prevent use
   std::vector<std::string> problems;  // each names what to fix; empty means usable
   bool usable() const { return problems.empty(); }

@@ -253,11 +253,11 @@ pid_t served_by(const std::string& control_sock) {
 }
 
 void wait_started(proc::Child& vmm, const Fd& ready, const store::SandboxPaths& p, bool guest,
-                  proc::SignalGuard& sig, int timeout_s) {
+                  proc::SignalGuard& sig, int timeout_s, const std::string& who) {
   auto dl = net::Deadline::after_ms(int64_t{timeout_s} * 1000);
   dl.cancel_on(sig.fd());
   try {
-    wait_vmm_ready(ready, dl);
+    wait_vmm_ready(ready, dl, who);
     if (!guest) return;
     log::debug("VMM " + std::to_string(vmm.pid()) + " is running; waiting for guest-init");
     dl.cancel_on(vmm.pidfd());
@@ -275,20 +275,20 @@ void wait_started(proc::Child& vmm, const Fd& ready, const store::SandboxPaths& 
   }
 }
 
-void wait_vmm_ready(const Fd& ready, const net::Deadline& dl) {
+void wait_vmm_ready(const Fd& ready, const net::Deadline& dl, const std::string& who) {
   std::optional<std::string> line;
   try {
     line = net::read_line(ready.get(), dl, 4096);
   } catch (const net::Cancelled&) {
     throw;
   } catch (Error& e) {
-    if (e.err() == ETIMEDOUT) fail("the VMM did not report ready in time");
+    if (e.err() == ETIMEDOUT) fail(who + " did not report ready in time");
     throw;
   }
-  if (!line) fail("the VMM exited before the VM started");
+  if (!line) fail(who + " exited before the sandbox started");
   if (*line == "ok") return;
-  if (line->rfind("error: ", 0) == 0) fail("the VMM failed: " + line->substr(7));
-  fail("the VMM sent an unexpected ready line: \"" + *line + "\"");
+  if (line->rfind("error: ", 0) == 0) fail(who + " failed: " + line->substr(7));
+  fail(who + " sent an unexpected ready line: \"" + *line + "\"");
 }
 
 proto::HelloReply wait_guest_ready(const store::SandboxPaths& p, const net::Deadline& dl) {

@@ -83,10 +83,11 @@ pid_t served_by(const std::string& control_sock);
 // Waits for a spawned VMM (`vmm`, with the ready pipe `ready`): its ready line, then, when `guest`,
 // guest-init's handshake; at most `timeout_s` seconds. A signal pending on `sig` or the VMM's exit
 // ends the wait with an Error saying which; on the deadline the error names the timeout.
+// `who` names the process in messages ("the gvisor monitor" for that engine's).
 void wait_started(proc::Child& vmm, const Fd& ready, const store::SandboxPaths& p, bool guest,
-                  proc::SignalGuard& sig, int timeout_s);
+                  proc::SignalGuard& sig, int timeout_s, const std::string& who = "the VMM");
 // Reads the VMM's ready line. Throws with the VMM's own message, or if it exits without one.
-void wait_vmm_ready(const Fd& ready, const net::Deadline& dl);
+void wait_vmm_ready(const Fd& ready, const net::Deadline& dl, const std::string& who = "the VMM");
 // Dials guest-init through vsock.sock and does the handshake, redialing every 100 ms while the
 // guest boots. When the VM has an image (p.image_meta exists) the Hello says so, and guest-init
 // mounts it before answering. Throws on deadline (naming the last failure) or on a non-retryable

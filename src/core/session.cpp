@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "core/control_client.h"
 #include "core/expiry.h"
 #include "core/jail_setup.h"
 #include "core/net.h"
@@ -96,7 +97,7 @@ store::SandboxState resume_sandbox(const store::Context& ctx, const std::string&
     bool restorable =
         s.observed == store::Status::Checkpointed || s.observed == store::Status::Stopped;
     if (!restorable) wrong_status(s, "resume");
-    if (!fs::exists(ck + "/vmstate"))
+    if (!has_checkpoint(s.p, s.st))
       fail("sandbox " + id + " is " + store::status_name(s.observed) +
                " and has no checkpoint to resume from",
            "'space destroy " + id + "' removes it");
@@ -131,21 +132,39 @@ store::SandboxState checkpoint_sandbox(const store::Context& ctx, const std::str
     CheckpointStats cs;
     try {
       if (::mkdir(tmp.c_str(), 0700) != 0) throw_errno("mkdir " + tmp);
-      auto r = take_snapshot(s.p, s.st.pid, s.st.uid, tmp, kSnapshotTimeoutMs);
-      cs.snapshot_ms = ms_since(t0);
-      cs.memory_data_bytes = r.memory_data_bytes;
-      cs.memory_diff = r.memory_diff;
-      // The VMM has flushed the disk and stays paused: the image now matches memory.
-      auto t1 = std::chrono::steady_clock::now();
-      fs::copy_file(s.p.rootfs, tmp + "/rootfs.ext4", 0600);
-      fsync_path(tmp + "/rootfs.ext4");
-      if (fs::exists(s.p.image_disk)) {  // the image's copy: as much the sandbox's as its root
-        fs::copy_file(s.p.image_disk, tmp + "/image.ext4", 0600);
-        fsync_path(tmp + "/image.ext4");
+      if (s.st.engine == "gvisor") {
+        // runsc writes one image of the sandbox (memory and the overlay's writes); its root and
+        // image stay the read-only ones config.json names.
+        Fd dir(::open(tmp.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        if (!dir) throw_errno("open " + tmp);
+        std::vector<int> fds = {dir.get()};
+        auto r = control_call(s.p.control_sock, proto::control::SnapshotRequest{tmp, false},
+                              kSnapshotTimeoutMs, fds);
+        cs.snapshot_ms = ms_since(t0);
+        cs.memory_data_bytes = r.memory_data_bytes;
+        struct stat img {};
+        if (::lstat((tmp + "/" + kGvisorCheckpointImage).c_str(), &img) != 0 ||
+            !S_ISREG(img.st_mode))
+          fail("runsc left no checkpoint image in " + tmp);
+        fsync_path(tmp);
+        swap_in(tmp, ck, s.p.dir);
+      } else {
+        auto r = take_snapshot(s.p, s.st.pid, s.st.uid, tmp, kSnapshotTimeoutMs);
+        cs.snapshot_ms = ms_since(t0);
+        cs.memory_data_bytes = r.memory_data_bytes;
+        cs.memory_diff = r.memory_diff;
+        // The VMM has flushed the disk and stays paused: the image now matches memory.
+        auto t1 = std::chrono::steady_clock::now();
+        fs::copy_file(s.p.rootfs, tmp + "/rootfs.ext4", 0600);
+        fsync_path(tmp + "/rootfs.ext4");
+        if (fs::exists(s.p.image_disk)) {  // the image's copy: as much the sandbox's as its root
+          fs::copy_file(s.p.image_disk, tmp + "/image.ext4", 0600);
+          fsync_path(tmp + "/image.ext4");
+        }
+        fsync_path(tmp);
+        cs.disk_ms = ms_since(t1);
+        swap_in(tmp, ck, s.p.dir);
       }
-      fsync_path(tmp);
-      cs.disk_ms = ms_since(t1);
-      swap_in(tmp, ck, s.p.dir);
     } catch (...) {
       try {
         fs::remove_tree(tmp);

@@ -64,7 +64,8 @@ std::vector<store::SandboxState> branch_sandbox(const store::Context& ctx, const
 
 // Whether `rel` (a path inside the source's directory) stays out of a branch's copy: the
 // source's record (the branch writes its own; a copy would name the source's id and VMM if the
-// branch were interrupted before that), its checkpoint, logs and lock.
+// branch were interrupted before that), its checkpoint, logs and lock, and the image a gvisor
+// branch restores from (branch.tmp).
 bool left_out_of_branch(const store::SandboxPaths& src, const std::string& rel);
 
 // <dir>/checkpoint: where a sandbox's last checkpoint lives.

@@ -9,6 +9,8 @@
 #include <cstring>
 
 #include "core/control_client.h"
+#include "core/create_gvisor.h"
+#include "core/engine.h"
 #include "core/expiry.h"
 #include "core/jail_setup.h"
 #include "core/launcher.h"
@@ -120,7 +122,7 @@ LockedSandbox lock_sandbox(const store::Context& ctx, const std::string& id) {
 void wrong_status(const LockedSandbox& s, const std::string& verb) {
   const std::string& id = s.st.id;
   const store::Status o = s.observed;
-  bool has_checkpoint = fs::exists(checkpoint_dir(s.p) + "/vmstate");
+  bool has_checkpoint = core::has_checkpoint(s.p, s.st);
   if (o == store::Status::Paused && verb == "pause")
     fail("sandbox " + id + " is already paused", "'space resume " + id + "' continues it");
   if (o == store::Status::Running && verb == "resume")
@@ -138,13 +140,28 @@ void wrong_status(const LockedSandbox& s, const std::string& verb) {
   fail("sandbox " + id + " is " + store::status_name(o) + ": it cannot " + verb);
 }
 
+bool has_checkpoint(const store::SandboxPaths& p, const store::SandboxState& st) {
+  return fs::exists(checkpoint_dir(p) + "/" +
+                    (st.engine == "gvisor" ? kGvisorCheckpointImage : "vmstate"));
+}
+
 proc::Child start_restored(const store::Context& ctx, const store::SandboxPaths& p,
                            store::SandboxState& st, const std::string& restore_dir,
                            proc::SignalGuard& sig) {
   store::HostConfig hc = store::load_host_config(ctx.root);
-  VmmLaunch launch =
-      launch_vmm(ctx, hc, p, st.id, VmmMode{restore_dir, false, "", expires_at(st), st.on_expiry},
-                 JailRequest{st.id, st.id, st.vcpus, st.memory_mib});
+  const bool gvisor = st.engine == "gvisor";
+  if (gvisor) {
+    st.cgroup = hc.jail_cgroup_parent + "/" + st.id;
+    require_usable(EngineChoice{Engine::Gvisor, "the sandbox's record"}, probe_gvisor_engine(hc));
+    // A monitor killed with SIGKILL leaves runsc's sandbox running in its cgroup: end it before
+    // its checkpoint runs again under the same id (make_run_dir then removes runsc's state).
+    remove_sandbox_cgroup(st.cgroup);
+  }
+  VmmLaunch launch = gvisor
+                         ? launch_gvisor(ctx, hc, p, st, restore_dir)
+                         : launch_vmm(ctx, hc, p, st.id,
+                                      VmmMode{restore_dir, false, "", expires_at(st), st.on_expiry},
+                                      JailRequest{st.id, st.id, st.vcpus, st.memory_mib});
   // Recorded at once, as being created, with the process we started (the VMM, or its jail's
   // PID 1, whose end ends the VMM): if this command is killed before it records the VMM as
   // running, the sandbox shows as creating and destroy stops that process, where an unrecorded
@@ -157,7 +174,8 @@ proc::Child start_restored(const store::Context& ctx, const store::SandboxPaths&
   st.cgroup = launch.cgroup;
   try {
     store::write_state(p.state, st, fs::Sync::Volatile);
-    wait_started(launch.child, launch.ready, p, /*guest=*/false, sig, boot_timeout_seconds());
+    wait_started(launch.child, launch.ready, p, /*guest=*/false, sig, boot_timeout_seconds(),
+                 gvisor ? "the gvisor monitor" : "the VMM");
     st.pid = launch.uid ? served_by(p.control_sock) : launch.child.pid();
   } catch (Error& e) {
     launch.child = proc::Child();  // SIGKILL + reap before reading its log

@@ -56,7 +56,13 @@ proto::control::ReplyOf<Req> vmm_op(const store::SandboxPaths& p, const Req& req
   }
 }
 
-// Starts a VMM for sandbox `st.id` (files in p) restored from `restore_dir`, records it as
+// The file runsc writes a gvisor sandbox's checkpoint into (the VM's are vmstate and memory).
+inline constexpr const char* kGvisorCheckpointImage = "checkpoint.img";
+// Whether sandbox `st` (files in p) has a checkpoint its engine can restore.
+bool has_checkpoint(const store::SandboxPaths& p, const store::SandboxState& st);
+
+// Starts a VMM (gvisor: a monitor, restoring runsc's checkpoint) for sandbox `st.id` (files in
+// p) restored from `restore_dir`, records it as
 // creating with the process started, waits until it runs, and records it (status running,
 // pid) in `st` and state.json; on failure the record is put back as it was. The returned Child
 // kills the VMM if destroyed before release().

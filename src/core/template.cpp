@@ -185,6 +185,7 @@ json::Value template_info_json(const TemplateInfo& t) {
   v.set("name", t.name);
   if (t.meta) {
     v.set("created", t.meta->created);
+    v.set("engine", t.meta->engine);
     v.set("vcpus", t.meta->vcpus);
     v.set("memory_mib", t.meta->memory_mib);
     v.set("kernel", t.meta->kernel);

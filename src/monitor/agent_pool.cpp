@@ -2,6 +2,7 @@
 #include "monitor/agent_pool.h"
 
 #include <poll.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <string>
@@ -34,10 +35,31 @@ size_t AgentPool::idle() const {
   return idle_.size();
 }
 
-bool AgentPool::close_idle() {
-  std::lock_guard lock(mu_);
-  closed_ = true;
-  idle_.clear();
+bool close_confirmed(Fd fd, const net::Deadline& dl) {
+  ::shutdown(fd.get(), SHUT_WR);
+  char buf[256];
+  for (;;) {
+    ssize_t n = ::recv(fd.get(), buf, sizeof buf, MSG_DONTWAIT);
+    if (n == 0) return true;
+    if (n > 0) continue;
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN) return errno == ECONNRESET;
+    pollfd p{fd.get(), POLLIN, 0};
+    int left = dl.remaining_ms();
+    if (left <= 0 || ::poll(&p, 1, left) <= 0) return false;
+  }
+}
+
+bool AgentPool::close_idle(int wait_ms) {
+  std::deque<Fd> idle;
+  {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+    idle.swap(idle_);
+  }
+  auto dl = net::Deadline::after_ms(wait_ms);
+  for (Fd& fd : idle)
+    if (!close_confirmed(std::move(fd), dl)) log::debug("an idle agent connection did not close");
   return active_.load() == 0;
 }
 

@@ -5,8 +5,9 @@
 // guest connection, and the two are relayed (util/relay.h) until either side ends. So exec, cp
 // and forward work unchanged on both engines. Clients wait for a guest connection up to their
 // deadline; idle guest connections the guest has closed are dropped when found. Before a
-// checkpoint (runsc cannot save a connected host socket) close_idle() drops the idle ones and
-// refuses new ones until reopen(). Thread-safe: guest connections arrive on the event loop,
+// checkpoint (runsc cannot save a connected host socket, and a checkpoint that meets one ends
+// the sandbox) close_idle() drops the idle ones, waiting until guest-init has closed its ends,
+// and refuses new ones until reopen(). Thread-safe: guest connections arrive on the event loop,
 // host clients are served on threads of their own.
 #pragma once
 #include <atomic>
@@ -15,6 +16,7 @@
 #include <mutex>
 
 #include "util/fd.h"
+#include "util/socket.h"
 
 namespace space::monitor {
 
@@ -27,10 +29,14 @@ class AgentPool {
   // another port than the agent's, or finds no guest in time, is closed unanswered (as a VM's
   // vsock does while nothing listens), which callers that wait for a boot retry.
   void serve_host(Fd client, int wait_ms) noexcept;
-  // Closes the idle connections and keeps refusing new ones until reopen(): true once no
-  // connection at all is open (false: relays still run, and `open()` says how many).
-  bool close_idle();
+  // Closes the idle connections, each once guest-init has closed its end too (or after
+  // `wait_ms` in all), and keeps refusing new ones until reopen(): true once no connection at
+  // all is open (false: relays still run, and active() says how many).
+  bool close_idle(int wait_ms);
   void reopen();
+  // An idle guest connection for the monitor's own use (its Hello after a restore), waiting up
+  // to `wait_ms`; invalid if none came.
+  Fd take_one(int wait_ms) { return take(wait_ms); }
   // Host clients being relayed now.
   int active() const { return active_.load(); }
   // Idle guest connections.
@@ -44,5 +50,9 @@ class AgentPool {
   bool closed_ = false;
   std::atomic<int> active_{0};
 };
+
+// Closes `fd` once its peer has closed its end: shutdown(SHUT_WR), which the peer reads as EOF,
+// then reads until the peer's EOF, an error, or the deadline. True when the peer's EOF came.
+bool close_confirmed(Fd fd, const net::Deadline& dl);
 
 }  // namespace space::monitor

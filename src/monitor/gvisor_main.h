@@ -7,14 +7,16 @@
 //   - vsock.sock: "CONNECT 1024" clients paired with guest-init's dialled connections
 //     (monitor/agent_pool.h).
 // Before runsc starts, the monitor enters a mount namespace of its own and mounts the sandbox's
-// root images there read-only (the rootfs space built, and a user image's disk): the mounts end
-// with the last process of that namespace (the monitor, runsc's sandbox and gofer), so a killed
-// monitor leaks none. It listens on the sandbox's host directory (<run>/gvisor/host, bound
-// read-only into the sandbox, proto/agent.h) for guest-init's agent connections and forwards
-// the credential and egress ports to the helpers' sockets in its run directory, as the VMM
-// does: the helpers see the monitor's pid, the one state.json records, and know the sandbox by
-// the socket. It is a child subreaper, so runsc's daemons are its children: stop kills them at
-// once (runsc's own delete takes seconds) and the monitor exits when the sandbox ends by itself.
+// root images there read-only (the rootfs space built, and a user image's disk); runsc's gofer
+// and sandbox make their namespaces from it, keeping only what they serve, and the monitor then
+// returns to the host's. The mounts end with the sandbox's last process, so a killed monitor
+// leaks none, and no copy of another mount (another root's store) stays pinned by a monitor. It
+// listens on the sandbox's host directory (<run>/gvisor/host, bound read-only into the sandbox,
+// proto/agent.h) for guest-init's agent connections and forwards the credential and egress ports to
+// the helpers' sockets in its run directory, as the VMM does: the helpers see the monitor's pid,
+// the one state.json records, and know the sandbox by the socket. It is a child subreaper, so
+// runsc's daemons are its children: stop kills them at once (runsc's own delete takes seconds) and
+// the monitor exits when the sandbox ends by itself.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -415,4 +415,10 @@ std::string absolute(const std::string& path) {
   return (cwd == "/" ? "" : cwd) + "/" + path;
 }
 
+std::string real_path(const std::string& path) {
+  char buf[PATH_MAX];
+  if (!::realpath(path.c_str(), buf)) throw_errno("resolve " + path);
+  return buf;
+}
+
 }  // namespace space::fs

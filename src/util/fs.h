@@ -70,5 +70,8 @@ void copy_tree(const std::string& src, const std::string& dst,
                const std::function<bool(const std::string&)>& skip = {});
 // `path` made absolute against the current directory (no symlink resolution, no normalisation).
 std::string absolute(const std::string& path);
+// The canonical path of the existing `path`: symlinks resolved (realpath(3)). Throws if it is
+// missing.
+std::string real_path(const std::string& path);
 
 }  // namespace space::fs

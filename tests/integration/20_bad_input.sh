@@ -23,9 +23,14 @@ expect_status 125 space state nosuch
 assert_contains "$ERR" "space: error:" "error prefix"
 expect_status 125 space create "Bad/Id"
 assert_contains "$ERR" "invalid" "invalid id"
-expect_status 125 space create --kernel /nonexistent/vmlinux k1
-assert_contains "$ERR" "/nonexistent/vmlinux" "missing kernel named"
-assert_contains "$ERR" "hint:" "missing kernel has a hint"
+if [ "$ENGINE" = vm ]; then
+  expect_status 125 space create --kernel /nonexistent/vmlinux k1
+  assert_contains "$ERR" "/nonexistent/vmlinux" "missing kernel named"
+  assert_contains "$ERR" "hint:" "missing kernel has a hint"
+else  # gVisor is its own kernel: --kernel is refused, saying so
+  expect_status 125 space create --kernel /nonexistent/vmlinux k1
+  assert_contains "$ERR" "gVisor is its own kernel" "--kernel on gvisor"
+fi
 expect_status 125 space create --memory lots k2
 expect_status 125 space create --cpus 0 k3
 expect_status 125 space frobnicate

@@ -6,6 +6,7 @@
 # refusals of an existing name or directory, a corrupt vmstate and a symlinked file, leaving
 # nothing behind); and lib.sh's cleanup checks that no mount or loop device is left.
 source "$(dirname "$0")/lib.sh"
+needs_vm "template build boots a VM and snapshots its memory"
 
 store=$SPACE_ROOT/store
 loopback=1

@@ -3,6 +3,7 @@
 # from each fails with a clear message and exit 125, and leaves no sandbox, socket directory or
 # VMM behind. The good template still restores afterwards. One boot: the template build.
 source "$(dirname "$0")/lib.sh"
+needs_vm "damaged vmstate and memory files"
 
 store=$SPACE_ROOT/store
 expect_status 0 space template build good

@@ -8,6 +8,7 @@
 #   it makes the irqchip and the PIT (the other order costs an RCU grace period per VM).
 # - A restored guest's clocks do not leap by the time its template sat on disk (kvm-clock).
 source "$(dirname "$0")/lib.sh"
+needs_vm "the btrfs and memory cost of a VM restore"
 
 shared_template base
 command -v strace >/dev/null || fail "strace is not installed (apt-get install strace)"

@@ -6,6 +6,7 @@
 # state with processes on both CPUs (tests/programs/vector_check.cpp). A checkpoint and resume
 # and a branch keep both vCPUs. Everything is destroyed without leftovers.
 source "$(dirname "$0")/lib.sh"
+needs_vm "a guest kernel with two vCPUs"
 
 expect_status 0 space template build smp --cpus 2
 expect_status 0 space create --template smp s1

@@ -12,6 +12,7 @@
 # sockets; the memory+swap limit and RLIMIT_FSIZE bound it. Everything else still works under the jail (exec,
 # cp, pause, resume, checkpoint, branch). Destroy removes the cgroups and frees the uid.
 source "$(dirname "$0")/lib.sh"
+needs_vm "the VMM's jail, seccomp filters and namespaces"
 
 shared_template base
 # A variable of the caller's that no jailed process may keep (see check_jailed).

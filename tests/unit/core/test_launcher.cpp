@@ -102,7 +102,7 @@ TEST_CASE("ready pipe protocol") {
   };
   CHECK_NOTHROW(run("ok\n"));
   CHECK_THROWS_WITH_AS(run("error: no KVM\n"), "the VMM failed: no KVM", Error);
-  CHECK_THROWS_WITH_AS(run(""), "the VMM exited before the VM started", Error);
+  CHECK_THROWS_WITH_AS(run(""), "the VMM exited before the sandbox started", Error);
   CHECK_THROWS_WITH_AS(run("what\n"), doctest::Contains("unexpected ready line"), Error);
 }
 

@@ -1,0 +1,150 @@
+// `branch` on the gvisor engine; see branch_gvisor.h.
+#include "core/branch_gvisor.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <chrono>
+
+#include "core/control_client.h"
+#include "core/create_gvisor.h"
+#include "core/expiry.h"
+#include "core/jail_setup.h"
+#include "core/launcher.h"
+#include "core/net.h"
+#include "store/btrfs.h"
+#include "store/state.h"
+#include "store/store.h"
+#include "store/vm_config.h"
+#include "util/error.h"
+#include "util/fd.h"
+#include "util/fs.h"
+#include "util/log.h"
+#include "util/process.h"
+
+namespace space::core {
+namespace {
+
+constexpr int kPauseTimeoutMs = 10000;
+constexpr int kCheckpointTimeoutMs = 300000;
+
+// The source's files, for branch `bp` (a new subvolume of reflinks, as for a VM's branch), with
+// its own config.json: its id, and the copies of the source's rootfs and image where the source
+// had its own (from a template); a rootfs outside the source's directory (space's own, read-only)
+// is shared as it is.
+store::VmConfig clone_for_branch(const store::SandboxPaths& src, const store::SandboxPaths& bp,
+                                 const std::string& id) {
+  store::clone_into_subvolume(src.dir, bp.dir,
+                              [&](const std::string& rel) { return left_out_of_branch(src, rel); });
+  store::VmConfig cfg = store::load_vm_config(bp.config);
+  cfg.id = id;
+  if (cfg.rootfs == src.rootfs) cfg.rootfs = bp.rootfs;
+  if (!cfg.image_disk.empty()) cfg.image_disk = bp.image_disk;
+  if (!cfg.overlay_dir.empty()) cfg.overlay_dir = bp.dir + "/overlay";
+  store::save_vm_config(bp.config, cfg, fs::Sync::Volatile);
+  return cfg;
+}
+
+}  // namespace
+
+std::vector<store::SandboxState> branch_gvisor_sandbox(const store::Context& ctx,
+                                                       const store::HostConfig& hc,
+                                                       LockedSandbox& s,
+                                                       const std::vector<std::string>& ids,
+                                                       const std::optional<egress::Policy>& policy,
+                                                       const BranchOptions& opts) {
+  if (s.st.disk_limit)
+    fail("sandbox " + s.st.id +
+             " keeps its writes on disk (--disk-size), which runsc's checkpoint "
+             "does not carry",
+         "branch a sandbox made without --disk-size");
+  proc::SignalGuard sig;
+  const bool was_running = s.observed == store::Status::Running;
+  const std::string image_dir = s.p.dir + "/branch.tmp";
+  std::vector<store::SandboxPaths> made;
+  std::vector<proc::Child> monitors;
+  std::vector<store::SandboxState> out;
+  using Clock = std::chrono::steady_clock;
+  auto t0 = Clock::now();
+  try {
+    fs::remove_tree(image_dir);
+    if (::mkdir(image_dir.c_str(), 0700) != 0) throw_errno("mkdir " + image_dir);
+    {
+      Fd dir(::open(image_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+      if (!dir) throw_errno("open " + image_dir);
+      std::vector<int> fds = {dir.get()};
+      vmm_op(s.p, proto::control::SnapshotRequest{image_dir, false}, kCheckpointTimeoutMs, fds);
+    }
+    auto t_ck = Clock::now();
+    std::vector<VmmLaunch> launches;
+    for (const auto& id : ids) {
+      store::SandboxPaths bp = store::sandbox_paths(ctx.root, id);
+      clone_for_branch(s.p, bp, id);
+      made.push_back(bp);
+      store::SandboxState b;
+      b.id = id;
+      b.engine = "gvisor";
+      b.status = store::Status::Creating;
+      b.created = store::rfc3339_now();
+      b.template_name = s.st.template_name;
+      b.image = s.st.image;
+      b.parent = s.st.id;
+      b.vcpus = s.st.vcpus;
+      b.memory_mib = s.st.memory_mib;
+      b.annotations = s.st.annotations;
+      b.cgroup = hc.jail_cgroup_parent + "/" + id;
+      if (opts.ttl_ms) {
+        set_expiry(b, opts.ttl_ms, opts.on_expiry);
+      } else {
+        b.expires = s.st.expires;
+        b.on_expiry = s.st.on_expiry;
+      }
+      set_policy(ctx, id, policy);
+      launches.push_back(launch_gvisor(ctx, hc, bp, b, image_dir));
+      monitors.push_back(std::move(launches.back().child));
+      b.pid = monitors.back().pid();
+      b.pid_start_time = proc::start_time(b.pid).value_or(0);
+      store::write_state(bp.state, b, fs::Sync::Volatile);
+      out.push_back(b);
+    }
+    for (size_t i = 0; i < out.size(); i++) {
+      wait_started(monitors[i], launches[i].ready, made[i], /*guest=*/false, sig,
+                   boot_timeout_seconds(), "the gvisor monitor of branch " + out[i].id);
+      out[i].status = store::Status::Running;
+      store::write_state(made[i].state, out[i], fs::Sync::Volatile);
+    }
+    for (auto& m : monitors) m.release();
+    fs::remove_tree(image_dir);  // each branch has restored it
+    if (was_running) vmm_op(s.p, proto::control::ResumeRequest{}, kPauseTimeoutMs);
+    if (policy && !out.empty()) ensure_network(ctx, out.front().id);
+    if (!out.empty() && !out.front().expires.empty()) ensure_reaper(ctx);
+    auto ms = [](Clock::time_point a, Clock::time_point b) {
+      return std::to_string(std::chrono::duration<double, std::milli>(b - a).count());
+    };
+    log::info("branch " + s.st.id + " into " + std::to_string(out.size()) +
+              " (gvisor): checkpoint " + ms(t0, t_ck) + " ms, restores " + ms(t_ck, Clock::now()) +
+              " ms");
+    return out;
+  } catch (...) {
+    monitors.clear();  // SIGKILL + reap
+    for (size_t i = 0; i < made.size(); i++) {
+      try {
+        remove_sandbox_cgroup(hc.jail_cgroup_parent + "/" + ids[i]);
+        set_policy(ctx, ids[i], std::nullopt);
+        fs::remove_tree(made[i].run_dir);
+        store::remove_store_tree(made[i].dir);
+      } catch (const Error& cleanup) {
+        log::error("branch " + s.st.id + ": cleanup failed: " + cleanup.what());
+      }
+    }
+    try {
+      fs::remove_tree(image_dir);
+      if (was_running) vmm_op(s.p, proto::control::ResumeRequest{}, kPauseTimeoutMs);
+    } catch (const Error& cleanup) {
+      log::error("branch " + s.st.id + ": could not resume the source: " + cleanup.what());
+    }
+    throw;
+  }
+}
+
+}  // namespace space::core
