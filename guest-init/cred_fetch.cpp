@@ -159,17 +159,25 @@ CredFetch fetch_secrets(const std::vector<std::string>& names, const std::string
                       "): no secret is granted to this sandbox, or the helper cannot be started";
       return out;
     }
+    bool answered = false;  // the helper has answered on this connection
     for (const auto& name : names) {
       auto unreachable = [&](const std::string& w) {
         out.values.clear();
         out.status = CredStatus::Unreachable;
         out.message = name + ": no answer from the credential helper: " + w;
+        // Over a gVisor sandbox's Unix socket the monitor accepts the connection before it
+        // knows whether the helper will take it: a close before any answer is its refusal.
+        if (!answered && (w == std::strerror(ECONNRESET) || w == std::strerror(EPIPE) ||
+                          w == "the connection was closed"))
+          out.message = name + ": the credential helper refused the connection (" + w +
+                        "): no secret is granted to this sandbox, or the helper cannot be started";
         return std::move(out);
       };
       auto req = proto::encode_frame(proto::Type::CredGet, proto::CredGet{name}.encode());
       if (!send_all_by(fd.get(), req.data(), req.size(), deadline, why)) return unreachable(why);
       uint8_t hdr[proto::kHeaderSize];
       if (!recv_exact_by(fd.get(), hdr, sizeof hdr, deadline, why)) return unreachable(why);
+      answered = true;
       uint32_t len;
       uint16_t type, reserved;
       std::memcpy(&len, hdr, 4);

@@ -43,11 +43,12 @@ void print(const std::vector<core::SandboxStats>& all, bool json_lines, const st
     for (const auto& s : all) arr.push_back(core::stats_json(s));
     std::printf("%s\n", json::serialize(arr, json_lines ? 0 : 2).c_str());
   } else {
-    std::vector<std::vector<std::string>> rows = {
-        {"ID", "STATUS", "CPU", "RSS", "PSS", "MEMORY", "LIMIT", "DISK", "UPTIME", "CONNECTIONS"}};
+    std::vector<std::vector<std::string>> rows = {{"ID", "STATUS", "ENGINE", "CPU", "RSS", "PSS",
+                                                   "MEMORY", "LIMIT", "DISK", "UPTIME",
+                                                   "CONNECTIONS"}};
     for (const auto& s : all)
-      rows.push_back({s.id, store::status_name(s.status), seconds(s.cpu_ns), opt_size(s.rss_bytes),
-                      opt_size(s.pss_bytes), opt_size(s.memory_bytes),
+      rows.push_back({s.id, store::status_name(s.status), s.engine, seconds(s.cpu_ns),
+                      opt_size(s.rss_bytes), opt_size(s.pss_bytes), opt_size(s.memory_bytes),
                       opt_size(s.memory_limit_bytes), store::human_size(s.disk_bytes),
                       seconds(s.guest_uptime_ns),
                       s.host_connections ? std::to_string(*s.host_connections) + " in, " +

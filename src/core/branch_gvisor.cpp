@@ -77,10 +77,12 @@ std::vector<store::SandboxState> branch_gvisor_sandbox(const store::Context& ctx
     }
     auto t_ck = Clock::now();
     std::vector<VmmLaunch> launches;
+    std::vector<store::SandboxLock> locks;  // each branch's, held until it is recorded running
     for (const auto& id : ids) {
       store::SandboxPaths bp = store::sandbox_paths(ctx.root, id);
       clone_for_branch(s.p, bp, id);
       made.push_back(bp);
+      locks.emplace_back(bp.lock);
       store::SandboxState b;
       b.id = id;
       b.engine = "gvisor";

@@ -228,14 +228,7 @@ store::SandboxState create_sandbox(const store::Context& ctx, const CreateOption
     std::optional<proc::Child> vmm;
     auto undo = [&] {
       vmm.reset();  // SIGKILL + reap
-      try {
-        remove_sandbox_cgroup(st.cgroup);
-        set_policy(ctx, id, std::nullopt);
-        fs::remove_tree(p.run_dir);
-        store::remove_store_tree(p.dir);
-      } catch (const Error& cleanup) {
-        log::error("create " + id + ": cleanup failed: " + cleanup.what());
-      }
+      remove_half_made(ctx, p, id, st.cgroup);
     };
     try {
       store::SandboxLock lock(p.lock);

@@ -132,14 +132,7 @@ store::SandboxState create_gvisor_sandbox(const store::Context& ctx, const store
   std::optional<proc::Child> monitor;
   auto undo = [&] {
     monitor.reset();  // SIGKILL + reap; runsc's processes are in the sandbox's cgroup
-    try {
-      remove_sandbox_cgroup(st.cgroup);
-      set_policy(ctx, id, std::nullopt);
-      fs::remove_tree(p.run_dir);
-      store::remove_store_tree(p.dir);
-    } catch (const Error& cleanup) {
-      log::error("create " + id + ": cleanup failed: " + cleanup.what());
-    }
+    remove_half_made(ctx, p, id, st.cgroup);
   };
   try {
     store::SandboxLock lock(p.lock);

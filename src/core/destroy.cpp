@@ -27,6 +27,18 @@ constexpr int kPoliteStopMs = 5000;
 constexpr int kKillWaitMs = 10000;
 }  // namespace
 
+void remove_half_made(const store::Context& ctx, const store::SandboxPaths& p,
+                      const std::string& id, const std::string& cgroup) noexcept {
+  try {
+    remove_sandbox_cgroup(cgroup);
+    set_policy(ctx, id, std::nullopt);
+    fs::remove_tree(p.run_dir);
+    store::remove_store_tree(p.dir);
+  } catch (const std::exception& cleanup) {
+    log::error("create " + id + ": cleanup failed: " + cleanup.what());
+  }
+}
+
 void require_sandbox(const store::SandboxPaths& p, const std::string& id) {
   if (!fs::exists(p.state))
     throw Error("sandbox " + id + " does not exist", ENOENT, "'space list' shows the sandboxes");

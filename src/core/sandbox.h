@@ -52,6 +52,10 @@ store::SandboxState sandbox_state(const store::Context& ctx, const std::string& 
 // Ends the VMM that `st` records, if that exact process still runs: a "stop" request on
 // control.sock first (skipped when polite_ms is 0), then SIGKILL. Returns once it is gone.
 void stop_vmm(const store::SandboxState& st, const store::SandboxPaths& p, int polite_ms);
+// Removes what a create of `id` made before it failed (its VMM already killed): its cgroup
+// `cgroup`, its network policy, its run directory and its subvolume. Logs, never throws.
+void remove_half_made(const store::Context& ctx, const store::SandboxPaths& p,
+                      const std::string& id, const std::string& cgroup) noexcept;
 // Throws the "sandbox <id> does not exist" error unless its directory has a state.json.
 void require_sandbox(const store::SandboxPaths& p, const std::string& id);
 

@@ -43,6 +43,7 @@ SandboxStats stats_of(const store::Context& ctx, const store::SandboxState& st,
   SandboxStats s;
   s.id = st.id;
   s.status = st.status;
+  s.engine = st.engine;
   s.disk_bytes = allocated(p.dir);
   if (!store::claims_vmm(st.status, st.pid)) return s;
   s.pid = st.pid;
@@ -55,9 +56,15 @@ SandboxStats stats_of(const store::Context& ctx, const store::SandboxState& st,
     s.pids = u.pids;
   }
   if (!s.cpu_ns) s.cpu_ns = proc::cpu_time_ns(st.pid);
-  if (auto m = proc::memory_use(st.pid)) {
-    s.rss_bytes = m->rss_bytes;
-    s.pss_bytes = m->pss_bytes;
+  std::vector<int> pids = {st.pid};
+  if (st.engine == "gvisor" && !st.cgroup.empty())  // runsc's sandbox and gofer
+    for (int pid : jail::group_pids(layout, st.cgroup))
+      if (pid != st.pid) pids.push_back(pid);
+  for (int pid : pids) {
+    if (auto m = proc::memory_use(pid)) {
+      s.rss_bytes = s.rss_bytes.value_or(0) + m->rss_bytes;
+      s.pss_bytes = s.pss_bytes.value_or(0) + m->pss_bytes;
+    }
   }
   try {
     auto r = control_call(p.control_sock, proto::control::StatsRequest{}, kStatsTimeoutMs);
@@ -91,6 +98,7 @@ json::Value stats_json(const SandboxStats& s) {
   json::Value v = json::Value::object();
   v.set("id", s.id);
   v.set("status", store::status_name(s.status));
+  v.set("engine", s.engine);
   v.set("pid", s.pid ? json::Value(s.pid) : json::Value());
   v.set("cpu_ns", or_null(s.cpu_ns));
   v.set("rss_bytes", or_null(s.rss_bytes));

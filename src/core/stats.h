@@ -20,8 +20,10 @@ namespace space::core {
 struct SandboxStats {
   std::string id;
   store::Status status = store::Status::Stopped;
+  std::string engine = "vm";
   int pid = 0;
   std::optional<uint64_t> cpu_ns;  // the cgroup's CPU time, else the VMM process's
+  // The VMM's; on gvisor, the monitor's and runsc's processes (the cgroup's) together.
   std::optional<uint64_t> rss_bytes, pss_bytes;
   std::optional<uint64_t> memory_bytes, memory_peak_bytes, memory_limit_bytes;  // the cgroup's
   std::optional<uint64_t> pids;

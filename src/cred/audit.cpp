@@ -10,6 +10,7 @@ json::Value audit_value(const AuditEntry& e) {
   json::Value v = json::Value::object();
   v.set("time", rfc3339_ms(e.time_ms));
   v.set("sandbox", e.sandbox.empty() ? json::Value() : json::Value(e.sandbox));
+  if (!e.engine.empty()) v.set("engine", e.engine);
   v.set("name", e.name);
   v.set("outcome", e.outcome);
   if (!e.detail.empty()) v.set("detail", e.detail);

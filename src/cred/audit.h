@@ -26,6 +26,7 @@ struct AuditEntry {
   std::string outcome;  // granted|fetched|denied|expired|revoked|set|removed|rotated
   std::string detail;   // why, or the grant's limits; "" when there is nothing to add
   uint64_t count = 0;   // a line standing for others: how many requests (or lines dropped)
+  std::string engine;   // the sandbox's engine from its state.json ("" if none or unknown)
 };
 
 // The JSON line for `e`, without the newline. Time as RFC 3339 UTC with milliseconds.

@@ -70,7 +70,8 @@ void CredService::write_audit(const AuditEntry& e) {
 void CredService::write_counts(bool all) {
   const uint64_t now = now_();
   for (const auto& c : throttle_.due(now, all))
-    write_audit({now, c.sandbox, "", "denied", AuditThrottle::describe(c, "denied", now), c.count});
+    write_audit({now, c.sandbox, "", "denied", AuditThrottle::describe(c, "denied", now), c.count,
+                 store::recorded_engine(root_, c.sandbox)});
 }
 
 void CredService::flush_audit() {
@@ -84,7 +85,8 @@ void CredService::audit(const std::string& sandbox, const std::string& name,
   // A sandbox asking again and again, for the same name or a new one each time, gets a few
   // lines, then one line with the count.
   if (outcome == "denied" && !throttle_.admit(sandbox, kind.empty() ? detail : kind, now)) return;
-  write_audit({now, sandbox, name, outcome, detail});
+  write_audit({now, sandbox, name, outcome, detail, 0,
+               sandbox.empty() ? "" : store::recorded_engine(root_, sandbox)});
 }
 
 bool CredService::admit_fetch(const std::string& sandbox, uint64_t now) {

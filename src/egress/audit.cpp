@@ -11,6 +11,7 @@ json::Value audit_value(const AuditRecord& r) {
   json::Value v = json::Value::object();
   v.set("time", jsonl::rfc3339_ms(r.time_ms));
   v.set("sandbox", r.sandbox);
+  if (!r.engine.empty()) v.set("engine", r.engine);
   v.set("host", r.host);
   v.set("port", r.port);
   v.set("address", r.address);

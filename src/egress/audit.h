@@ -36,6 +36,7 @@ struct AuditRecord {
   uint64_t bytes_out = 0;  // guest -> remote
   uint64_t bytes_in = 0;   // remote -> guest
   uint64_t duration_ms = 0;
+  std::string engine;  // the sandbox's engine, as its state.json records it ("" if unknown)
   // A refusal's kind, a fixed label ("not allowed by the policy"): what AuditLog counts it
   // under. Written only on a line standing for others, with their count.
   std::string kind;

@@ -287,6 +287,7 @@ class Broker {
                            std::move(fd), id, problem,
                            [this, &id] { return load_policy(paths_, id); }, system_resolve,
                            ConnLimits{}, stop);
+                       rec.engine = store::recorded_engine(root_, id);
                        audit_.record(rec);
                        {
                          std::lock_guard<std::mutex> g2(mu_);

@@ -35,6 +35,7 @@
 #include "util/fs.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "util/process.h"
 #include "util/ready.h"
 #include "util/relay.h"
 #include "util/socket.h"
@@ -49,6 +50,12 @@ constexpr int64_t kExpiryGraceS = 30;   // as the VMM: the reaper's time to act 
 constexpr int kGuestDialTimeoutS = 60;  // from runsc start to guest-init's first dial
 constexpr int kCheckpointTries = 3;     // runsc checkpoint attempts (a dial in flight fails one)
 constexpr int kQuiesceWaitMs = 2000;    // for guest-init to close its idle connections
+
+int64_t since_us(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                               t0)
+      .count();
+}
 
 int64_t unix_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -293,15 +300,18 @@ struct Monitor {
         loop.stop();
       }
     }
-    // runsc's sandbox and gofer are our children (child subreaper): when none is left, the
-    // sandbox has ended (its PID 1 exited, or it was killed).
+    // runsc's sandbox and gofer are our children (child subreaper; the runsc commands we run
+    // are reaped by proc::run on this thread, never here): once it runs, either one ending ends
+    // the sandbox (its PID 1 exited, or the host's OOM killer chose one of them), and the
+    // other is killed on the way out rather than left half a sandbox.
     int status;
-    while (::waitpid(-1, &status, WNOHANG) > 0) {
-    }
-    if (::waitpid(-1, &status, WNOHANG) < 0 && errno == ECHILD && running_since_ms) {
+    pid_t pid;
+    while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+      if (!running_since_ms) continue;
+      log::info("runsc's process " + std::to_string(pid) + " " + proc::describe_status(status));
       sandbox_gone = true;
-      loop.stop();
     }
+    if (sandbox_gone) loop.stop();
   }
 
   // True once runsc's processes are gone (none of our children is left).
@@ -372,24 +382,22 @@ struct Handlers {
   control::PingReply operator()(const control::PingRequest&) const {
     return {m.state(), static_cast<int64_t>(::getpid())};
   }
-  control::PauseReply operator()(const control::PauseRequest&) const {
+  // Pauses (`pause`) or resumes the sandbox through runsc unless it is so already; the time it
+  // took, in microseconds.
+  int64_t set_paused(bool pause) const {
     auto t0 = std::chrono::steady_clock::now();
-    if (!m.paused) gvisor::run_runsc(m.runsc, {"pause", m.o.id});
-    m.paused = true;
+    if (m.paused != pause) gvisor::run_runsc(m.runsc, {pause ? "pause" : "resume", m.o.id});
+    m.paused = pause;
+    return since_us(t0);
+  }
+  control::PauseReply operator()(const control::PauseRequest&) const {
     control::PauseReply r;
-    r.pause_us =
-        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0)
-            .count();
+    r.pause_us = set_paused(true);
     return r;
   }
   control::ResumeReply operator()(const control::ResumeRequest&) const {
-    auto t0 = std::chrono::steady_clock::now();
-    if (m.paused) gvisor::run_runsc(m.runsc, {"resume", m.o.id});
-    m.paused = false;
     control::ResumeReply r;
-    r.resume_us =
-        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0)
-            .count();
+    r.resume_us = set_paused(false);
     return r;
   }
   // A checkpoint: runsc writes the sandbox (its memory, the overlay's writes) into the request's
@@ -401,15 +409,11 @@ struct Handlers {
     // A paused sandbox cannot close its ends of the agent connections, and runsc cannot save
     // them: it runs for the moment that takes, and is paused again with its checkpoint.
     const bool was_paused = m.paused;
-    if (was_paused) {
-      gvisor::run_runsc(m.runsc, {"resume", m.o.id});
-      m.paused = false;
-    }
+    set_paused(false);
     auto pause_again = [&] {
       if (!was_paused) return;
       try {
-        gvisor::run_runsc(m.runsc, {"pause", m.o.id});
-        m.paused = true;
+        set_paused(true);
       } catch (const Error& e) {
         log::error(std::string("could not pause the sandbox again: ") + e.what());
       }
@@ -438,8 +442,7 @@ struct Handlers {
           std::this_thread::sleep_for(std::chrono::milliseconds(25 * attempt));
         }
       }
-      if (!m.paused) gvisor::run_runsc(m.runsc, {"pause", m.o.id});
-      m.paused = true;
+      set_paused(true);
     } catch (...) {
       m.unquiesce();
       pause_again();
@@ -447,9 +450,7 @@ struct Handlers {
     }
     m.unquiesce();  // paused: guest-init dials again once resumed
     control::SnapshotReply r;
-    r.pause_us =
-        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0)
-            .count();
+    r.pause_us = since_us(t0);
     struct stat st {};
     if (::stat((req.dir + "/checkpoint.img").c_str(), &st) == 0)
       r.memory_bytes = r.memory_data_bytes = static_cast<uint64_t>(st.st_size);

@@ -39,6 +39,14 @@ bool claims_vmm(Status s, int pid) {
   return s == Status::Running || s == Status::Paused || (s == Status::Creating && pid > 0);
 }
 
+std::string recorded_engine(const std::string& root, const std::string& id) {
+  try {
+    return read_state(sandbox_paths(root, id).state).engine;
+  } catch (const Error&) {
+    return "";
+  }
+}
+
 json::Value state_to_json(const SandboxState& s) {
   auto or_null = [](const std::string& v) { return v.empty() ? json::Value() : json::Value(v); };
   json::Value v = json::Value::object();

@@ -52,6 +52,9 @@ SandboxState read_state(const std::string& path);
 // `root`, by the pid and start time in its state.json; "" when it is. The helpers that serve
 // guests (credentials, network) trust a connection only from there.
 std::string vmm_peer_problem(const std::string& root, const std::string& id, int pid);
+// The engine ("vm", "gvisor") sandbox `id` under `root` records, or "" when its state.json is
+// missing or unreadable (for audit lines, which name it).
+std::string recorded_engine(const std::string& root, const std::string& id);
 // Replaces state.json atomically, and durably unless `sync` is Volatile.
 void write_state(const std::string& path, const SandboxState& s, fs::Sync sync = fs::Sync::Durable);
 // The JSON form (keys in a fixed order; empty template/parent as null), and back.

@@ -1,6 +1,6 @@
 # Scenario: bad input gives exit 125 and a clear message, and changes nothing: unknown ids,
 # invalid ids, a missing kernel, a duplicate id, nonsense flags. Also: every user command has
-# --help and a man page, the internal ones (__vmm, __credd, __egress) stay out of --help, and --version
+# --help and a man page, the internal ones (__vmm, __gvisor, __credd, __egress) stay out of --help, and --version
 # prints the version of CMakeLists.txt.
 source "$(dirname "$0")/lib.sh"
 
@@ -15,7 +15,7 @@ for c in create destroy list state check exec run template pause resume checkpoi
   expect_status 0 space "$c" --help
   [ -f "$SRC/man/space-$c.1" ] || fail "no man page man/space-$c.1"
 done
-case "$help" in *__vmm* | *__credd* | *__egress*) fail "space --help shows an internal command: $help" ;; esac
+case "$help" in *__vmm* | *__gvisor* | *__credd* | *__egress*) fail "space --help shows an internal command: $help" ;; esac
 
 expect_status 125 space destroy nosuch
 assert_contains "$ERR" "nosuch" "destroy of an unknown id names it"

@@ -7,11 +7,14 @@ source "$(dirname "$0")/lib.sh"
 expect_status 0 space template build base
 for id in one two; do expect_status 0 space create --template base "$id"; done
 
-# Both VMMs map the template's own memory file, so they share its page cache.
-for id in one two; do
-  grep -q "/templates/base/memory" "/proc/$(pid_of $id)/maps" ||
-    fail "sandbox $id does not map the template's memory file"
-done
+# Both VMMs map the template's own memory file, so they share its page cache. (A gvisor
+# template has no memory file: each sandbox starts afresh from its rootfs.)
+if [ "$ENGINE" = vm ]; then
+  for id in one two; do
+    grep -q "/templates/base/memory" "/proc/$(pid_of $id)/maps" ||
+      fail "sandbox $id does not map the template's memory file"
+  done
+fi
 
 x() { timeout "$SPACE_TEST_TIMEOUT" "$SPACE_BIN" exec "$@"; }
 x one -- sh -c 'echo disk-one > /root/marker && echo mem-one > /tmp/marker && sync'

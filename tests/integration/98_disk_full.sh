@@ -7,6 +7,7 @@
 # intact. Once the filler is destroyed, keep1 checkpoints and resumes with its data, and new
 # sandboxes can be made. Restored from the shared test template.
 source "$(dirname "$0")/lib.sh"
+needs_vm "a guest filling the store through its image disk (a gvisor sandbox writes to runsc's overlay, bounded by --memory or --disk-size: 96_limits)"
 printf '[store]\nsize_gib = 1\n' >>"$SPACE_ROOT/config.toml"
 shared_template base
 DISKFILL=$(dirname "$SPACE_BIN")/diskfill

@@ -20,8 +20,8 @@ expect_status 0 space exec ck1 -- sh -c 'echo after-checkpoint > /tmp/mem'  # lo
 expect_status 0 space pause pz1
 
 # The crash.
-pids=$(jail_pids)
-[ -n "$pids" ] || fail "no VMMs to kill"
+pids="$(jail_pids) $(runsc_pids)"  # (gvisor: the monitors, and runsc's sandboxes and gofers)
+[ -n "${pids// /}" ] || fail "no VMMs to kill"
 kill -9 $pids $(pgrep -f -- "__credd --cred-dir $TEST_ROOT/" || true) \
   $(pgrep -f -- "--root $SPACE_ROOT( .* | )__(egress|expire)" || true) 2>/dev/null || true
 for p in $pids; do wait_until 10 gone "$p"; done

@@ -23,6 +23,9 @@ TEST_CASE("audit lines: time, sandbox, name, outcome, detail; appended with mode
       R"({"time":"2023-11-14T22:13:20.123Z","sandbox":"sb","name":"TOKEN","outcome":"denied","detail":"expired"})");
   CHECK(audit_line({0, "", "T", "set", ""}) ==
         R"({"time":"1970-01-01T00:00:00.000Z","sandbox":null,"name":"T","outcome":"set"})");
+  // The sandbox's engine, when its record names one.
+  CHECK(audit_line({0, "sb", "T", "fetched", "", 0, "gvisor"}).find(R"("engine":"gvisor")") !=
+        std::string::npos);
   test::TempDir d("cred");
   std::string path = d.path + "/audit.log";
   audit_append(path, {1, "a", "X", "granted", ""});

@@ -44,6 +44,9 @@ TEST_CASE("egress audit lines: the fields, and count and kind only on a line sta
   v = audit_value(r);
   CHECK(v.at("kind").as_string() == "not allowed by the policy");
   CHECK(v.at("count").as_int() == 7);
+  CHECK(v.find("engine") == nullptr);  // unknown: left out
+  r.engine = "gvisor";
+  CHECK(audit_value(r).at("engine").as_string() == "gvisor");
 }
 
 TEST_CASE("AuditLog: connections made one by one, refusals within a budget, the rest counted") {
