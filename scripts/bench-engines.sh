@@ -63,6 +63,8 @@ cleanup() {
     runsc --root="$WORK/runsc-state" kill "$c" KILL >/dev/null 2>&1
     runsc --root="$WORK/runsc-state" delete --force "$c" >/dev/null 2>&1
   done
+  pkill -9 -f -- "--root=$WORK/runsc-state" 2>/dev/null  # one caught half-made is in no list
+  sleep 0.2
   find /sys/fs/cgroup -mindepth 1 -maxdepth 2 -type d -name bench-runsc 2>/dev/null |
     while read -r c; do find "$c" -depth -type d -exec rmdir {} + 2>/dev/null; done
   for m in "$WORK"/mnt/*; do mountpoint -q "$m" && umount "$m"; done

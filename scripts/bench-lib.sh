@@ -5,8 +5,11 @@
 # kernel code is interpreted) and the load average, on one line.
 bench_machine_line() {
   local kvm_kind=hardware
-  [ -e /dev/kvm ] || kvm_kind="none (/dev/kvm absent)"
   [ -d /sys/module/kvm_pvm ] && kvm_kind="pvm (kvm_pvm module: guest kernel code interpreted)"
+  if [ ! -e /dev/kvm ]; then
+    kvm_kind="none (/dev/kvm absent)"
+    [ -d /sys/module/kvm_pvm ] && kvm_kind="none (/dev/kvm absent: this kernel is itself a PVM guest)"
+  fi
   echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores online," \
     "$(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo) RAM, kernel $(uname -r), KVM: $kvm_kind," \
     "load average $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -134,8 +134,15 @@ class Runsc:
         self.n += 1
         cid = "br%06d" % self.n
         b = self.bundle(root_dir, cid)
+        # runsc create leaves its daemons holding its stdout and stderr: a file, not a pipe that
+        # would never reach EOF.
+        log = open(os.path.join(WORK, "runsc-create.log"), "ab")
         t0 = time.perf_counter_ns()
-        run(self.cmd("create", "--bundle", b, cid), stdin=subprocess.DEVNULL)
+        r = subprocess.run(self.cmd("create", "--bundle", b, cid), stdin=subprocess.DEVNULL,
+                           stdout=log, stderr=log)
+        log.close()
+        if r.returncode != 0:
+            raise RuntimeError("runsc create: exit %d (see %s/runsc-create.log)" % (r.returncode, WORK))
         run(self.cmd("start", cid))
         return cid, (time.perf_counter_ns() - t0) / 1e6
 
