@@ -35,6 +35,7 @@
 #include "util/fs.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "util/phase_log.h"
 #include "util/process.h"
 #include "util/ready.h"
 #include "util/relay.h"
@@ -119,6 +120,7 @@ struct Monitor {
   gvisor::RunscConfig runsc;
   std::string gdir;  // <run>/gvisor
   Fd host_mounts;    // the host's mount namespace, while we are in our own
+  PhaseLog phases;   // where a start's time went (logged at debug level)
   EventLoop loop;
   AgentPool pool;
   std::vector<Fd> guest_listeners;
@@ -252,16 +254,17 @@ struct Monitor {
     Fd console(::open(p.console_log.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600));
     if (!console) throw_errno("open " + p.console_log);
     const std::string bundle = gdir + "/bundle";
+    gvisor::run_runsc(runsc, {"create", "--bundle=" + bundle, o.id}, console.get());
+    phases.mark("runsc create");
     if (o.restore_dir.empty()) {
-      gvisor::run_runsc(runsc, {"create", "--bundle=" + bundle, o.id}, console.get());
       gvisor::run_runsc(runsc, {"start", o.id});
     } else {
-      gvisor::run_runsc(runsc, {"create", "--bundle=" + bundle, o.id}, console.get());
       gvisor::run_runsc(
           runsc,
           {"restore", "--detach", "--image-path=" + o.restore_dir, "--bundle=" + bundle, o.id},
           console.get());
     }
+    phases.mark(o.restore_dir.empty() ? "runsc start" : "runsc restore");
     running_since_ms = unix_ms();
     leave_own_mount_namespace();
   }
@@ -532,6 +535,7 @@ int gvisor_main(const GvisorOptions& opts) {
     if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) throw_errno("prctl(PR_SET_CHILD_SUBREAPER)");
     if (opts.runsc.empty()) fail("no runsc given", "apt-get install -t bookworm-backports runsc");
     m.prepare();
+    m.phases.mark("mounts");
     m.write_bundle();
     m.open_guest_ports();
     m.listen_host();
@@ -541,8 +545,10 @@ int gvisor_main(const GvisorOptions& opts) {
     int sfd = sigfd.get();
     m.loop.add(sfd, EPOLLIN, [&m, sfd](uint32_t) { m.on_signals(sfd); });
     expiry = arm_expiry(m);
+    m.phases.mark("spec and sockets");
     m.start_sandbox();
     m.wait_for_guest(sfd);
+    m.phases.mark("guest-init dialled");
   } catch (const std::exception& e) {
     m.kill_sandbox();
     return ready::report_failure(ready, e);
@@ -551,6 +557,7 @@ int gvisor_main(const GvisorOptions& opts) {
   ready::report_line(ready, "ok");
   ready.reset();
   log::info("sandbox " + opts.id + " runs on gvisor");
+  log::debug("start of " + opts.id + ": " + m.phases.summary());
   if (!m.sandbox_gone && !m.stop_requested) m.loop.run();
   if (m.sandbox_gone) log::info("the sandbox ended by itself");
   m.kill_sandbox();
