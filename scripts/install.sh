@@ -90,7 +90,7 @@ else
   space template build --force --engine gvisor --rootfs "$rootfs" default >/dev/null
 fi
 
-step "running a first sandbox (restored from the default template)"
+step "running a first sandbox (from the default template)"
 id=$(space create)
 trap 'space destroy --force "$id" >/dev/null 2>&1 || true' EXIT
 space list
