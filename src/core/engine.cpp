@@ -1,6 +1,7 @@
 // The engine seam: choosing an engine and failing closed; see engine.h.
 #include "core/engine.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -8,8 +9,10 @@
 #include <cstring>
 
 #include "gvisor/runsc.h"
+#include "store/paths.h"
 #include "util/error.h"
 #include "util/fd.h"
+#include "util/fs.h"
 #include "util/process.h"
 #include "vmm/kvm.h"
 
@@ -59,6 +62,42 @@ std::string runsc_binary(const store::HostConfig& hc) {
   return proc::find_program("runsc");
 }
 
+namespace {
+
+// `runsc --version` costs about 45 ms (a Go program's start), too much for every create: the
+// answer is kept in <run base>/.runsc-version under the binary's path, inode, size and
+// modification time, and asked again when any of them changes (an upgrade). Nothing is kept
+// when the run directories' base does not exist yet, or a write fails.
+std::string runsc_version_cached(const std::string& bin) {
+  struct stat st {};
+  if (::stat(bin.c_str(), &st) != 0) return "";
+  const std::string key = bin + " " + std::to_string(st.st_ino) + " " + std::to_string(st.st_size) +
+                          " " + std::to_string(st.st_mtim.tv_sec) + "." +
+                          std::to_string(st.st_mtim.tv_nsec);
+  const std::string base = store::run_base();
+  const std::string cache = base + "/.runsc-version";
+  try {
+    std::string text = fs::read_file(cache, 4096);
+    size_t nl = text.find('\n');
+    if (nl != std::string::npos && text.substr(0, nl) == key) {
+      std::string version = text.substr(nl + 1);
+      if (!version.empty() && version.back() == '\n') version.pop_back();
+      if (!version.empty()) return version;
+    }
+  } catch (const Error&) {
+  }
+  std::string version = gvisor::runsc_version(bin);
+  if (!version.empty() && fs::is_dir(base)) {
+    try {
+      fs::write_file_atomic(cache, key + "\n" + version + "\n", 0600, fs::Sync::Volatile);
+    } catch (const Error&) {
+    }
+  }
+  return version;
+}
+
+}  // namespace
+
 EngineStatus probe_gvisor_engine(const store::HostConfig& hc) {
   EngineStatus s{Engine::Gvisor, false, ""};
   std::string bin = runsc_binary(hc);
@@ -66,7 +105,7 @@ EngineStatus probe_gvisor_engine(const store::HostConfig& hc) {
     s.detail = "runsc is not installed";
     return s;
   }
-  std::string version = gvisor::runsc_version(bin);
+  std::string version = runsc_version_cached(bin);
   if (version.empty()) {
     s.detail = bin + " does not run (" + bin + " --version failed)";
     return s;

@@ -67,6 +67,7 @@ TEST_CASE("engine: --engine, then SPACE_ENGINE, then config.toml, then vm") {
 TEST_CASE("engine: a chosen engine that cannot run fails closed, naming the other") {
   store::HostConfig hc;
   test::TempDir t("engine");
+  test::ScopedEnv run_dir("SPACE_RUN_DIR", t.path.c_str());  // runsc's version is kept there
   // vm without a usable device: the error names gvisor and what it trades, and nothing picks it.
   core::EngineStatus vm = core::probe_vm_engine(t.path + "/no-kvm");
   CHECK_FALSE(vm.usable);
@@ -110,4 +111,23 @@ TEST_CASE("engine: a chosen engine that cannot run fails closed, naming the othe
   auto c = core::engine_for_new_sandbox("", hc);
   CHECK(c.engine == Engine::Gvisor);
   CHECK(c.source == "SPACE_ENGINE");
+}
+
+TEST_CASE("engine: runsc's version is asked once per binary, and again when the binary changes") {
+  store::HostConfig hc;
+  test::TempDir t("engine");
+  test::ScopedEnv run_dir("SPACE_RUN_DIR", t.path.c_str());
+  hc.gvisor_runsc = fake_runsc(t, "runsc", "runsc version 0.0~20221219.0");
+  CHECK_FALSE(core::probe_gvisor_engine(hc).usable);
+  const std::string cache = t.path + "/.runsc-version";
+  std::string kept = fs::read_file(cache);
+  CHECK(kept.find("20221219") != std::string::npos);
+  // The kept answer is what the next probe reads, without running the binary: a doctored one
+  // (same key) shows it.
+  std::string key = kept.substr(0, kept.find('\n'));
+  fs::write_file_atomic(cache, key + "\nrunsc version 0.0~20240729.0\n", 0600);
+  CHECK(core::probe_gvisor_engine(hc).usable);
+  // Another binary at the same path (an upgrade): asked again.
+  fake_runsc(t, "runsc", "runsc version 0.0~20221219.0 ");
+  CHECK_FALSE(core::probe_gvisor_engine(hc).usable);
 }
