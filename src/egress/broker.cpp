@@ -273,7 +273,8 @@ class Broker {
     per_sandbox_[id]++;
     int stop = stop_.get();
     workers_.emplace(n, std::thread([this, n, id, pid, stop, fd = std::move(c)]() mutable {
-                       std::string problem = store::vmm_peer_problem(root_, id, pid);
+                       std::string engine;  // for the audit line, from the same read
+                       std::string problem = store::vmm_peer_problem(root_, id, pid, &engine);
                        // Its connections leave from its own network namespace, if it names one
                        // (egress/netns.h); this thread is its alone, and ends with it.
                        if (problem.empty()) {
@@ -287,7 +288,7 @@ class Broker {
                            std::move(fd), id, problem,
                            [this, &id] { return load_policy(paths_, id); }, system_resolve,
                            ConnLimits{}, stop);
-                       rec.engine = store::recorded_engine(root_, id);
+                       rec.engine = engine;
                        audit_.record(rec);
                        {
                          std::lock_guard<std::mutex> g2(mu_);

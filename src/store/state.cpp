@@ -156,13 +156,15 @@ SandboxLock::SandboxLock(const std::string& lock_path, bool nonblocking, LockFil
   fd_ = std::move(fd);
 }
 
-std::string vmm_peer_problem(const std::string& root, const std::string& id, int pid) {
+std::string vmm_peer_problem(const std::string& root, const std::string& id, int pid,
+                             std::string* engine) {
   SandboxState st;
   try {
     st = read_state(sandbox_paths(root, id).state);
   } catch (const Error& e) {
     return std::string("the sandbox's state cannot be read: ") + e.what();
   }
+  if (engine) *engine = st.engine;
   if (st.pid <= 0) return "sandbox " + id + " has no running VMM";
   if (pid != st.pid)
     return "the connection comes from pid " + std::to_string(pid) + ", not from the VMM of " + id +

@@ -50,8 +50,10 @@ struct SandboxState {
 SandboxState read_state(const std::string& path);
 // Why process `pid` (a socket peer, by SO_PEERCRED) is not the running VMM of sandbox `id` under
 // `root`, by the pid and start time in its state.json; "" when it is. The helpers that serve
-// guests (credentials, network) trust a connection only from there.
-std::string vmm_peer_problem(const std::string& root, const std::string& id, int pid);
+// guests (credentials, network) trust a connection only from there. `engine`, when given, gets
+// the engine the same record names ("" when it is unreadable), for their audit lines.
+std::string vmm_peer_problem(const std::string& root, const std::string& id, int pid,
+                             std::string* engine = nullptr);
 // The engine ("vm", "gvisor") sandbox `id` under `root` records, or "" when its state.json is
 // missing or unreadable (for audit lines, which name it).
 std::string recorded_engine(const std::string& root, const std::string& id);

@@ -222,6 +222,7 @@ TEST_CASE("the broker serves its sandboxes' sockets, within limits, and exits wh
   const json::Value& served = &busy == &q1[0] ? q1[1] : q1[0];
   CHECK(busy.at("reason").as_string().find("max_connections") != std::string::npos);
   CHECK(served.at("decision").as_string() == "allow");
+  CHECK(served.at("engine").as_string() == "vm");  // from the record the peer check read
   CHECK(served.at("address").as_string() == echo.address());
   CHECK(served.at("bytes_out").as_int() == 23);
   CHECK(served.at("bytes_in").as_int() == 23);
