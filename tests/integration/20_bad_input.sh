@@ -1,5 +1,5 @@
 # Scenario: bad input gives exit 125 and a clear message, and changes nothing: unknown ids,
-# invalid ids, a missing kernel, a duplicate id, nonsense flags. Also: every user command has
+# invalid ids, a missing kernel, an unknown or unusable engine, a duplicate id, nonsense flags. Also: every user command has
 # --help and a man page, the internal ones (__vmm, __gvisor, __credd, __egress) stay out of --help, and --version
 # prints the version of CMakeLists.txt.
 source "$(dirname "$0")/lib.sh"
@@ -31,6 +31,23 @@ else  # gVisor is its own kernel: --kernel is refused, saying so
   expect_status 125 space create --kernel /nonexistent/vmlinux k1
   assert_contains "$ERR" "gVisor is its own kernel" "--kernel on gvisor"
 fi
+# Engines: an unknown name, from the flag or the environment, and a chosen engine that cannot run
+# here fail closed (exit 125, the hint naming the other), leaving nothing.
+expect_status 125 space create --engine qemu e1
+assert_contains "$ERR" "qemu not in" "--engine with an unknown engine"
+expect_status 125 env SPACE_ENGINE=qemu "$SPACE_BIN" create e2
+assert_contains "$ERR" 'SPACE_ENGINE names engine "qemu"' "SPACE_ENGINE with an unknown engine"
+if [ ! -e /dev/kvm ]; then
+  expect_status 125 space create --engine vm e3
+  assert_contains "$ERR" "cannot run on this host" "--engine vm without /dev/kvm"
+  assert_contains "$ERR" "--engine gvisor" "the hint names the other engine"
+fi
+if ! runsc_usable; then
+  expect_status 125 space create --engine gvisor e4
+  assert_contains "$ERR" "--engine vm" "the hint names the other engine"
+fi
+for e in e1 e2 e3 e4; do [ ! -e "$SPACE_ROOT/store/sandboxes/$e" ] || fail "a refused create left $e"; done
+[ -z "$(jail_pids)$(runsc_pids)" ] || fail "a refused create left processes: $(jail_pids) $(runsc_pids)"
 expect_status 125 space create --memory lots k2
 expect_status 125 space create --cpus 0 k3
 expect_status 125 space frobnicate
