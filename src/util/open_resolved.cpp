@@ -59,7 +59,9 @@ int open_resolved_walk(int dir, const std::string& path, int flags, uint64_t res
   const bool no_xdev = resolve & RESOLVE_NO_XDEV;
   if (path.empty()) return fail_with(ENOENT);
   // A trailing "/" asks for a directory, whatever the last name turns out to be.
-  const int last_flags = flags | O_CLOEXEC | (path.back() == '/' ? O_DIRECTORY : 0);
+  // It also makes the last name a symlink to follow, O_NOFOLLOW or not, as the kernel does.
+  const bool trailing_slash = path.back() == '/';
+  const int last_flags = flags | O_CLOEXEC | (trailing_slash ? O_DIRECTORY : 0);
   const int dir_flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 
   std::vector<Fd> stack;  // stack[0] is the root of the walk
@@ -108,7 +110,7 @@ int open_resolved_walk(int dir, const std::string& path, int flags, uint64_t res
     struct stat st {};
     const bool exists = ::fstatat(cur, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
     if (!exists && (errno != ENOENT || !last)) return -1;
-    const bool follow = !last || !(flags & O_NOFOLLOW);
+    const bool follow = !last || !(flags & O_NOFOLLOW) || trailing_slash;
     if (exists && S_ISLNK(st.st_mode) && follow) {
       if (no_links) return fail_with(ELOOP);
       if (++links > kMaxLinks) return fail_with(ELOOP);

@@ -76,7 +76,9 @@ TEST_CASE("open_resolved: the walk resolves as openat2 does") {
                          "/",
                          ".",
                          "a/..",
-                         "etc//hosts/"};
+                         "etc//hosts/",
+                         "rel-dir/",  // a trailing slash follows a last link, O_NOFOLLOW or not
+                         "abs-link/"};
   const uint64_t rules[] = {
       RESOLVE_IN_ROOT,
       RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
