@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "gvisor/runsc.h"
-#include "store/paths.h"
+#include "store/config.h"
 #include "util/error.h"
 #include "util/fd.h"
 #include "util/fs.h"
@@ -65,17 +65,18 @@ std::string runsc_binary(const store::HostConfig& hc) {
 namespace {
 
 // `runsc --version` costs about 45 ms (a Go program's start), too much for every create: the
-// answer is kept in <run base>/.runsc-version under the binary's path, inode, size and
-// modification time, and asked again when any of them changes (an upgrade). Nothing is kept
-// when the run directories' base does not exist yet, or a write fails.
+// answer is kept in $SPACE_CACHE/runsc-version (the cache of artefacts keyed by their inputs)
+// under the binary's path, inode, size and modification time, and asked again when any of them
+// changes (an upgrade). Nothing is kept when the cache directory does not exist, or a write
+// fails; a sandbox's run directory, which must hold only its own, never holds it.
 std::string runsc_version_cached(const std::string& bin) {
   struct stat st {};
   if (::stat(bin.c_str(), &st) != 0) return "";
   const std::string key = bin + " " + std::to_string(st.st_ino) + " " + std::to_string(st.st_size) +
                           " " + std::to_string(st.st_mtim.tv_sec) + "." +
                           std::to_string(st.st_mtim.tv_nsec);
-  const std::string base = store::run_base();
-  const std::string cache = base + "/.runsc-version";
+  const std::string base = store::cache_dir();
+  const std::string cache = base + "/runsc-version";
   try {
     std::string text = fs::read_file(cache, 4096);
     size_t nl = text.find('\n');

@@ -49,7 +49,7 @@ struct EngineStatus {
 // Probes the vm engine: /dev/kvm opens and answers KVM's API version.
 EngineStatus probe_vm_engine(const std::string& kvm_device = "/dev/kvm");
 // Probes the gvisor engine: runsc (config.toml's, or on PATH) runs and is recent enough. Its
-// version is asked once per binary and kept in the run directories' base (it costs ~45 ms).
+// version is asked once per binary and kept in $SPACE_CACHE (it costs ~45 ms).
 EngineStatus probe_gvisor_engine(const store::HostConfig& hc);
 EngineStatus probe_engine(Engine e, const store::HostConfig& hc);
 

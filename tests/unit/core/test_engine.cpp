@@ -67,7 +67,7 @@ TEST_CASE("engine: --engine, then SPACE_ENGINE, then config.toml, then vm") {
 TEST_CASE("engine: a chosen engine that cannot run fails closed, naming the other") {
   store::HostConfig hc;
   test::TempDir t("engine");
-  test::ScopedEnv run_dir("SPACE_RUN_DIR", t.path.c_str());  // runsc's version is kept there
+  test::ScopedEnv cache("SPACE_CACHE", t.path.c_str());  // runsc's version is kept there
   // vm without a usable device: the error names gvisor and what it trades, and nothing picks it.
   core::EngineStatus vm = core::probe_vm_engine(t.path + "/no-kvm");
   CHECK_FALSE(vm.usable);
@@ -116,10 +116,10 @@ TEST_CASE("engine: a chosen engine that cannot run fails closed, naming the othe
 TEST_CASE("engine: runsc's version is asked once per binary, and again when the binary changes") {
   store::HostConfig hc;
   test::TempDir t("engine");
-  test::ScopedEnv run_dir("SPACE_RUN_DIR", t.path.c_str());
+  test::ScopedEnv cache_dir("SPACE_CACHE", t.path.c_str());
   hc.gvisor_runsc = fake_runsc(t, "runsc", "runsc version 0.0~20221219.0");
   CHECK_FALSE(core::probe_gvisor_engine(hc).usable);
-  const std::string cache = t.path + "/.runsc-version";
+  const std::string cache = t.path + "/runsc-version";
   std::string kept = fs::read_file(cache);
   CHECK(kept.find("20221219") != std::string::npos);
   // The kept answer is what the next probe reads, without running the binary: a doctored one
