@@ -17,7 +17,9 @@ std::vector<std::string> runsc_argv(const RunscConfig& c, const std::vector<std:
 }
 
 void run_runsc(const RunscConfig& c, const std::vector<std::string>& command, int output_fd) {
-  proc::RunResult r = proc::run(runsc_argv(c, command), output_fd);
+  // runsc's command dies with us; the sandbox and gofer it starts are in the sandbox's cgroup
+  // from birth (runsc joins it before it starts them), where destroy finds them.
+  proc::RunResult r = proc::run(runsc_argv(c, command), output_fd, /*dies_with_caller=*/true);
   if (r.ok()) return;
   std::string what = "runsc " + (command.empty() ? std::string() : command.front());
   std::string out = r.output;

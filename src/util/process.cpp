@@ -326,16 +326,20 @@ bool RunResult::ok() const {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-RunResult run(const std::vector<std::string>& argv, int output_fd) {
+RunResult run(const std::vector<std::string>& argv, int output_fd, bool dies_with_caller) {
   if (argv.empty()) fail("run: empty argv");
   std::vector<char*> args;
   for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   Pipe out = Pipe::make();
   const int to = output_fd >= 0 ? output_fd : out.write.get();
+  const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) throw_errno("fork");
   if (pid == 0) {
+    // The death signal is set after the fork: the caller may already have died, hence the check.
+    if (dies_with_caller && (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent))
+      ::_exit(127);
     int null_fd = ::open("/dev/null", O_RDONLY);
     if (null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(to, 1) < 0 || ::dup2(to, 2) < 0)
       ::_exit(127);

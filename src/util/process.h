@@ -137,7 +137,11 @@ struct RunResult {
 // stderr captured, no fds but 0-2. Throws only if it cannot be started; exit 127 means exec failed.
 // With `output_fd` >= 0, stdout and stderr are that fd instead and nothing is captured (for a
 // program that leaves daemons holding its stdio, such as `runsc create`).
-RunResult run(const std::vector<std::string>& argv, int output_fd = -1);
+// With `dies_with_caller`, the program is killed (SIGKILL) when the calling thread ends, our
+// process killed included: an orphaned `runsc create` would otherwise go on making a sandbox,
+// its cgroup and its state files for a monitor that is gone (and under a destroy's feet).
+RunResult run(const std::vector<std::string>& argv, int output_fd = -1,
+              bool dies_with_caller = false);
 // The absolute path of executable `name` in $PATH, /usr/sbin, /sbin or /usr/bin; "" if none.
 std::string find_program(const std::string& name);
 

@@ -345,6 +345,55 @@ TEST_CASE("run captures output and status; find_program searches PATH and sbin")
 }
 
 namespace {
+// Forks a caller that runs `sh -c 'echo $$ >PIDFILE; exec sleep 30'` through proc::run, then
+// kills that caller with SIGKILL once the sleep runs; the sleep's pid.
+pid_t orphan_sleep(const std::string& pidfile, bool dies_with_caller) {
+  std::string sh = proc::find_program("sh");
+  pid_t caller = ::fork();
+  REQUIRE(caller >= 0);
+  if (caller == 0) {
+    proc::run(
+        {sh, "-c",
+         "echo $$ >" + pidfile + ".tmp && mv " + pidfile + ".tmp " + pidfile + " && exec sleep 30"},
+        -1, dies_with_caller);
+    ::_exit(0);
+  }
+  proc::Child c(caller);
+  pid_t sleeper = -1;
+  for (int i = 0; i < 500 && sleeper < 0; i++) {
+    if (fs::exists(pidfile))
+      sleeper = std::stoi(fs::read_file(pidfile, 64));
+    else
+      ::usleep(10'000);
+  }
+  REQUIRE(sleeper > 0);
+  ::usleep(50'000);  // the exec of sleep is done
+  ::kill(caller, SIGKILL);
+  c.wait();
+  return sleeper;
+}
+
+// True once `pid` is gone (reaped by init, or a zombie) within `ms`.
+bool gone_within(pid_t pid, int ms) {
+  std::optional<uint64_t> start = proc::start_time(pid);
+  for (int i = 0; i < ms / 10; i++) {
+    if (!start || !proc::is_alive(pid, *start)) return true;
+    ::usleep(10'000);
+  }
+  return false;
+}
+}  // namespace
+
+TEST_CASE("run with dies_with_caller: the program is killed when its caller dies, not without") {
+  test::TempDir dir;
+  pid_t bound = orphan_sleep(dir.path + "/bound", true);
+  CHECK(gone_within(bound, 2000));
+  pid_t free_one = orphan_sleep(dir.path + "/free", false);
+  CHECK_FALSE(gone_within(free_one, 300));  // orphaned, and still running
+  ::kill(free_one, SIGKILL);
+}
+
+namespace {
 // A child that spins on the CPU for `busy_ms` (forever when negative), then sleeps.
 proc::Child spawn_spinner(int busy_ms) {
   pid_t pid = ::fork();
