@@ -58,6 +58,7 @@ VmmLaunch launch_gvisor(const store::Context& ctx, const store::HostConfig& hc,
                         const std::string& restore_dir) {
   check_socket_paths(p);
   make_run_dir(p);
+  make_gvisor_cgroup(st.cgroup, st.vcpus, st.memory_mib);
   Pipe pipe = Pipe::make();
   std::vector<std::string> argv = {"/proc/self/exe", "--root",      fs::absolute(ctx.root),
                                    "--log-level",    ctx.log_level, "--log-format",

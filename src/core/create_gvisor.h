@@ -25,7 +25,9 @@ store::SandboxState create_gvisor_sandbox(const store::Context& ctx, const store
                                           const std::optional<egress::Policy>& policy);
 
 // The monitor of sandbox `p`/`id` on gvisor (`space __gvisor ID`), started with its run
-// directory made afresh; `restore_dir` "" = boot, else restore runsc's checkpoint there.
+// directory made afresh and its cgroup st.cgroup made with its limits (the monitor joins it, and
+// runsc's processes are born there); `restore_dir` "" = boot, else restore runsc's checkpoint
+// there. A failure after the group was made leaves it to the caller's remove_sandbox_cgroup.
 VmmLaunch launch_gvisor(const store::Context& ctx, const store::HostConfig& hc,
                         const store::SandboxPaths& p, const store::SandboxState& st,
                         const std::string& restore_dir);

@@ -131,6 +131,18 @@ std::string make_sandbox_cgroup(const store::HostConfig& hc, const std::string& 
   return rel;
 }
 
+void make_gvisor_cgroup(const std::string& rel, uint32_t vcpus, uint32_t memory_mib) {
+  jail::CgroupLayout l = jail::detect_layout();
+  if (l.version == jail::CgroupVersion::None)
+    fail("the gvisor engine needs a cgroup hierarchy with the memory controller",
+         "mount one (cgroup2 on /sys/fs/cgroup), or use --engine vm");
+  // The memory limit is the sandbox's size itself, which runsc reads from the group and gVisor's
+  // kernel shows as MemTotal: runsc's own memory counts within it, as when runsc made the group.
+  jail::CgroupLimits lim = jail::sandbox_limits(vcpus, memory_mib, 0);
+  lim.cpu_percent = 0;
+  jail::create_group(l, rel, lim);
+}
+
 std::string sandbox_cgroup_name(const store::HostConfig& hc, const std::string& id) {
   if (!hc.jail_enable || !hc.jail_cgroups) return "";
   return hc.jail_cgroup_parent + "/" + id;

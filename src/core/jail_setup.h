@@ -55,6 +55,11 @@ JailGroups make_jail_groups(const store::HostConfig& hc, const VmmJail& j, uint3
 // relative path; "" when cgroups are off.
 std::string make_sandbox_cgroup(const store::HostConfig& hc, const std::string& id, uint32_t vcpus,
                                 uint32_t memory_mib);
+// Makes cgroup `rel` (a gvisor sandbox's, <parent>/<id>, whatever [jail] cgroups says: its
+// memory limit is enforced there) with the pids limit and CPU weight of a sandbox of `vcpus`, a
+// memory limit of `memory_mib` itself (what the sandbox sees as its RAM), and no CPU quota yet: its
+// monitor sets that once runsc has started the sandbox (monitor/gvisor_main.h).
+void make_gvisor_cgroup(const std::string& rel, uint32_t vcpus, uint32_t memory_mib);
 // The cgroup sandbox `id` gets (<parent>/<id>) when cgroups are on, else "": destroy removes
 // it even when no record names it (a create, resume or branch killed after making it).
 std::string sandbox_cgroup_name(const store::HostConfig& hc, const std::string& id);

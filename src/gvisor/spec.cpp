@@ -97,12 +97,8 @@ json::Value sandbox_spec(const SandboxSpec& s) {
   }
   json::Value memory = json::Value::object();
   memory.set("limit", s.memory_bytes);
-  json::Value cpu = json::Value::object();
-  cpu.set("period", 100000);
-  cpu.set("quota", int64_t{100000} * s.vcpus);
   json::Value resources = json::Value::object();
   resources.set("memory", memory);
-  resources.set("cpu", cpu);
   json::Value linux = json::Value::object();
   linux.set("namespaces", namespaces);
   linux.set("resources", resources);

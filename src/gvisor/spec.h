@@ -7,7 +7,11 @@
 // the rootfs has both mount points, as runsc makes none in a read-only root. /proc, /sys, /dev,
 // /dev/pts, /dev/shm, /tmp and /run are the spec's mounts, made by gVisor's own kernel. Root in
 // the sandbox has the capabilities root has in a VM guest, enforced by gVisor's kernel, not the
-// host's. Resources: memory limit and CPU quota in the sandbox's cgroup.
+// host's. Resources: the memory limit, which gVisor's kernel shows as the sandbox's RAM, and the
+// sandbox's cgroup, which space made (runsc finds it made and joins it, setting nothing). No CPU
+// quota: the monitor sets it on the group once the sandbox runs, because runsc's start, a burst
+// of several threads, spent 170-270 ms throttled under a quota of one CPU (cpu.stat), about
+// half of `runsc create`.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -19,13 +23,12 @@ namespace space::gvisor {
 // Where the sandbox sees what the monitor binds in: all inside the spec's /run tmpfs, which
 // gVisor's kernel makes, so no mount point is ever created in the read-only root on the host.
 struct SandboxSpec {
-  std::string id;        // the sandbox id: its hostname and guest-init's --id
-  std::string root;      // host directory of the read-only rootfs
-  std::string image;     // host directory of a user image's root; "" = none
-  std::string host_dir;  // host directory of the monitor's port sockets
-  uint32_t vcpus = 1;    // CPU quota, in whole CPUs
-  uint64_t memory_bytes = 256ull << 20;
-  std::string cgroups_path;  // "space/ID"; "" = runsc's default
+  std::string id;                        // the sandbox id: its hostname and guest-init's --id
+  std::string root;                      // host directory of the read-only rootfs
+  std::string image;                     // host directory of a user image's root; "" = none
+  std::string host_dir;                  // host directory of the monitor's port sockets
+  uint64_t memory_bytes = 256ull << 20;  // the sandbox's RAM as gVisor's kernel shows it
+  std::string cgroups_path;              // "space/ID", made by space; "" = runsc's default
 };
 
 // The config.json for `s`. Throws space::Error if a path is not absolute or the id is empty.

@@ -21,6 +21,7 @@
 #include "core/agent_client.h"
 #include "gvisor/runsc.h"
 #include "gvisor/spec.h"
+#include "jail/cgroup.h"
 #include "monitor/agent_pool.h"
 #include "monitor/control_server.h"
 #include "monitor/routes.h"
@@ -75,6 +76,18 @@ Fd block_signals() {
 }
 
 // A mount namespace of our own, private from the host's: what we mount there goes with it.
+// Moves this process (single threaded still) into the sandbox's cgroup `rel`, which the CLI made
+// with the sandbox's limits, in every hierarchy space uses; "" = none.
+void join_cgroup(const std::string& rel) {
+  if (rel.empty()) return;
+  try {
+    jail::join_group(jail::detect_layout(), rel);
+  } catch (Error& e) {
+    e.add_context("join the sandbox's cgroup");
+    throw;
+  }
+}
+
 // Returns the host's, to go back to once runsc's processes have taken what they need from ours
 // (a copy of every host mount, other sandboxes' stores among them, would otherwise stay pinned
 // for as long as the monitor lives).
@@ -161,7 +174,6 @@ struct Monitor {
              "rebuild the rootfs: scripts/build-rootfs.sh, or install.sh");
     if (!cfg.image_disk.empty()) s.image = gdir + "/image";
     s.host_dir = gdir + "/host";
-    s.vcpus = cfg.vcpus;
     s.memory_bytes = uint64_t{cfg.memory_mib} << 20;
     s.cgroups_path = o.cgroup;
     json::save_file(gdir + "/bundle/config.json", gvisor::sandbox_spec(s), 0600,
@@ -266,7 +278,21 @@ struct Monitor {
     }
     phases.mark(o.restore_dir.empty() ? "runsc start" : "runsc restore");
     running_since_ms = unix_ms();
+    limit_cpu();
     leave_own_mount_namespace();
+  }
+
+  // The sandbox's CPU quota (as a VM's: jail::sandbox_limits), set now that runsc's start, which
+  // it would have throttled, is over.
+  void limit_cpu() {
+    if (o.cgroup.empty()) return;
+    const uint32_t percent = jail::sandbox_limits(cfg.vcpus, 0, 0).cpu_percent;
+    try {
+      jail::set_cpu_quota(jail::detect_layout(), o.cgroup, uint64_t{percent} * 1000, 100000);
+    } catch (Error& e) {
+      e.add_context("the sandbox's CPU quota");
+      throw;
+    }
   }
 
   // runsc's sandbox and gofer each made a mount namespace of their own from ours, with only
@@ -534,6 +560,7 @@ int gvisor_main(const GvisorOptions& opts) {
     sigfd = block_signals();
     if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) throw_errno("prctl(PR_SET_CHILD_SUBREAPER)");
     if (opts.runsc.empty()) fail("no runsc given", "apt-get install -t bookworm-backports runsc");
+    join_cgroup(opts.cgroup);
     m.prepare();
     m.phases.mark("mounts");
     m.write_bundle();

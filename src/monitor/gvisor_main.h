@@ -32,7 +32,11 @@ struct GvisorOptions {
   std::string on_expiry;    // "destroy" or "checkpoint"
   std::string runsc;        // absolute path of runsc (core/engine.h resolved it)
   std::string platform = "systrap";
-  std::string cgroup;  // the sandbox's cgroup ("space/ID"), where runsc puts its processes
+  // The sandbox's cgroup ("space/ID"), made by the CLI with its memory and pids limits: the
+  // monitor joins it first, so runsc's commands, sandbox and gofer are in it from birth (destroy
+  // kills them all there, whatever a killed monitor left), and sets its CPU quota once the
+  // sandbox runs.
+  std::string cgroup;
 };
 
 // Runs the monitor until the sandbox ends; returns the process's exit code.
