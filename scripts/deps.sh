@@ -39,6 +39,18 @@ ensure_runsc() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q -t bookworm-backports runsc >&2
 }
 
+# ensure_node: node and npm for the MCP test client (tests/mcp: the official MCP TypeScript SDK,
+# from the npm registry). Any node >= 18 on PATH will do (Debian 12's is 18.19); when there is
+# none, Debian's nodejs and npm are installed.
+ensure_node() {
+  local v
+  v=$(node --version 2>/dev/null) || v=
+  if [[ $v =~ ^v([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -ge 18 ] && command -v npm >/dev/null; then
+    return 0
+  fi
+  ensure_debian_packages nodejs npm
+}
+
 # ensure_debian_packages [PACKAGE...]: the named packages (default: SPACE_DEBIAN_PACKAGES).
 ensure_debian_packages() {
   local missing=() p

@@ -39,6 +39,7 @@ if [ "${1:-}" = --sanitize ]; then
   exit $rc
 fi
 ensure_runsc || echo "test: no runsc: the gvisor engine's integration tests skip" >&2
+ensure_node  # integration.85_mcp: the official MCP SDK's client
 build_space build
 [ ! -e /dev/kvm ] || echo "test: guest kernel $(scripts/build-kernel.sh)" >&2
 echo "test: guest rootfs $(scripts/build-rootfs.sh --guest-init build/guest-init --space-secret build/space-secret)" >&2
