@@ -8,7 +8,6 @@
 #include "cli/app.h"
 #include "cli/expiry_flags.h"
 #include "core/session.h"
-#include "cred/hooks.h"
 #include "util/json.h"
 
 namespace space::cli {
@@ -18,7 +17,6 @@ struct BranchFlags {
   std::string id;
   core::BranchOptions opts;
   ExpiryFlags expiry;
-  bool keep_secrets = false;
 };
 }  // namespace
 
@@ -31,17 +29,14 @@ void register_branch(CLI::App& app, GlobalOptions& g) {
                   "Id of the branch, or prefix PREFIX-1..PREFIX-N with --count (default: random)");
   cmd->add_option("--net", f->opts.net,
                   "Network of the branches: none or allow=RULE[,RULE...] (default: the source's)");
-  cmd->add_flag("--keep-secrets", f->keep_secrets,
+  cmd->add_flag("--keep-secrets", f->opts.keep_secrets,
                 "Give each branch the source's grants of secrets (default: none)");
   f->expiry.add(cmd, "each branch");
   cmd->add_option("id", f->id, "Sandbox id")->required();
   cmd->callback([&g, f] {
     f->opts.ttl_ms = f->expiry.ttl_ms();  // none: the source's expiry
     f->opts.on_expiry = f->expiry.on_expiry;
-    store::Context ctx{g.root, g.log_level, g.log_format};
-    auto out = core::branch_sandbox(ctx, f->id, f->opts);
-    if (f->keep_secrets)
-      for (const auto& st : out) cred::copy_grants(ctx, f->id, st.id);
+    auto out = core::branch_sandbox({g.root, g.log_level, g.log_format}, f->id, f->opts);
     if (g.format == "json") {
       json::Value a = json::Value::array();
       for (const auto& st : out) {

@@ -1,9 +1,9 @@
 // `space create [--template NAME | --cold] [--image NAME [--disk-size SIZE]] [--cpus N]
 // [--memory MiB] [--kernel PATH] [--rootfs PATH] [--secret NAME[:ttl=D][:uses=N]]...
 // [--copy HOST:GUEST]... [--net none|allow=RULE,...] [--ttl D [--on-expiry destroy|checkpoint]]
-// [ID]`: makes a sandbox, from a template
-// (restored) or by a cold boot, grants it the --secret names and copies the --copy files in
-// (destroying it again if either fails), and prints its id once it runs.
+// [ID]`: makes a sandbox, from a template (restored) or by a cold boot, with the --secret names
+// granted and the --copy files copied in (core's create transaction: all or nothing), and prints
+// its id once it runs.
 #include <cstdio>
 
 #include "cli/app.h"
@@ -12,10 +12,9 @@
 #include "core/copy.h"
 #include "core/image.h"
 #include "core/sandbox.h"
-#include "cred/hooks.h"
+#include "cred/grants.h"
 #include "store/config.h"
 #include "util/json.h"
-#include "util/log.h"
 
 namespace space::cli {
 
@@ -66,24 +65,9 @@ void register_create(CLI::App& app, GlobalOptions& g) {
     f->opts.ttl_ms = f->expiry.ttl_ms();
     f->opts.on_expiry = f->expiry.on_expiry;
     if (!f->disk_size.empty()) f->opts.disk_bytes = core::parse_disk_size(f->disk_size);
-    std::vector<cred::GrantSpec> specs;
-    for (const auto& s : f->secrets) specs.push_back(cred::parse_grant_spec(s));  // before creating
-    std::vector<core::CopySpec> copies;
-    for (const auto& c : f->copies) copies.push_back(core::parse_copy_spec(c));
-    store::Context ctx{g.root, g.log_level, g.log_format};
-    auto st = core::create_sandbox(ctx, f->opts);
-    try {
-      cred::grant_secrets(ctx, st.id, specs);
-      core::copy_specs_into(ctx, st.id, copies);
-    } catch (Error& e) {
-      try {
-        core::destroy_sandbox(ctx, st.id, /*force=*/true);
-      } catch (const Error& cleanup) {
-        log::error("create " + st.id + ": could not remove it: " + cleanup.what());
-      }
-      e.add_context("create sandbox " + st.id);
-      throw;
-    }
+    for (const auto& s : f->secrets) f->opts.secrets.push_back(cred::parse_grant_spec(s));
+    for (const auto& c : f->copies) f->opts.copies.push_back(core::parse_copy_spec(c));
+    auto st = core::create_sandbox({g.root, g.log_level, g.log_format}, f->opts);
     if (g.format == "json") {
       json::Value v = json::Value::object();
       v.set("id", st.id);

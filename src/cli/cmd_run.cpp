@@ -10,7 +10,7 @@
 #include "core/copy.h"
 #include "core/exec.h"
 #include "core/image.h"
-#include "cred/hooks.h"
+#include "cred/grants.h"
 #include "store/config.h"
 
 namespace space::cli {
@@ -64,17 +64,9 @@ void register_run(CLI::App& app, GlobalOptions& g) {
     if (!f->disk_size.empty()) f->run.create.disk_bytes = core::parse_disk_size(f->disk_size);
     finish_exec_flags(&f->exec, /*command_optional=*/!f->run.create.image.empty());
     f->run.exec = f->exec.opts;
-    std::vector<cred::GrantSpec> specs;
-    for (const auto& s : f->secrets) specs.push_back(cred::parse_grant_spec(s));
-    store::Context ctx{g.root, g.log_level, g.log_format};
-    std::vector<core::CopySpec> copies;
-    for (const auto& c : f->copies) copies.push_back(core::parse_copy_spec(c));
-    if (!specs.empty() || !copies.empty())
-      f->run.after_create = [ctx, specs, copies](const std::string& id) {
-        cred::grant_secrets(ctx, id, specs);
-        core::copy_specs_into(ctx, id, copies);
-      };
-    auto r = core::run_sandbox(ctx, f->run);
+    for (const auto& s : f->secrets) f->run.create.secrets.push_back(cred::parse_grant_spec(s));
+    for (const auto& c : f->copies) f->run.create.copies.push_back(core::parse_copy_spec(c));
+    auto r = core::run_sandbox({g.root, g.log_level, g.log_format}, f->run);
     g.exit_code = report_exec(r, f->exec);
   });
 }

@@ -26,6 +26,7 @@
 #include "core/sandbox.h"
 #include "core/session.h"
 #include "core/session_util.h"
+#include "cred/hooks.h"
 #include "store/btrfs.h"
 #include "store/config.h"
 #include "store/store.h"
@@ -146,8 +147,11 @@ bool left_out_of_branch(const store::SandboxPaths& src, const std::string& rel) 
   return false;
 }
 
-std::vector<store::SandboxState> branch_sandbox(const store::Context& ctx, const std::string& id,
-                                                const BranchOptions& opts) {
+namespace {
+
+// The branches themselves (branch_sandbox's first half), of either engine.
+std::vector<store::SandboxState> make_branches(const store::Context& ctx, const std::string& id,
+                                               const BranchOptions& opts) {
   std::vector<store::SandboxPaths> made;  // subvolumes created so far, removed on failure
   std::vector<proc::ProcessRef> vmms;  // branch VMMs (children of the source's), killed on failure
   std::vector<std::string> ids;        // made[i] is ids[i]'s
@@ -260,6 +264,32 @@ std::vector<store::SandboxState> branch_sandbox(const store::Context& ctx, const
     e.add_context("branch sandbox " + id);
     throw;
   }
+}
+
+}  // namespace
+
+std::vector<store::SandboxState> branch_sandbox(const store::Context& ctx, const std::string& id,
+                                                const BranchOptions& opts) {
+  proc::SignalGuard sig;  // a signal while grants are copied removes the branches too
+  std::vector<store::SandboxState> out = make_branches(ctx, id, opts);
+  if (!opts.keep_secrets) return out;
+  try {
+    for (const auto& b : out) {
+      sig.check();
+      cred::copy_grants(ctx, id, b.id);
+    }
+  } catch (Error& e) {
+    for (const auto& b : out) {
+      try {
+        destroy_sandbox(ctx, b.id, /*force=*/true);
+      } catch (const Error& cleanup) {
+        log::error("branch " + b.id + ": could not remove it: " + cleanup.what());
+      }
+    }
+    e.add_context("branch sandbox " + id);
+    throw;
+  }
+  return out;
 }
 
 }  // namespace space::core

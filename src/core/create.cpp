@@ -17,6 +17,7 @@
 #include "core/net.h"
 #include "core/sandbox.h"
 #include "core/template.h"
+#include "cred/hooks.h"
 #include "cred/paths.h"
 #include "store/btrfs.h"
 #include "store/config.h"
@@ -172,7 +173,10 @@ void start(const store::Context& ctx, const store::HostConfig& hc, const store::
 
 }  // namespace
 
-store::SandboxState create_sandbox(const store::Context& ctx, const CreateOptions& opts) {
+namespace {
+
+// The sandbox itself: made, running, recorded (create_sandbox's first half).
+store::SandboxState make_sandbox(const store::Context& ctx, const CreateOptions& opts) {
   PhaseLog ph;
   proc::SignalGuard sig;  // outermost: cleanup below runs before a signal can end the process
   std::string id = opts.id.empty() ? store::generate_id() : opts.id;
@@ -250,6 +254,31 @@ store::SandboxState create_sandbox(const store::Context& ctx, const CreateOption
     e.add_context("create sandbox " + id);
     throw;
   }
+}
+
+}  // namespace
+
+store::SandboxState create_sandbox(const store::Context& ctx, const CreateOptions& opts) {
+  // Outermost, so that a signal during the hand-over rolls the sandbox back as one during the
+  // making does (make_sandbox has a guard of its own for its steps).
+  proc::SignalGuard sig;
+  store::SandboxState st = make_sandbox(ctx, opts);
+  try {
+    sig.check();
+    cred::grant_secrets(ctx, st.id, opts.secrets);
+    sig.check();
+    copy_specs_into(ctx, st.id, opts.copies);
+    sig.check();
+  } catch (Error& e) {
+    try {
+      destroy_sandbox(ctx, st.id, /*force=*/true);
+    } catch (const Error& cleanup) {
+      log::error("create " + st.id + ": could not remove it: " + cleanup.what());
+    }
+    e.add_context("create sandbox " + st.id);
+    throw;
+  }
+  return st;
 }
 
 }  // namespace space::core

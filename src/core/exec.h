@@ -77,8 +77,6 @@ struct RunOptions {
   CreateOptions create;
   ExecOptions exec;
   bool keep = false;  // keep the sandbox afterwards (its id goes to stderr)
-  // Runs once the sandbox exists, before the exec (e.g. granting secrets); a throw fails the run.
-  std::function<void(const std::string& id)> after_create;
 };
 
 // Creates a sandbox, runs the command in it and destroys it, also when the exec fails or a

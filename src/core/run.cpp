@@ -26,7 +26,6 @@ ExecResult run_sandbox(const store::Context& ctx, const RunOptions& opts, const 
   ExecResult result;
   std::optional<Error> failure;
   try {
-    if (opts.after_create) opts.after_create(st.id);
     if (eopts.argv.empty()) {
       auto image = attached_image(store::sandbox_paths(ctx.root, st.id));
       if (!image) fail("no command given", "put the command after --, e.g. -- ls -l");

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/copy.h"
+#include "cred/grants.h"
 #include "store/context.h"
 #include "store/paths.h"
 #include "store/state.h"
@@ -32,12 +34,18 @@ struct CreateOptions {
   std::string net;
   uint64_t ttl_ms = 0;                // --ttl: the sandbox ends this long after it starts
   std::string on_expiry = "destroy";  // --on-expiry: destroy or checkpoint (core/expiry.h)
+  // What the sandbox is handed before create returns (the create transaction): these secrets
+  // granted (--secret), then these host files copied in (--copy). If either fails, or a signal
+  // comes, the sandbox is destroyed and create throws.
+  std::vector<cred::GrantSpec> secrets;
+  std::vector<CopySpec> copies;
 };
 
-// Creates a sandbox and returns its state (status running). From a template: snapshots it and
-// returns once the restored VMM runs. Cold (or when the implicit default template is missing,
-// with a warning): boots and returns once guest-init has answered the agent handshake. Waits
-// at most $SPACE_BOOT_TIMEOUT seconds (default 300).
+// Creates a sandbox, hands it opts.secrets and opts.copies, and returns its state (status
+// running); all or nothing. From a template: snapshots it and returns once the restored VMM runs.
+// Cold (or when the implicit default template is missing, with a warning): boots and returns once
+// guest-init has answered the agent handshake. Waits at most $SPACE_BOOT_TIMEOUT seconds (default
+// 300).
 store::SandboxState create_sandbox(const store::Context& ctx, const CreateOptions& opts);
 // Stops the sandbox's VMM if it runs (politely over control.sock unless `force`, then SIGKILL)
 // and removes its run directory and its subvolume (or plain directory, for sandboxes made

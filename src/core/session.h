@@ -54,11 +54,13 @@ struct BranchOptions {
   std::string net;      // --net for every branch (core/net.h); "" = the source's policy
   uint64_t ttl_ms = 0;  // --ttl for every branch; 0 = the source's expiry, if any
   std::string on_expiry = "destroy";
+  bool keep_secrets = false;  // --keep-secrets: each branch gets the source's grants
 };
 
 // Makes `count` new running sandboxes with the source's exact memory, CPU, device and disk
-// state; the source keeps its status (running or paused). All or nothing: on failure every
-// branch made so far is removed. Returns the branches' states in order.
+// state, with no grants of secrets unless opts.keep_secrets (then the source's); the source
+// keeps its status (running or paused). All or nothing: on failure, or a signal, every branch
+// made so far is removed. Returns the branches' states in order.
 std::vector<store::SandboxState> branch_sandbox(const store::Context& ctx, const std::string& id,
                                                 const BranchOptions& opts);
 

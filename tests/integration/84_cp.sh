@@ -113,6 +113,16 @@ manifest "$data/tree" setid >"$data/tree.manifest"
 echo "copied at create" >"$data/hello.txt"
 expect_status 0 space create --image bb --copy "$data/hello.txt:/work/hello.txt" s1
 [ "$(space exec s1 -- cat /work/hello.txt)" = "copied at create" ] || fail "create --copy"
+# A --copy that cannot land (its guest directory is missing) fails the create after the
+# sandbox ran, and the sandbox is gone again; so does run's, before its command.
+count() { space list --format json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'; }
+before=$(count)
+expect_status 125 space create --image bb --copy "$data/hello.txt:/no/such/dir/x" s-bad
+assert_contains "$ERR" "create sandbox s-bad" "a failed create --copy"
+[ ! -e "$SPACE_ROOT/store/sandboxes/s-bad" ] || fail "a failed create --copy left its sandbox"
+expect_status 125 space run --image bb --copy "$data/hello.txt:/no/such/dir/x" -- touch /ran
+[ "$(count)" = "$before" ] ||
+  fail "a failed create or run --copy left a sandbox: $(space list)"
 
 # Into the sandbox, and back out: the same bytes, the same tree.
 t0=$(date +%s.%N)
