@@ -32,6 +32,10 @@
 namespace space::core {
 namespace {
 
+// The hint of a copy out refused past --max-size (raised where it is refused, copy.cpp or the
+// tree writer).
+constexpr const char* kMaxSizeHint = "raise it with --max-size (what this copy wrote was removed)";
+
 constexpr int kConnectTimeoutMs = 30'000;
 constexpr int kStallMs = 300'000;  // no frame moved for this long: the guest is stuck
 // After the last frame of a copy in, the guest still writes what was in flight (socket and vsock
@@ -311,6 +315,7 @@ void get(const store::Context& ctx, const CopyPath& from, const std::string& des
       wo.owner_gid = ::getegid();
     }
     wo.max_bytes = o.max_bytes;  // refused before it is written
+    wo.max_bytes_hint = kMaxSizeHint;
     tree = std::make_unique<TreeWriter>(target.dir.get(), wo, origin);
   }
   try {
@@ -324,7 +329,7 @@ void get(const store::Context& ctx, const CopyPath& from, const std::string& des
       if (o.max_bytes && seen > o.max_bytes)
         fail(origin + ": the copy exceeds its size limit of " + std::to_string(o.max_bytes) +
                  " bytes",
-             "raise it with --max-size (what this copy wrote was removed)");
+             kMaxSizeHint);
     }
     m.stats.entries = rx.entries();
     if (tar)
@@ -337,8 +342,6 @@ void get(const store::Context& ctx, const CopyPath& from, const std::string& des
          tar ? "discard the tar stream on stdout: it is incomplete" : "");
   } catch (Error& e) {
     if (tree) tree->remove_created();
-    if (e.hint().empty() && std::string(e.what()).find("size limit") != std::string::npos)
-      e.set_hint("raise it with --max-size (what this copy wrote was removed)");
     throw;
   } catch (...) {
     if (tree) tree->remove_created();

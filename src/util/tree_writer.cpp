@@ -226,7 +226,8 @@ void TreeWriter::data(std::span<const uint8_t> bytes, uint64_t offset) {
     refuse(file_path_, "has more data than its size of " + std::to_string(file_entry_.size));
   if (o_.max_bytes && bytes.size() > o_.max_bytes - std::min(o_.max_bytes, stats_.bytes))
     fail(origin_ + ": the copy exceeds its size limit of " + std::to_string(o_.max_bytes) +
-         " bytes at " + file_path_);
+             " bytes at " + file_path_,
+         o_.max_bytes_hint);
   const uint8_t* p = bytes.data();
   size_t left = bytes.size();
   while (left > 0) {

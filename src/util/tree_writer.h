@@ -42,7 +42,8 @@ struct TreeWriteOptions {
   bool privileged_xattrs = true;
   std::optional<uid_t> owner_uid;  // set: every entry belongs to this uid/gid, not its own
   std::optional<gid_t> owner_gid;
-  uint64_t max_bytes = 0;  // > 0: file data beyond this many bytes in total is refused
+  uint64_t max_bytes = 0;      // > 0: file data beyond this many bytes in total is refused
+  std::string max_bytes_hint;  // the hint of that refusal (how the caller's user raises it)
   // The name the stream's top entry ("") takes beneath the root, every other entry being
   // beneath it; "" = the entries land in the root itself and the top's own entry is skipped.
   std::string top;

@@ -220,6 +220,7 @@ assert_contains "$ERR" "size limit" "size limit (file)"
 [ ! -e "$data/limited" ] || fail "a file copy stopped by the size limit left $data/limited"
 expect_status 125 space cp --max-size 2K s1:/work/tree "$data/limited"
 assert_contains "$ERR" "size limit" "size limit (tree)"
+assert_contains "$ERR" "hint: raise it with --max-size" "size limit's hint (tree)"
 [ ! -e "$data/limited" ] || fail "a copy stopped by the size limit left $(ls "$data/limited" | wc -l) entries"
 
 # The base root (no image) works the same; a stopped sandbox is refused.

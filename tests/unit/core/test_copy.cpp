@@ -76,10 +76,11 @@ struct CopyRig {
   }
 };
 
-std::string error_of(const std::function<void()>& f) {
+std::string error_of(const std::function<void()>& f, std::string* hint = nullptr) {
   try {
     f();
   } catch (const Error& e) {
+    if (hint) *hint = e.hint();
     return e.what();
   }
   return "<no error>";
@@ -166,9 +167,11 @@ TEST_CASE("copy: the size limit stops a copy out, and what it wrote is removed")
   TempDir t("cplimit");
   make_tree(t.path + "/guest/src", 2, 20);
   fs::mkdir_p(t.path + "/out");
-  auto e =
-      error_of([&] { rig.cp({"cp1:" + t.path + "/guest/src"}, t.path + "/out/limited", 1 << 20); });
+  std::string hint;
+  auto e = error_of(
+      [&] { rig.cp({"cp1:" + t.path + "/guest/src"}, t.path + "/out/limited", 1 << 20); }, &hint);
   CHECK(e.find("size limit") != std::string::npos);
+  CHECK(hint.find("--max-size") != std::string::npos);
   CHECK_FALSE(exists(t.path + "/out/limited"));
 }
 
