@@ -4,6 +4,7 @@
 #include "cli/app.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -72,6 +73,10 @@ void add_globals(CLI::App& app, GlobalOptions& g) {
 }
 
 }  // namespace
+
+void print_json(const json::Value& v, int indent) {
+  std::printf("%s\n", json::serialize(v, indent).c_str());
+}
 
 void build_app(CLI::App& app, GlobalOptions& g) {
   add_globals(app, g);

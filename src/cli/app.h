@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "store/context.h"
+#include "util/json.h"
+
 namespace space::cli {
 
 struct GlobalOptions {
@@ -15,6 +18,11 @@ struct GlobalOptions {
   std::string log_format = "text";
   std::string format = "text";  // --format text|json
   int exit_code = 0;            // set by a command's callback; main returns it
+
+  // The core layers' view of these flags: the one place a command's store::Context is made.
+  store::Context context() const { return {root, log_level, log_format}; }
+  // Whether --format json was asked for.
+  bool json() const { return format == "json"; }
 
   // A T that the command tree's options and callbacks point into, kept as long as this
   // GlobalOptions (which outlives parsing).
@@ -29,6 +37,10 @@ struct GlobalOptions {
  private:
   std::vector<std::shared_ptr<void>> held_;
 };
+
+// Prints `v` and a newline on stdout: compact on one line, or pretty with `indent` spaces (the
+// one way a command prints its --format json result).
+void print_json(const json::Value& v, int indent = 0);
 
 // Builds the whole command tree into `app`; `g` receives global flags and the exit code.
 void build_app(CLI::App& app, GlobalOptions& g);

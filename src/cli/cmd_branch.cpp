@@ -7,7 +7,7 @@
 
 #include "cli/app.h"
 #include "cli/expiry_flags.h"
-#include "core/session.h"
+#include "core/branch.h"
 #include "util/json.h"
 
 namespace space::cli {
@@ -36,8 +36,8 @@ void register_branch(CLI::App& app, GlobalOptions& g) {
   cmd->callback([&g, f] {
     f->opts.ttl_ms = f->expiry.ttl_ms();  // none: the source's expiry
     f->opts.on_expiry = f->expiry.on_expiry;
-    auto out = core::branch_sandbox({g.root, g.log_level, g.log_format}, f->id, f->opts);
-    if (g.format == "json") {
+    auto out = core::branch_sandbox(g.context(), f->id, f->opts);
+    if (g.json()) {
       json::Value a = json::Value::array();
       for (const auto& st : out) {
         json::Value v = json::Value::object();
@@ -45,7 +45,7 @@ void register_branch(CLI::App& app, GlobalOptions& g) {
         v.set("parent", st.parent);
         a.push_back(std::move(v));
       }
-      std::printf("%s\n", json::serialize(a).c_str());
+      print_json(a);
     } else {
       for (const auto& st : out) std::printf("%s\n", st.id.c_str());
     }

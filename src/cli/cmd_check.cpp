@@ -12,9 +12,9 @@ void register_check(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("check", "Check that this host can run sandboxes");
   cmd->fallthrough();  // global flags (--format, --root, ...) may follow the command
   cmd->callback([&g] {
-    auto r = core::check_host({g.root, g.log_level, g.log_format});
-    if (g.format == "json")
-      std::printf("%s\n", json::serialize(core::host_report_json(r), 2).c_str());
+    auto r = core::check_host(g.context());
+    if (g.json())
+      print_json(core::host_report_json(r), 2);
     else
       std::printf("%s", core::host_report_text(r).c_str());
     std::fflush(stdout);

@@ -15,8 +15,8 @@ void register_checkpoint(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("id", *id, "Sandbox id")->required();
   cmd->callback([&g, id] {
     core::CheckpointStats cs;
-    auto st = core::checkpoint_sandbox({g.root, g.log_level, g.log_format}, *id, &cs);
-    if (g.format == "json") {
+    auto st = core::checkpoint_sandbox(g.context(), *id, &cs);
+    if (g.json()) {
       json::Value v = json::Value::object();
       v.set("id", st.id);
       v.set("status", store::status_name(st.status));
@@ -27,7 +27,7 @@ void register_checkpoint(CLI::App& app, GlobalOptions& g) {
       ms.set("disk", cs.disk_ms);
       ms.set("total", cs.total_ms);
       v.set("ms", std::move(ms));
-      std::printf("%s\n", json::serialize(v).c_str());
+      print_json(v);
     }
   });
 }

@@ -81,7 +81,7 @@ void register_cp(CLI::App& app, GlobalOptions& g) {
       ->required()
       ->expected(2, -1);
   cmd->callback([&g, f] {
-    store::Context ctx{g.root, g.log_level, g.log_format};
+    store::Context ctx = g.context();
     core::CopyOptions o;
     o.sources.assign(f->paths.begin(), f->paths.end() - 1);
     o.dest = f->paths.back();
@@ -100,7 +100,7 @@ void register_cp(CLI::App& app, GlobalOptions& g) {
     }
     if (std::string w = core::privileges_warning(o, s); !w.empty())
       std::fprintf(stderr, "%s\n", w.c_str());
-    if (g.format == "json") {
+    if (g.json()) {
       json::Value v = json::Value::object();
       v.set("entries", s.entries);
       v.set("bytes", s.bytes);
@@ -108,7 +108,7 @@ void register_cp(CLI::App& app, GlobalOptions& g) {
       v.set("setid_dropped", s.setid_dropped);
       v.set("xattrs_dropped", s.xattrs_dropped);
       v.set("seconds", s.seconds);
-      std::printf("%s\n", json::serialize(v).c_str());
+      print_json(v);
     }
   });
 }

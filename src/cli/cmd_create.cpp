@@ -67,11 +67,11 @@ void register_create(CLI::App& app, GlobalOptions& g) {
     if (!f->disk_size.empty()) f->opts.disk_bytes = core::parse_disk_size(f->disk_size);
     for (const auto& s : f->secrets) f->opts.secrets.push_back(cred::parse_grant_spec(s));
     for (const auto& c : f->copies) f->opts.copies.push_back(core::parse_copy_spec(c));
-    auto st = core::create_sandbox({g.root, g.log_level, g.log_format}, f->opts);
-    if (g.format == "json") {
+    auto st = core::create_sandbox(g.context(), f->opts);
+    if (g.json()) {
       json::Value v = json::Value::object();
       v.set("id", st.id);
-      std::printf("%s\n", json::serialize(v).c_str());
+      print_json(v);
     } else {
       std::printf("%s\n", st.id.c_str());
     }

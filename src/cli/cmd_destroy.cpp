@@ -25,9 +25,8 @@ void register_destroy(CLI::App& app, GlobalOptions& g) {
                 "file is unreadable");
   cmd->add_option("id", f->ids, "Sandbox ids")->required();
   cmd->callback([&g, f] {
-    each_item(f->ids, g, [&](const std::string& id) {
-      core::destroy_sandbox({g.root, g.log_level, g.log_format}, id, f->force);
-    });
+    each_item(f->ids, g,
+              [&](const std::string& id) { core::destroy_sandbox(g.context(), id, f->force); });
   });
 }
 

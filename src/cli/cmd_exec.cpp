@@ -24,7 +24,7 @@ void register_exec(CLI::App& app, GlobalOptions& g) {
       ->required();
   cmd->callback([&g, f] {
     finish_exec_flags(&f->exec);
-    auto r = core::exec_in_sandbox({g.root, g.log_level, g.log_format}, f->id, f->exec.opts);
+    auto r = core::exec_in_sandbox(g.context(), f->id, f->exec.opts);
     g.exit_code = report_exec(r, f->exec);
   });
 }

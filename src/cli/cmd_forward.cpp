@@ -40,7 +40,7 @@ void register_forward(CLI::App& app, GlobalOptions& g) {
                   "Connections carried at once, over all ports; more are closed (default 256)")
       ->check(CLI::Range(1, 4096));
   cmd->callback([&g, f] {
-    store::Context ctx{g.root, g.log_level, g.log_format};
+    store::Context ctx = g.context();
     core::ForwardOptions o;
     for (const auto& s : f->specs) o.specs.push_back(core::parse_forward_spec(s));
     for (const auto& s : f->unix_specs) o.specs.push_back(core::parse_unix_forward_spec(s));
@@ -48,10 +48,10 @@ void register_forward(CLI::App& app, GlobalOptions& g) {
     static std::mutex out;
     o.on_listening = [&g](const std::string& line) {
       std::lock_guard<std::mutex> l(out);
-      if (g.format == "json") {
+      if (g.json()) {
         json::Value v = json::Value::object();
         v.set("forward", line);
-        std::printf("%s\n", json::serialize(v).c_str());
+        print_json(v);
       } else {
         std::printf("%s\n", line.c_str());
       }

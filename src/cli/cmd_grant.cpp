@@ -24,7 +24,7 @@ void register_grant(CLI::App& app, GlobalOptions& g) {
   cmd->callback([&g, f] {
     std::vector<cred::GrantSpec> specs;
     for (const auto& s : f->specs) specs.push_back(cred::parse_grant_spec(s));
-    cred::grant_secrets({g.root, g.log_level, g.log_format}, f->id, specs);
+    cred::grant_secrets(g.context(), f->id, specs);
   });
 }
 

@@ -66,8 +66,8 @@ class ProgressOut {
 
 // What import and build print: the image's name, or its image.json with --format json.
 void print_image(const GlobalOptions& g, const core::ImageMeta& m) {
-  if (g.format == "json")
-    std::printf("%s\n", json::serialize(core::image_meta_json(m)).c_str());
+  if (g.json())
+    print_json(core::image_meta_json(m));
   else
     std::printf("%s\n", m.name.c_str());
 }
@@ -99,7 +99,7 @@ void add_image_import(CLI::App& parent, GlobalOptions& g) {
     ProgressOut out;
     a->opts.progress = [&out](const std::string& line) { out.step(line); };
     a->opts.status = [&out](const std::string& line) { out.status(line); };
-    print_image(g, core::import_image({g.root, g.log_level, g.log_format}, a->opts));
+    print_image(g, core::import_image(g.context(), a->opts));
   });
 }
 
@@ -129,7 +129,7 @@ void add_image_build(CLI::App& parent, GlobalOptions& g) {
     ProgressOut out;
     a->opts.progress = [&out](const std::string& line) { out.step(line); };
     a->opts.status = [&out](const std::string& line) { out.status(line); };
-    print_image(g, core::build_debian_image({g.root, g.log_level, g.log_format}, a->opts));
+    print_image(g, core::build_debian_image(g.context(), a->opts));
   });
 }
 
@@ -138,11 +138,11 @@ void add_image_list(CLI::App& parent, GlobalOptions& g) {
   cmd->fallthrough();
   cmd->alias("ls");
   cmd->callback([&g] {
-    auto all = core::list_images({g.root, g.log_level, g.log_format});
-    if (g.format == "json") {
+    auto all = core::list_images(g.context());
+    if (g.json()) {
       json::Value arr = json::Value::array();
       for (const auto& i : all) arr.push_back(core::image_info_json(i));
-      std::printf("%s\n", json::serialize(arr, 2).c_str());
+      print_json(arr, 2);
       return;
     }
     std::vector<std::vector<std::string>> rows = {{"NAME", "KIND", "SIZE", "USED", "CREATED"}};
@@ -165,9 +165,9 @@ void add_image_inspect(CLI::App& parent, GlobalOptions& g) {
   auto* name = g.hold<std::string>();  // freed with GlobalOptions
   cmd->add_option("name", *name, "Image name")->required();
   cmd->callback([&g, name] {
-    auto i = core::inspect_image({g.root, g.log_level, g.log_format}, *name);
-    if (g.format == "json") {
-      std::printf("%s\n", json::serialize(core::image_info_json(i), 2).c_str());
+    auto i = core::inspect_image(g.context(), *name);
+    if (g.json()) {
+      print_json(core::image_info_json(i), 2);
       return;
     }
     std::vector<std::pair<std::string, std::string>> rows = {{"name", i.name}};
@@ -199,9 +199,7 @@ void add_image_rm(CLI::App& parent, GlobalOptions& g) {
   auto* names = g.hold<std::vector<std::string>>();  // freed with GlobalOptions
   cmd->add_option("name", *names, "Image names")->required();
   cmd->callback([&g, names] {
-    each_item(*names, g, [&](const std::string& name) {
-      core::remove_image({g.root, g.log_level, g.log_format}, name);
-    });
+    each_item(*names, g, [&](const std::string& name) { core::remove_image(g.context(), name); });
   });
 }
 

@@ -18,11 +18,11 @@ void register_list(CLI::App& app, GlobalOptions& g) {
   cmd->fallthrough();  // global flags (--format, --root, ...) may follow the command
   cmd->alias("ls");
   cmd->callback([&g] {
-    auto all = core::list_sandboxes({g.root, g.log_level, g.log_format});
-    if (g.format == "json") {
+    auto all = core::list_sandboxes(g.context());
+    if (g.json()) {
       json::Value arr = json::Value::array();
       for (const auto& s : all) arr.push_back(store::state_to_json(s));
-      std::printf("%s\n", json::serialize(arr, 2).c_str());
+      print_json(arr, 2);
       return;
     }
     std::vector<std::vector<std::string>> rows = {

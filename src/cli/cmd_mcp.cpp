@@ -37,7 +37,7 @@ void register_mcp(CLI::App& app, GlobalOptions& g) {
     o.tools.allow = f->allow;
     o.tools.max_output = parse_size(f->max_output);
     if (o.tools.max_output == 0) fail("--max-output must be more than 0", "e.g. --max-output 1M");
-    g.exit_code = mcp::serve({g.root, g.log_level, g.log_format}, o);
+    g.exit_code = mcp::serve(g.context(), o);
   });
 }
 

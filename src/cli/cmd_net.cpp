@@ -34,8 +34,8 @@ struct NetFlags {
 
 void print_rules(const GlobalOptions& g, const store::Context& ctx, const std::string& id,
                  const egress::Policy& p) {
-  if (g.format == "json") {
-    std::printf("%s\n", json::serialize(core::net_show(ctx, id)).c_str());
+  if (g.json()) {
+    print_json(core::net_show(ctx, id));
     return;
   }
   for (const auto& t : egress::to_texts(p)) std::printf("%s\n", t.c_str());
@@ -110,7 +110,7 @@ void register_net(CLI::App& app, GlobalOptions& g) {
                    "[V6ADDR[/LEN]]:PORT; commas also separate them")
       ->required();
   allow->callback([&g, f] {
-    store::Context ctx{g.root, g.log_level, g.log_format};
+    store::Context ctx = g.context();
     print_rules(g, ctx, f->id, core::net_allow(ctx, f->id, f->rules));
   });
 
@@ -122,11 +122,10 @@ void register_net(CLI::App& app, GlobalOptions& g) {
   deny->callback([&g, f] {
     if (f->all == !f->rules.empty())
       fail("give either rules or --all", "space net show " + f->id + " lists the rules");
-    store::Context ctx{g.root, g.log_level, g.log_format};
+    store::Context ctx = g.context();
     egress::Policy p = core::net_deny(ctx, f->id, f->rules, f->all);
     if (f->all) {
-      if (g.format == "json")
-        std::printf("%s\n", json::serialize(core::net_show(ctx, f->id)).c_str());
+      if (g.json()) print_json(core::net_show(ctx, f->id));
       return;
     }
     print_rules(g, ctx, f->id, p);
@@ -136,8 +135,8 @@ void register_net(CLI::App& app, GlobalOptions& g) {
   show->fallthrough();
   show->add_option("id", f->id, "Sandbox id")->required();
   show->callback([&g, f] {
-    store::Context ctx{g.root, g.log_level, g.log_format};
-    std::printf("%s\n", json::serialize(core::net_show(ctx, f->id), 2).c_str());
+    store::Context ctx = g.context();
+    print_json(core::net_show(ctx, f->id), 2);
   });
 
   auto* log = cmd->add_subcommand(
@@ -146,15 +145,14 @@ void register_net(CLI::App& app, GlobalOptions& g) {
   log->add_option("id", f->id, "Sandbox id")->required();
   log->add_flag("--follow,-f", f->follow, "Keep printing new lines until Ctrl-C or destroy");
   log->callback([&g, f] {
-    store::Context ctx{g.root, g.log_level, g.log_format};
+    store::Context ctx = g.context();
     store::validate_id(f->id);
     std::string path = core::net_log_path(ctx, f->id);
     if (!f->follow) {
       if (!fs::exists(path) && !fs::exists(store::sandbox_paths(ctx.root, f->id).state))
         fail("sandbox " + f->id + " does not exist and has no network log",
              "'space list' shows the sandboxes");
-      for (const auto& v : core::net_log(ctx, f->id))
-        std::printf("%s\n", json::serialize(v).c_str());
+      for (const auto& v : core::net_log(ctx, f->id)) print_json(v);
       return;
     }
     core::require_sandbox(store::sandbox_paths(ctx.root, f->id), f->id);

@@ -23,7 +23,7 @@ void register_pause(CLI::App& app, GlobalOptions& g) {
                 "Also write a checkpoint to disk and stop the VMM (see space checkpoint)");
   cmd->add_option("id", f->id, "Sandbox id")->required();
   cmd->callback([&g, f] {
-    store::Context ctx{g.root, g.log_level, g.log_format};
+    store::Context ctx = g.context();
     json::Value v = json::Value::object();
     v.set("id", f->id);
     if (f->checkpoint) {
@@ -37,7 +37,7 @@ void register_pause(CLI::App& app, GlobalOptions& g) {
       v.set("status", store::status_name(st.status));
       v.set("pause_us", us);
     }
-    if (g.format == "json") std::printf("%s\n", json::serialize(v).c_str());
+    if (g.json()) print_json(v);
   });
 }
 

@@ -18,15 +18,15 @@ void register_resume(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("id", *id, "Sandbox id")->required();
   cmd->callback([&g, id, expiry] {
     int64_t resume_us = -1;
-    auto st = core::resume_sandbox({g.root, g.log_level, g.log_format}, *id, &resume_us,
-                                   expiry->ttl_ms(), expiry->on_expiry);
-    if (g.format == "json") {
+    auto st =
+        core::resume_sandbox(g.context(), *id, &resume_us, expiry->ttl_ms(), expiry->on_expiry);
+    if (g.json()) {
       json::Value v = json::Value::object();
       v.set("id", st.id);
       v.set("status", store::status_name(st.status));
       v.set("pid", static_cast<int64_t>(st.pid));
       if (resume_us >= 0) v.set("resume_us", resume_us);  // in-memory resume, inside the VMM
-      std::printf("%s\n", json::serialize(v).c_str());
+      print_json(v);
     }
   });
 }

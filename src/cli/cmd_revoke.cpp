@@ -27,7 +27,7 @@ void register_revoke(CLI::App& app, GlobalOptions& g) {
   cmd->add_flag("--all", f->all, "Every grant of the sandbox")->excludes(names);
   cmd->callback([&g, f] {
     if (!f->all && f->names.empty()) fail("name the secrets to revoke, or pass --all");
-    store::Context ctx{g.root, g.log_level, g.log_format};
+    store::Context ctx = g.context();
     if (f->all) {
       cred::cred_call(ctx, proto::credd::RevokeAllRequest{f->id, false, "space revoke"});
       return;

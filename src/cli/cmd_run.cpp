@@ -66,7 +66,7 @@ void register_run(CLI::App& app, GlobalOptions& g) {
     f->run.exec = f->exec.opts;
     for (const auto& s : f->secrets) f->run.create.secrets.push_back(cred::parse_grant_spec(s));
     for (const auto& c : f->copies) f->run.create.copies.push_back(core::parse_copy_spec(c));
-    auto r = core::run_sandbox({g.root, g.log_level, g.log_format}, f->run);
+    auto r = core::run_sandbox(g.context(), f->run);
     g.exit_code = report_exec(r, f->exec);
   });
 }

@@ -69,14 +69,13 @@ void register_secret(CLI::App& app, GlobalOptions& g) {
     protect_process_memory();  // this process holds the value: no core dump, no ptrace
     SecretString v = read_value();
     const size_t size = v.bytes.size();
-    auto r = cred::cred_call({g.root, g.log_level, g.log_format},
-                             proto::credd::SetRequest{f->name, std::move(v)});
-    if (g.format == "json") {
+    auto r = cred::cred_call(g.context(), proto::credd::SetRequest{f->name, std::move(v)});
+    if (g.json()) {
       json::Value o = json::Value::object();
       o.set("name", f->name);
       o.set("size", size);
       o.set("replaced", r.replaced);
-      std::printf("%s\n", json::serialize(o).c_str());
+      print_json(o);
     }
   });
 
@@ -84,11 +83,11 @@ void register_secret(CLI::App& app, GlobalOptions& g) {
   list->fallthrough();
   list->alias("ls");
   list->callback([&g] {
-    auto r = cred::cred_call({g.root, g.log_level, g.log_format}, proto::credd::ListRequest{});
-    if (g.format == "json") {
+    auto r = cred::cred_call(g.context(), proto::credd::ListRequest{});
+    if (g.json()) {
       json::Value a = json::Value::array();
       for (const auto& s : r.secrets) a.push_back(proto::credd::to_json(s));
-      std::printf("%s\n", json::serialize(a, 2).c_str());
+      print_json(a, 2);
       return;
     }
     std::vector<std::vector<std::string>> rows = {{"NAME", "SIZE", "CREATED", "UPDATED"}};
@@ -101,20 +100,18 @@ void register_secret(CLI::App& app, GlobalOptions& g) {
   rm->fallthrough();
   rm->add_option("name", f->names, "Secret names")->required();
   rm->callback([&g, f] {
-    for (const auto& n : f->names)
-      cred::cred_call({g.root, g.log_level, g.log_format}, proto::credd::RemoveRequest{n});
+    for (const auto& n : f->names) cred::cred_call(g.context(), proto::credd::RemoveRequest{n});
   });
 
   auto* grants = cmd->add_subcommand("grants", "List grants: which sandbox may fetch what");
   grants->fallthrough();
   grants->add_option("id", f->sandbox, "Only this sandbox's grants");
   grants->callback([&g, f] {
-    auto r = cred::cred_call({g.root, g.log_level, g.log_format},
-                             proto::credd::GrantsRequest{f->sandbox});
-    if (g.format == "json") {
+    auto r = cred::cred_call(g.context(), proto::credd::GrantsRequest{f->sandbox});
+    if (g.json()) {
       json::Value a = json::Value::array();
       for (const auto& x : r.grants) a.push_back(proto::credd::to_json(x));
-      std::printf("%s\n", json::serialize(a, 2).c_str());
+      print_json(a, 2);
       return;
     }
     std::vector<std::vector<std::string>> rows = {
@@ -143,8 +140,8 @@ void register_secret(CLI::App& app, GlobalOptions& g) {
                       l.find("detail") ? null_or(l.find("detail")) : ""});
       out.push_back(std::move(l));
     }
-    if (g.format == "json")
-      std::printf("%s\n", json::serialize(out, 2).c_str());
+    if (g.json())
+      print_json(out, 2);
     else
       std::printf("%s", format_table(rows).c_str());
   });

@@ -13,8 +13,8 @@ void register_state(CLI::App& app, GlobalOptions& g) {
   auto* id = g.hold<std::string>();  // freed with GlobalOptions
   cmd->add_option("id", *id, "Sandbox id")->required();
   cmd->callback([&g, id] {
-    auto s = core::sandbox_state({g.root, g.log_level, g.log_format}, *id);
-    std::printf("%s\n", json::serialize(store::state_to_json(s), 2).c_str());
+    auto s = core::sandbox_state(g.context(), *id);
+    print_json(store::state_to_json(s), 2);
   });
 }
 

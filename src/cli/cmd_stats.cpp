@@ -41,7 +41,7 @@ void print(const std::vector<core::SandboxStats>& all, bool json_lines, const st
   if (format == "json") {
     json::Value arr = json::Value::array();
     for (const auto& s : all) arr.push_back(core::stats_json(s));
-    std::printf("%s\n", json::serialize(arr, json_lines ? 0 : 2).c_str());
+    print_json(arr, json_lines ? 0 : 2);
   } else {
     std::vector<std::vector<std::string>> rows = {{"ID", "STATUS", "ENGINE", "CPU", "RSS", "PSS",
                                                    "MEMORY", "LIMIT", "DISK", "UPTIME",
@@ -70,7 +70,7 @@ void register_stats(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--interval", f->interval_s, "Seconds between --follow samples (default 2)")
       ->check(CLI::Range(0.1, 3600.0));
   cmd->callback([&g, f] {
-    store::Context ctx{g.root, g.log_level, g.log_format};
+    store::Context ctx = g.context();
     if (!f->follow) {
       print(core::sandbox_stats(ctx, f->ids), false, g.format);
       return;
@@ -78,7 +78,7 @@ void register_stats(CLI::App& app, GlobalOptions& g) {
     proc::SignalGuard sig;
     for (;;) {
       print(core::sandbox_stats(ctx, f->ids), true, g.format);
-      if (g.format != "json") std::printf("\n");
+      if (!g.json()) std::printf("\n");
       pollfd pf{sig.fd(), POLLIN, 0};
       if (::poll(&pf, 1, static_cast<int>(f->interval_s * 1000)) > 0) return;  // Ctrl-C
     }

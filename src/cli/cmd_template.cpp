@@ -22,10 +22,10 @@ namespace {
 
 // What build and import print: the template's name, or {"name": ...} with --format json.
 void print_name(const GlobalOptions& g, const std::string& name) {
-  if (g.format == "json") {
+  if (g.json()) {
     json::Value v = json::Value::object();
     v.set("name", name);
-    std::printf("%s\n", json::serialize(v).c_str());
+    print_json(v);
   } else {
     std::printf("%s\n", name.c_str());
   }
@@ -65,7 +65,7 @@ void add_template_build(CLI::App& parent, GlobalOptions& g) {
       std::fprintf(stderr, "template: %s\n", utf8::printable(line).c_str());
       std::fflush(stderr);
     };
-    auto m = core::build_template({g.root, g.log_level, g.log_format}, f->opts);
+    auto m = core::build_template(g.context(), f->opts);
     print_name(g, m.name);
   });
 }
@@ -75,11 +75,11 @@ void add_template_list(CLI::App& parent, GlobalOptions& g) {
   cmd->fallthrough();
   cmd->alias("ls");
   cmd->callback([&g] {
-    auto all = core::list_templates({g.root, g.log_level, g.log_format});
-    if (g.format == "json") {
+    auto all = core::list_templates(g.context());
+    if (g.json()) {
       json::Value arr = json::Value::array();
       for (const auto& t : all) arr.push_back(core::template_info_json(t));
-      std::printf("%s\n", json::serialize(arr, 2).c_str());
+      print_json(arr, 2);
       return;
     }
     std::vector<std::vector<std::string>> rows = {
@@ -105,9 +105,9 @@ void add_template_inspect(CLI::App& parent, GlobalOptions& g) {
   auto* name = g.hold<std::string>();  // freed with GlobalOptions
   cmd->add_option("name", *name, "Template name")->required();
   cmd->callback([&g, name] {
-    auto t = core::inspect_template({g.root, g.log_level, g.log_format}, *name);
-    if (g.format == "json") {
-      std::printf("%s\n", json::serialize(core::template_info_json(t), 2).c_str());
+    auto t = core::inspect_template(g.context(), *name);
+    if (g.json()) {
+      print_json(core::template_info_json(t), 2);
       return;
     }
     std::vector<std::vector<std::string>> rows;
@@ -137,9 +137,8 @@ void add_template_rm(CLI::App& parent, GlobalOptions& g) {
   auto* names = g.hold<std::vector<std::string>>();  // freed with GlobalOptions
   cmd->add_option("name", *names, "Template names")->required();
   cmd->callback([&g, names] {
-    each_item(*names, g, [&](const std::string& name) {
-      core::remove_template({g.root, g.log_level, g.log_format}, name);
-    });
+    each_item(*names, g,
+              [&](const std::string& name) { core::remove_template(g.context(), name); });
   });
 }
 
@@ -150,9 +149,7 @@ void add_template_export(CLI::App& parent, GlobalOptions& g) {
   auto* args = g.hold<std::pair<std::string, std::string>>();  // freed with GlobalOptions
   cmd->add_option("name", args->first, "Template name")->required();
   cmd->add_option("dir", args->second, "Directory to create (must not exist)")->required();
-  cmd->callback([&g, args] {
-    core::export_template({g.root, g.log_level, g.log_format}, args->first, args->second);
-  });
+  cmd->callback([&g, args] { core::export_template(g.context(), args->first, args->second); });
 }
 
 void add_template_import(CLI::App& parent, GlobalOptions& g) {
@@ -168,7 +165,7 @@ void add_template_import(CLI::App& parent, GlobalOptions& g) {
   cmd->add_option("dir", a->dir, "Directory written by 'space template export'")->required();
   cmd->add_flag("--force,-f", a->force, "Replace an existing template of that name");
   cmd->callback([&g, a] {
-    auto m = core::import_template({g.root, g.log_level, g.log_format}, a->name, a->dir, a->force);
+    auto m = core::import_template(g.context(), a->name, a->dir, a->force);
     print_name(g, m.name);
   });
 }

@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "cli/app.h"
 #include "oci/runtime.h"
 #include "oci/spec.h"
 #include "util/error.h"
@@ -106,9 +107,7 @@ void build(CLI::App& app, OciGlobals& g) {
 
   auto* state = app.add_subcommand("state", "Print a container's OCI state as JSON");
   add_id(state, id);
-  state->callback([&g] {
-    std::printf("%s\n", json::serialize(oci::container_state(g.rt, g.a.id), 2).c_str());
-  });
+  state->callback([&g] { print_json(oci::container_state(g.rt, g.a.id), 2); });
 
   std::string& sig = a.sig;
   auto* kill = app.add_subcommand("kill", "Send a signal (default TERM) to a container's process");
@@ -183,7 +182,7 @@ void build(CLI::App& app, OciGlobals& g) {
     if (g.a.format == "json") {
       json::Value a = json::Value::array();
       for (auto& c : cs) a.push_back(c);
-      std::printf("%s\n", json::serialize(a).c_str());
+      print_json(a);
       return;
     }
     if (!quiet)
@@ -200,7 +199,7 @@ void build(CLI::App& app, OciGlobals& g) {
   });
 
   auto* feat = app.add_subcommand("features", "Print what this runtime supports, as JSON");
-  feat->callback([] { std::printf("%s\n", json::serialize(oci::features(), 2).c_str()); });
+  feat->callback([] { print_json(oci::features(), 2); });
 }
 
 }  // namespace

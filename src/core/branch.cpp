@@ -8,6 +8,8 @@
 // recorded as running with their pids. The source is paused for the N clones plus the forks.
 // All or nothing: a failure kills the branch VMMs started and removes every branch's subvolume
 // and run directory.
+#include "core/branch.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 

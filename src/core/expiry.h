@@ -28,11 +28,6 @@ void set_expiry(store::SandboxState& st, uint64_t ttl_ms, const std::string& on_
 int64_t expires_at(const store::SandboxState& st);
 // Starts the reaper for `ctx.root` unless one runs. Throws with its message when it cannot start.
 void ensure_reaper(const store::Context& ctx);
-// Ends sandbox `id` as its expiry says, if it has expired and still runs; returns what it did
-// ("destroyed", "checkpointed") or "" when there was nothing to do. Throws on failure.
-std::string expire_sandbox(const store::Context& ctx, const std::string& id);
-// The reaper (`space __expire`): reports "ok" on `ready_fd`, then ends sandboxes as they expire
-// until none running has an expiry. Returns the exit code.
-int reaper_main(const store::Context& ctx, int ready_fd);
-
+// The reaper's lock: held by the running reaper of `ctx.root` (core/reaper.h).
+std::string reaper_lock_path(const store::Context& ctx);
 }  // namespace space::core

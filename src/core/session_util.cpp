@@ -15,7 +15,6 @@
 #include "core/jail_setup.h"
 #include "core/launcher.h"
 #include "core/sandbox.h"
-#include "core/session.h"
 #include "store/config.h"
 #include "store/store.h"
 #include "util/error.h"

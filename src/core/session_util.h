@@ -74,4 +74,7 @@ proc::Child start_restored(const store::Context& ctx, const store::SandboxPaths&
 // atomically.
 void replace_disk(const std::string& disk, const std::string& from);
 
+// <dir>/checkpoint: where a sandbox's last checkpoint lives.
+std::string checkpoint_dir(const store::SandboxPaths& p);
+
 }  // namespace space::core

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <thread>
 
+#include "core/branch.h"
 #include "core/copy.h"
 #include "core/exec.h"
 #include "core/sandbox.h"

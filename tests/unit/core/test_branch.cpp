@@ -5,7 +5,8 @@
 
 #include <string>
 
-#include "core/session.h"
+#include "core/branch.h"
+#include "core/session_util.h"
 #include "store/paths.h"
 
 using namespace space;

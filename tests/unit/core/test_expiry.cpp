@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "core/expiry.h"
+#include "core/reaper.h"
 #include "store/state.h"
 #include "support/fake_sandbox.h"
 #include "util/error.h"
