@@ -139,16 +139,6 @@ proto::control::BranchTarget branch_target(const store::SandboxPaths& bp,
 
 }  // namespace
 
-bool left_out_of_branch(const store::SandboxPaths& src, const std::string& rel) {
-  auto in_dir = [&](const std::string& path) { return path.substr(src.dir.size() + 1); };
-  const std::string checkpoint = in_dir(checkpoint_dir(src));
-  for (const std::string& out :
-       {in_dir(src.state), checkpoint, checkpoint + ".tmp", std::string("branch.tmp"),
-        in_dir(src.console_log), in_dir(src.vmm_log), in_dir(src.lock)})
-    if (rel == out) return true;
-  return false;
-}
-
 namespace {
 
 // The branches themselves (branch_sandbox's first half), of either engine.

@@ -8,20 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "core/branch_options.h"
 #include "store/context.h"
 #include "store/paths.h"
 #include "store/state.h"
 
 namespace space::core {
-
-struct BranchOptions {
-  uint32_t count = 1;   // how many branches
-  std::string name;     // "" = generated ids; else the id (count 1) or <name>-1 .. <name>-N
-  std::string net;      // --net for every branch (core/net.h); "" = the source's policy
-  uint64_t ttl_ms = 0;  // --ttl for every branch; 0 = the source's expiry, if any
-  std::string on_expiry = "destroy";
-  bool keep_secrets = false;  // --keep-secrets: each branch gets the source's grants
-};
 
 // Makes `count` new running sandboxes with the source's exact memory, CPU, device and disk
 // state, with no grants of secrets unless opts.keep_secrets (then the source's); the source
@@ -29,11 +21,5 @@ struct BranchOptions {
 // made so far is removed. Returns the branches' states in order.
 std::vector<store::SandboxState> branch_sandbox(const store::Context& ctx, const std::string& id,
                                                 const BranchOptions& opts);
-
-// Whether `rel` (a path inside the source's directory) stays out of a branch's copy: the
-// source's record (the branch writes its own; a copy would name the source's id and VMM if the
-// branch were interrupted before that), its checkpoint, logs and lock, and the image a gvisor
-// branch restores from (branch.tmp).
-bool left_out_of_branch(const store::SandboxPaths& src, const std::string& rel);
 
 }  // namespace space::core

@@ -6,7 +6,6 @@
 
 #include <chrono>
 
-#include "core/branch.h"
 #include "core/control_client.h"
 #include "core/create_gvisor.h"
 #include "core/expiry.h"

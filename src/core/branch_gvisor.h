@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/branch.h"
+#include "core/branch_options.h"
 #include "core/session.h"
 #include "core/session_util.h"
 #include "egress/policy.h"

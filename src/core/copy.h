@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/create_options.h"
 #include "store/context.h"
 
 namespace space::core {
@@ -63,10 +64,6 @@ CopyStats copy_files(const store::Context& ctx, const CopyOptions& opts);
 // "" when there is nothing to say.
 std::string privileges_warning(const CopyOptions& opts, const CopyStats& stats);
 
-// create/run --copy HOST_PATH:GUEST_PATH, split at the last ":/" (the guest path is absolute).
-struct CopySpec {
-  std::string host, guest;
-};
 // Throws Error (naming the form) on a spec without an absolute guest path or an empty host path,
 // and on a host path that does not exist (checked before anything is created).
 CopySpec parse_copy_spec(const std::string& spec);

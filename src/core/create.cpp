@@ -8,6 +8,7 @@
 // debug level.
 #include <cerrno>
 
+#include "core/copy.h"
 #include "core/create_gvisor.h"
 #include "core/engine.h"
 #include "core/expiry.h"

@@ -7,6 +7,7 @@
 #include "core/image_use.h"
 #include "core/jail_setup.h"
 #include "core/net.h"
+#include "core/sandbox.h"
 #include "core/template.h"
 #include "cred/paths.h"
 #include "store/btrfs.h"

@@ -8,12 +8,13 @@
 #include <optional>
 #include <string>
 
+#include "core/create_options.h"
 #include "core/launcher.h"
-#include "core/sandbox.h"
 #include "egress/policy.h"
 #include "store/config.h"
 #include "store/context.h"
 #include "store/paths.h"
+#include "store/state.h"
 
 namespace space::core {
 

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "core/exec.h"
+#include "core/exec_options.h"
 #include "proto/exec.h"
 #include "util/process.h"
 

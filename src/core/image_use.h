@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/exec.h"
+#include "core/exec_options.h"
 #include "core/image.h"
 #include "store/context.h"
 #include "store/paths.h"

@@ -74,6 +74,12 @@ proc::Child start_restored(const store::Context& ctx, const store::SandboxPaths&
 // atomically.
 void replace_disk(const std::string& disk, const std::string& from);
 
+// Whether `rel` (a path inside the source's directory) stays out of a branch's copy: the
+// source's record (the branch writes its own; a copy would name the source's id and VMM if the
+// branch were interrupted before that), its checkpoint, logs and lock, and the image a gvisor
+// branch restores from (branch.tmp).
+bool left_out_of_branch(const store::SandboxPaths& src, const std::string& rel);
+
 // <dir>/checkpoint: where a sandbox's last checkpoint lives.
 std::string checkpoint_dir(const store::SandboxPaths& p);
 
