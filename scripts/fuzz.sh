@@ -10,7 +10,7 @@
 # had), and --nice runs them at nice 19, so that they take only the CPU nothing else wants.
 #
 # Usage: scripts/fuzz.sh [--minutes N] [--jobs N] [--nice] [--build DIR] [HARNESS...]
-# Harnesses: archive devices files frames lines mcp oci_spec open_resolved passwd proxy tree
+# Harnesses: archive devices files frames http_rewrite lines mcp oci_spec open_resolved passwd proxy tree
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,7 +19,7 @@ MINUTES=10
 JOBS=1
 NICE=()
 CACHE=${SPACE_CACHE:-/var/cache/space}/fuzz
-ALL=(archive devices files frames lines mcp oci_spec open_resolved passwd proxy tree)
+ALL=(archive devices files frames http_rewrite lines mcp oci_spec open_resolved passwd proxy tree)
 NAMES=()
 
 usage() { sed -n 's/^# Usage: //p' "$0" >&2; exit 2; }
