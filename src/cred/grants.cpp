@@ -1,6 +1,10 @@
 // Grant specs and the grant table; see grants.h.
 #include "cred/grants.h"
 
+#include <sys/random.h>
+
+#include <cctype>
+
 #include "cred/store.h"
 #include "store/paths.h"
 #include "util/duration.h"
@@ -27,6 +31,59 @@ uint64_t parse_duration_ms(const std::string& text) {
 
 std::string format_duration_ms(uint64_t ms) {
   return space::format_duration_ms(ms);
+}
+
+std::string parse_inject_host(const std::string& text) {
+  const std::string hint =
+      "name a host as HOST or HOST:PORT, e.g. api.github.com or 127.0.0.2:8443";
+  std::string host, port_text;
+  if (!text.empty() && text[0] == '[') {  // [IPv6]:PORT
+    size_t close = text.find(']');
+    if (close == std::string::npos) fail("--inject " + text + ": no closing ]", hint);
+    host = text.substr(0, close + 1);
+    if (close + 1 < text.size()) {
+      if (text[close + 1] != ':') fail("--inject " + text + ": junk after ]", hint);
+      port_text = text.substr(close + 2);
+    }
+  } else {
+    size_t colon = text.rfind(':');
+    host = text.substr(0, colon);
+    if (colon != std::string::npos) port_text = text.substr(colon + 1);
+  }
+  for (char& c : host) c = char(std::tolower(static_cast<unsigned char>(c)));
+  bool ok = !host.empty() && host.size() <= 253;
+  for (char c : host)
+    ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '[' ||
+                c == ']' || c == ':' || c == '_');
+  if (!ok) fail("--inject " + text + ": not a host name or address", hint);
+  uint64_t port = 443;
+  if (!port_text.empty() || (text.find(':') != std::string::npos && text[0] != '[')) {
+    auto n = parse_uint(port_text);
+    if (!n || *n == 0 || *n > 65535) fail("--inject " + text + ": a bad port", hint);
+    port = *n;
+  }
+  return host + ":" + std::to_string(port);
+}
+
+std::pair<std::string, uint16_t> split_inject_host(const std::string& host_port) {
+  size_t colon = host_port.rfind(':');
+  if (colon == std::string::npos) fail("not HOST:PORT: " + host_port);
+  std::string host = host_port.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  return {host, static_cast<uint16_t>(std::stoul(host_port.substr(colon + 1)))};
+}
+
+std::string new_placeholder() {
+  unsigned char b[16];
+  if (::getrandom(b, sizeof b, 0) != ssize_t(sizeof b)) throw_errno("getrandom");
+  static const char* hex = "0123456789abcdef";
+  std::string out = "space-placeholder-";
+  for (unsigned char c : b) {
+    out += hex[c >> 4];
+    out += hex[c & 15];
+  }
+  return out;
 }
 
 GrantSpec parse_grant_spec(const std::string& spec) {
@@ -57,18 +114,32 @@ GrantSpec parse_grant_spec(const std::string& spec) {
 }
 
 void GrantTable::grant(const std::string& sandbox, const GrantSpec& spec, uint64_t now_ms,
-                       const std::string& created) {
+                       const std::string& created, const std::string& placeholder) {
   Grant g;
   g.name = spec.name;
   g.sandbox_created = created;
   g.granted_ms = now_ms;
   if (spec.ttl_ms) g.expires_ms = now_ms + *spec.ttl_ms;
   g.uses_left = spec.uses;
+  g.inject = spec.inject;
+  if (!g.inject.empty()) {
+    if (placeholder.empty()) fail("a binding needs a placeholder");
+    g.placeholder = placeholder;
+  }
   if (Grant* old = find(sandbox, spec.name)) {
+    if (!g.inject.empty() && !old->placeholder.empty()) g.placeholder = old->placeholder;
     *old = g;
     return;
   }
   table_[sandbox].push_back(g);
+}
+
+const Grant* GrantTable::find_placeholder(const std::string& sandbox,
+                                          const std::string& token) const {
+  if (token.empty()) return nullptr;
+  for (const auto& g : grants_of(sandbox))
+    if (g.placeholder == token) return &g;
+  return nullptr;
 }
 
 bool GrantTable::revoke(const std::string& sandbox, const std::string& name) {
@@ -168,6 +239,12 @@ json::Value GrantTable::to_json() const {
       o.set("uses_left", g.uses_left ? json::Value(*g.uses_left) : json::Value());
       o.set("expiry_logged", g.expiry_logged);
       if (!g.sandbox_created.empty()) o.set("sandbox_created", g.sandbox_created);
+      if (!g.inject.empty()) {
+        json::Value hosts = json::Value::array();
+        for (const auto& h : g.inject) hosts.push_back(h);
+        o.set("inject", std::move(hosts));
+        o.set("placeholder", g.placeholder);
+      }
       a.push_back(std::move(o));
     }
     sbs.set(sb, std::move(a));
@@ -190,7 +267,7 @@ GrantTable GrantTable::from_json(const json::Value& v) {
     for (const auto& o : list.as_array()) {
       for (auto& [k, _] : o.as_object())
         if (k != "name" && k != "granted_ms" && k != "expires_ms" && k != "uses_left" &&
-            k != "expiry_logged" && k != "sandbox_created")
+            k != "expiry_logged" && k != "sandbox_created" && k != "inject" && k != "placeholder")
           fail("unknown field \"" + k + "\"");
       Grant g;
       g.name = json::string_field(o, "name");
@@ -202,6 +279,16 @@ GrantTable GrantTable::from_json(const json::Value& v) {
         g.uses_left = json::uint_field(o, "uses_left");
       if (const auto* l = o.find("expiry_logged")) g.expiry_logged = l->as_bool();
       g.sandbox_created = json::string_field_or(o, "sandbox_created", "");
+      if (const auto* hosts = o.find("inject")) {
+        if (!hosts->is_array()) fail("field \"inject\" must be an array");
+        for (const auto& h : hosts->as_array()) {
+          if (!h.is_string()) fail("field \"inject\" must hold strings");
+          g.inject.push_back(parse_inject_host(h.as_string()));
+        }
+        g.placeholder = json::string_field(o, "placeholder");
+        if (g.placeholder.rfind("space-placeholder-", 0) != 0)
+          fail("grant " + g.name + ": a bad placeholder");
+      }
       for (const auto& x : out)
         if (x.name == g.name) fail("sandbox " + sb + ": grant " + g.name + " appears twice");
       out.push_back(g);

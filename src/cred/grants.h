@@ -22,10 +22,21 @@ struct GrantSpec {
   std::string name;
   std::optional<uint64_t> ttl_ms;
   std::optional<uint64_t> uses;
+  // "HOST:PORT" (parse_inject_host): the grant binds the secret to these hosts; the sandbox gets
+  // a placeholder, which the broker swaps for the value only in requests to them. Empty: the
+  // sandbox gets the value itself.
+  std::vector<std::string> inject;
 };
 
 // Parses "NAME[:ttl=DURATION][:uses=N]" (each option at most once). Throws Error with a hint.
 GrantSpec parse_grant_spec(const std::string& spec);
+// "HOST[:PORT]" as --inject takes it, normalized to "host:port" (lower case, port 443 when none;
+// an IPv6 address in brackets). Throws Error with a hint on anything else.
+std::string parse_inject_host(const std::string& text);
+// Splits a normalized "host:port" into its parts.
+std::pair<std::string, uint16_t> split_inject_host(const std::string& host_port);
+// A new placeholder: "space-placeholder-" and 32 random hex digits (getrandom).
+std::string new_placeholder();
 // Parses "30s", "10m", "2h", "1d" (1..10 years' worth); milliseconds. Throws Error with a hint.
 uint64_t parse_duration_ms(const std::string& text);
 // "1h30m" style for messages and listings ("2s", "10m", "1d2h").
@@ -39,6 +50,8 @@ struct Grant {
   std::optional<uint64_t> expires_ms;  // none = until revoked
   std::optional<uint64_t> uses_left;   // none = unlimited
   bool expiry_logged = false;          // the audit log has its "expired" line
+  std::vector<std::string> inject;     // bound to these "host:port"s; empty: not a binding
+  std::string placeholder;             // what the sandbox gets instead of the value (bindings)
 };
 
 // Why a fetch is refused, if it is.
@@ -53,9 +66,13 @@ class GrantTable {
   json::Value to_json() const;
   static GrantTable from_json(const json::Value& v);
 
-  // Adds or replaces the grant of spec.name to `sandbox`, made when it was `created`.
+  // Adds or replaces the grant of spec.name to `sandbox`, made when it was `created`. A binding
+  // (spec.inject) keeps the placeholder of the grant it replaces, if that was one, else takes
+  // `placeholder`.
   void grant(const std::string& sandbox, const GrantSpec& spec, uint64_t now_ms,
-             const std::string& created = "");
+             const std::string& created = "", const std::string& placeholder = "");
+  // The grant of `sandbox` whose placeholder is `token`, or nullptr.
+  const Grant* find_placeholder(const std::string& sandbox, const std::string& token) const;
   // The grant of `name` to `sandbox`, or nullptr.
   const Grant* find(const std::string& sandbox, const std::string& name) const;
   // Removes the grant of `name`; false if there was none. The sandbox stays listed.

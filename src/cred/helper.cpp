@@ -301,14 +301,14 @@ class Helper {
   Served serve_operator(Conn& c) {
     size_t nl;
     while (c.out.size() < kMaxQueued && (nl = c.in.bytes.find('\n')) != std::string::npos) {
-      std::string out;
+      SecretString out;
       {
         SecretString line(c.in.bytes.substr(0, nl));
         c.in.bytes.erase(0, nl + 1);  // the stale tail stays within capacity: wiped with c.in
         out = svc_.handle_line(line.bytes);
       }
       sync_listeners();
-      c.out.insert(c.out.end(), out.begin(), out.end());
+      c.out.insert(c.out.end(), out.bytes.begin(), out.bytes.end());
     }
     if (c.in.bytes.size() > kMaxOperatorLine) {
       log::warn("operator request too long; closing");

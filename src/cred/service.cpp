@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <type_traits>
 #include <utility>
 
 #include "cred/audit.h"
+#include "cred/sandbox_ca.h"
 #include "cred/store.h"
 #include "proto/rpc.h"
 #include "store/paths.h"
@@ -42,6 +44,7 @@ proto::credd::GrantInfo grant_info(const std::string& sb, const Grant& g, uint64
   o.granted = rfc3339_ms(g.granted_ms);
   if (g.expires_ms) o.expires = rfc3339_ms(*g.expires_ms);
   o.uses_left = g.uses_left;
+  o.inject = g.inject;
   o.state = "active";
   if (g.expires_ms && now_ms >= *g.expires_ms)
     o.state = "expired";
@@ -114,11 +117,25 @@ std::string CredService::check_peer(const std::string& sandbox, int pid) const {
   return store::vmm_peer_problem(root_, sandbox, pid);
 }
 
-std::string CredService::handle_line(std::string_view line) {
-  return proto::rpc::answer([&] {
+SecretString CredService::handle_line(std::string_view line) {
+  std::optional<SecretString> swapped;
+  std::string reply = proto::rpc::answer([&] {
     proto::credd::Request req = proto::credd::decode_request(line);
-    return std::visit([this](const auto& r) { return proto::credd::encode_reply(handle(r)); }, req);
+    if (const auto* s = std::get_if<proto::credd::SwapRequest>(&req)) {
+      swapped = proto::credd::encode_swap_reply(handle(*s));  // a value: secret memory only
+      return std::string();
+    }
+    return std::visit(
+        [this](const auto& r) {
+          if constexpr (std::is_same_v<std::decay_t<decltype(r)>, proto::credd::SwapRequest>)
+            return std::string();  // answered above
+          else
+            return proto::credd::encode_reply(handle(r));
+        },
+        req);
   });
+  if (swapped) return std::move(*swapped);
+  return SecretString(std::move(reply));
 }
 
 proto::credd::PingReply CredService::handle(const proto::credd::PingRequest&) {
@@ -150,7 +167,12 @@ proto::credd::Done CredService::handle(const proto::credd::RemoveRequest& r) {
 proto::credd::Done CredService::handle(const proto::credd::GrantRequest& r) {
   const uint64_t now = now_();
   store::validate_id(r.sandbox);
-  GrantSpec spec{r.name, r.ttl_ms, r.uses};
+  GrantSpec spec{r.name, r.ttl_ms, r.uses, {}};
+  for (const auto& h : r.inject) {
+    std::string hp = parse_inject_host(h);
+    if (std::find(spec.inject.begin(), spec.inject.end(), hp) == spec.inject.end())
+      spec.inject.push_back(hp);
+  }
   check_secret_name(spec.name);
   if ((spec.ttl_ms && *spec.ttl_ms == 0) || (spec.uses && *spec.uses == 0))
     fail("ttl and uses must be at least 1");
@@ -160,11 +182,73 @@ proto::credd::Done CredService::handle(const proto::credd::GrantRequest& r) {
   if (!SecretStore(paths_.secrets).contains(spec.name))
     throw Error("no secret named " + spec.name, ENOENT,
                 "store it first: space secret set " + spec.name + " < value-file");
-  grants_.grant(r.sandbox, spec, now, created_of(r.sandbox));
+  if (!spec.inject.empty()) ensure_sandbox_ca(paths_.dir, r.sandbox);  // before the grant
+  grants_.grant(r.sandbox, spec, now, created_of(r.sandbox), new_placeholder());
   save_grants();
   const Grant* g = std::as_const(grants_).find(r.sandbox, spec.name);
-  audit(r.sandbox, spec.name, "granted", g ? limits_of(*g, now) : "");
+  std::string detail = g ? limits_of(*g, now) : "";
+  if (!spec.inject.empty()) {
+    std::string hosts;
+    for (const auto& h : spec.inject) hosts += (hosts.empty() ? "" : ",") + h;
+    detail += (detail.empty() ? "" : " ") + std::string("inject=") + hosts;
+  }
+  audit(r.sandbox, spec.name, "granted", detail);
   return {};
+}
+
+proto::credd::BindingsReply CredService::handle(const proto::credd::BindingsRequest& r) {
+  store::validate_id(r.sandbox);
+  const std::string here = parse_inject_host(r.host + ":" + std::to_string(r.port));
+  proto::credd::BindingsReply out;
+  for (const auto& g : grants_.grants_of(r.sandbox)) {
+    if (g.placeholder.empty()) continue;
+    bool bound = std::find(g.inject.begin(), g.inject.end(), here) != g.inject.end();
+    out.placeholders.push_back({g.placeholder, g.name, bound});
+  }
+  return out;
+}
+
+proto::credd::SwapReply CredService::handle(const proto::credd::SwapRequest& r) {
+  store::validate_id(r.sandbox);
+  const uint64_t now = now_();
+  const std::string here = parse_inject_host(r.host + ":" + std::to_string(r.port));
+  const std::string what = here + " " + r.method + " " + r.target.substr(0, 200);
+  const Grant* g = std::as_const(grants_).find_placeholder(r.sandbox, r.token);
+  if (!g) {
+    audit(r.sandbox, "", "denied", "swap of an unknown placeholder toward " + what, "swap refused");
+    throw Error("no binding with that placeholder");
+  }
+  const std::string name = g->name;
+  if (std::find(g->inject.begin(), g->inject.end(), here) == g->inject.end()) {
+    audit(r.sandbox, name, "denied", "swap toward an unbound host " + what, "swap refused");
+    throw Error("secret " + name + " is not bound to " + here);
+  }
+  if (!g->sandbox_created.empty() && g->sandbox_created != created_of(r.sandbox)) {
+    audit(r.sandbox, name, "denied", "the grant was made to an earlier sandbox with this id",
+          "swap refused");
+    throw Error("not granted to this sandbox");
+  }
+  const bool limited = g->uses_left.has_value();
+  switch (grants_.consume(r.sandbox, name, now)) {
+    case Verdict::Allow:
+      break;
+    case Verdict::Expired:
+      audit(r.sandbox, name, "denied", "expired: " + what, "expired");
+      throw Error("the grant of " + name + " has expired");
+    case Verdict::UsedUp:
+      audit(r.sandbox, name, "denied", "used up: " + what, "used up");
+      throw Error("the grant of " + name + " is used up");
+    case Verdict::NotGranted:
+      throw Error("not granted");
+  }
+  if (limited) save_grants();  // the use is spent before the value leaves
+  std::optional<SecretString> value = SecretStore(paths_.secrets).get(name);
+  if (!value) {
+    audit(r.sandbox, name, "denied", "no such secret: " + what, "no such secret");
+    throw Error("secret " + name + " no longer exists");
+  }
+  audit(r.sandbox, name, "injected", what);
+  return {std::move(*value)};
 }
 
 proto::credd::Done CredService::handle(const proto::credd::RevokeRequest& r) {
@@ -182,6 +266,7 @@ proto::credd::RevokeAllReply CredService::handle(const proto::credd::RevokeAllRe
   store::validate_id(r.sandbox);
   auto names = grants_.revoke_all(r.sandbox, r.forget);
   save_grants();
+  if (r.forget) remove_sandbox_ca(paths_.dir, r.sandbox);
   for (const auto& n : names) audit(r.sandbox, n, "revoked", r.reason);
   return {std::move(names)};
 }
@@ -197,8 +282,9 @@ proto::credd::CopyReply CredService::handle(const proto::credd::CopyRequest& r) 
   for (const auto& g : src) {
     if (grants_.check(r.from, g.name, now) != Verdict::Allow) continue;  // spent ones stay behind
     GrantSpec s{g.name, g.expires_ms ? std::optional<uint64_t>(*g.expires_ms - now) : std::nullopt,
-                g.uses_left};
-    grants_.grant(r.to, s, now, created_of(r.to));
+                g.uses_left, g.inject};
+    if (!g.inject.empty()) ensure_sandbox_ca(paths_.dir, r.to);        // a CA of its own
+    grants_.grant(r.to, s, now, created_of(r.to), new_placeholder());  // and placeholders
     std::string limits = limits_of(g, now);
     audit(r.to, g.name, "granted", "copied from " + r.from + (limits.empty() ? "" : ", " + limits));
     out.copied.push_back(g.name);
@@ -254,6 +340,14 @@ CredService::Fetch CredService::fetch(const std::string& sandbox, const std::str
       g && !g->sandbox_created.empty() && g->sandbox_created != created_of(sandbox))
     return deny(proto::DenyCode::NotGranted, "not granted to this sandbox", "denied",
                 "the grant was made to an earlier sandbox with this id");
+  if (const Grant* b = table.find(sandbox, name); b && !b->placeholder.empty()) {
+    // A binding: the sandbox gets the placeholder, never the value; no use is spent (the broker
+    // spends one at each swap).
+    audit(sandbox, name, "placeholder", "");
+    f.ok = true;
+    f.value = SecretString(b->placeholder);
+    return f;
+  }
   std::optional<SecretString> value;
   try {
     value = SecretStore(paths_.secrets).get(name);
@@ -313,6 +407,7 @@ void CredService::drop_vanished() {
     if (sandbox_exists(sb)) continue;
     for (const auto& n : grants_.revoke_all(sb, /*forget=*/true))
       audit(sb, n, "revoked", "the sandbox no longer exists");
+    remove_sandbox_ca(paths_.dir, sb);
     changed = true;
   }
   if (changed) save_grants();

@@ -44,7 +44,8 @@ class CredService {
 
   // Answers one operator request line with a reply line; never throws (a failure, a malformed
   // line included, becomes {"ok": false, "error", "hint"}).
-  std::string handle_line(std::string_view line);
+  // The line is in secret memory: a swap's reply carries a value.
+  SecretString handle_line(std::string_view line);
 
   // The operator's requests, one handler each; they throw Error (with a hint) on refusal.
   proto::credd::PingReply handle(const proto::credd::PingRequest& r);
@@ -56,6 +57,10 @@ class CredService {
   proto::credd::RevokeAllReply handle(const proto::credd::RevokeAllRequest& r);
   proto::credd::CopyReply handle(const proto::credd::CopyRequest& r);
   proto::credd::GrantsReply handle(const proto::credd::GrantsRequest& r);
+  // The broker's: the sandbox's placeholders, and which are bound to a host; and a swap (a use
+  // spent and audited: host, method and target, never the value).
+  proto::credd::BindingsReply handle(const proto::credd::BindingsRequest& r);
+  proto::credd::SwapReply handle(const proto::credd::SwapRequest& r);
 
   struct Fetch {
     bool ok = false;

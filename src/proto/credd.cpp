@@ -61,7 +61,19 @@ json::Value fields_of(const GrantRequest& r) {
   json::Value o = object_with({{"sandbox", r.sandbox}, {"name", r.name}});
   if (r.ttl_ms) o.set("ttl_ms", *r.ttl_ms);
   if (r.uses) o.set("uses", *r.uses);
+  if (!r.inject.empty()) o.set("inject", list_of(r.inject));
   return o;
+}
+json::Value fields_of(const BindingsRequest& r) {
+  return object_with({{"sandbox", r.sandbox}, {"host", r.host}, {"port", r.port}});
+}
+json::Value fields_of(const SwapRequest& r) {
+  return object_with({{"sandbox", r.sandbox},
+                      {"token", r.token},
+                      {"host", r.host},
+                      {"port", r.port},
+                      {"method", r.method},
+                      {"target", r.target}});
 }
 json::Value fields_of(const RevokeRequest& r) {
   json::Value o = object_with({{"sandbox", r.sandbox}, {"name", r.name}});
@@ -121,9 +133,30 @@ Request decode_rm(const json::Value& o, json::SecretMembers&) {
   return RemoveRequest{json::string_field(o, "name")};
 }
 Request decode_grant(const json::Value& o, json::SecretMembers&) {
-  rpc::only_fields(o, {"sandbox", "name", "ttl_ms", "uses"});
-  return GrantRequest{json::string_field(o, "sandbox"), json::string_field(o, "name"),
-                      optional_uint(o, "ttl_ms"), optional_uint(o, "uses")};
+  rpc::only_fields(o, {"sandbox", "name", "ttl_ms", "uses", "inject"});
+  GrantRequest r{json::string_field(o, "sandbox"),
+                 json::string_field(o, "name"),
+                 optional_uint(o, "ttl_ms"),
+                 optional_uint(o, "uses"),
+                 {}};
+  if (o.find("inject")) r.inject = string_list(o, "inject");
+  return r;
+}
+uint16_t port_field(const json::Value& o) {
+  uint64_t p = json::uint_field(o, "port", 65535);
+  if (p == 0) fail("field \"port\" must be 1-65535");
+  return static_cast<uint16_t>(p);
+}
+Request decode_bindings(const json::Value& o, json::SecretMembers&) {
+  rpc::only_fields(o, {"sandbox", "host", "port"});
+  return BindingsRequest{json::string_field(o, "sandbox"), json::string_field(o, "host"),
+                         port_field(o)};
+}
+Request decode_swap(const json::Value& o, json::SecretMembers&) {
+  rpc::only_fields(o, {"sandbox", "token", "host", "port", "method", "target"});
+  return SwapRequest{json::string_field(o, "sandbox"), json::string_field(o, "token"),
+                     json::string_field(o, "host"),    port_field(o),
+                     json::string_field(o, "method"),  json::string_field(o, "target")};
 }
 Request decode_revoke(const json::Value& o, json::SecretMembers&) {
   if (rpc::bool_field_or(o, "all", false)) {
@@ -150,7 +183,7 @@ struct OpEntry {
   Decoder decode;
 };
 // One entry per operation name; op_name() maps each variant alternative to its entry.
-constexpr std::array<OpEntry, 8> kOps = {{
+constexpr std::array<OpEntry, 10> kOps = {{
     {"ping", decode_ping},
     {"set", decode_set},
     {"list", decode_list},
@@ -159,9 +192,12 @@ constexpr std::array<OpEntry, 8> kOps = {{
     {"revoke", decode_revoke},
     {"copy", decode_copy},
     {"grants", decode_grants},
+    {"bindings", decode_bindings},
+    {"swap", decode_swap},
 }};
 // The kOps entry of each Request alternative, in variant order (RevokeAll shares "revoke").
-constexpr std::array<size_t, std::variant_size_v<Request>> kEntryOf = {0, 1, 2, 3, 4, 5, 5, 6, 7};
+constexpr std::array<size_t, std::variant_size_v<Request>> kEntryOf = {0, 1, 2, 3, 4, 5,
+                                                                       5, 6, 7, 8, 9};
 
 SecretInfo secret_info_from(const json::Value& o) {
   return {json::string_field(o, "name"), json::uint_field(o, "size"),
@@ -177,6 +213,7 @@ GrantInfo grant_info_from(const json::Value& o) {
     g.expires = json::string_field(o, "expires");
   g.uses_left = optional_uint(o, "uses_left");
   g.state = json::string_field(o, "state");
+  if (o.find("inject")) g.inject = string_list(o, "inject");
   return g;
 }
 
@@ -214,12 +251,15 @@ json::Value to_json(const SecretInfo& s) {
 }
 
 json::Value to_json(const GrantInfo& g) {
-  return object_with({{"sandbox", g.sandbox},
-                      {"name", g.name},
-                      {"granted", g.granted},
-                      {"expires", g.expires ? json::Value(*g.expires) : json::Value()},
-                      {"uses_left", g.uses_left ? json::Value(*g.uses_left) : json::Value()},
-                      {"state", g.state}});
+  json::Value o =
+      object_with({{"sandbox", g.sandbox},
+                   {"name", g.name},
+                   {"granted", g.granted},
+                   {"expires", g.expires ? json::Value(*g.expires) : json::Value()},
+                   {"uses_left", g.uses_left ? json::Value(*g.uses_left) : json::Value()},
+                   {"state", g.state}});
+  if (!g.inject.empty()) o.set("inject", list_of(g.inject));
+  return o;
 }
 
 std::string encode_reply(const PingReply& r) {
@@ -246,6 +286,46 @@ std::string encode_reply(const GrantsReply& r) {
 }
 std::string encode_reply(const Done&) {
   return rpc::ok_line({});
+}
+std::string encode_reply(const BindingsReply& r) {
+  json::Value a = json::Value::array();
+  for (const auto& b : r.placeholders)
+    a.push_back(object_with({{"token", b.token}, {"name", b.name}, {"bound", b.bound}}));
+  return rpc::ok_line(object_with({{"placeholders", std::move(a)}}));
+}
+
+SecretString encode_swap_reply(const SwapReply& r) {
+  const std::string head = std::string("{\"ok\":true,\"") + kSecretKey + "\":\"";
+  SecretString line =
+      SecretString::reserved(head.size() + base64::encoded_size(r.value.bytes.size()) + 3);
+  line.bytes += head;
+  base64::encode_into(line.bytes, r.value.bytes);
+  line.bytes += "\"}\n";
+  return line;
+}
+
+SwapReply decode_swap_reply(std::string_view line) {
+  json::SecretMembers secrets{{kSecretKey}, {}};
+  json::Value o;
+  try {
+    o = json::parse(line, {.secrets = &secrets});
+  } catch (Error& e) {
+    e.add_context("malformed swap reply from " + std::string(kPeer));
+    throw;
+  }
+  if (const json::Value* ok = o.is_object() ? o.find("ok") : nullptr;
+      ok && ok->is_bool() && !ok->as_bool()) {
+    (void)rpc::open_reply(line, kPeer);  // throws the helper's error with its hint
+  }
+  const json::Value* at = o.is_object() ? o.find(kSecretKey) : nullptr;
+  if (!at || !at->is_int() || uint64_t(at->as_int()) >= secrets.found.size())
+    fail("malformed swap reply from " + std::string(kPeer) + ": no value");
+  SwapReply r;
+  const SecretString& b64 = secrets.found[size_t(at->as_int())];
+  r.value = SecretString::reserved(b64.bytes.size() / 4 * 3);
+  if (!base64::decode_into(r.value.bytes, b64.view()))
+    fail("malformed swap reply from " + std::string(kPeer) + ": value not base64");
+  return r;
 }
 
 template <>
@@ -298,6 +378,22 @@ GrantsReply decode_reply<GrantsReply>(std::string_view line) {
     const json::Value& a = o.at("grants");
     if (!a.is_array()) fail("field \"grants\" must be an array");
     for (const auto& g : a.as_array()) r.grants.push_back(grant_info_from(g));
+    return r;
+  });
+}
+
+template <>
+BindingsReply decode_reply<BindingsReply>(std::string_view line) {
+  return rpc::open_reply_as(line, kPeer, "bindings", [](const json::Value& o) {
+    BindingsReply r;
+    const json::Value& a = o.at("placeholders");
+    if (!a.is_array()) fail("field \"placeholders\" must be an array");
+    for (const auto& b : a.as_array()) {
+      const json::Value* bound = b.find("bound");
+      if (!bound || !bound->is_bool()) fail("field \"bound\" must be true or false");
+      r.placeholders.push_back(
+          {json::string_field(b, "token"), json::string_field(b, "name"), bound->as_bool()});
+    }
     return r;
   });
 }

@@ -10,7 +10,12 @@
 //   revoke  sandbox, all: true, forget?, reason? -> revoked [names]  (forget: it was destroyed)
 //   copy    from, to                      -> copied [names]   (branch --keep-secrets)
 //   grants  sandbox?                      -> grants [{sandbox, name, granted, expires, uses_left,
-//                                                     state}]
+//                                                     state, inject?}]
+//   bindings sandbox, host, port          -> placeholders [{token, name, bound}]   (the broker)
+//   swap    sandbox, token, host, port, method, target -> value  (the broker: spends a use;
+//                                                     the value travels as value_base64)
+// A grant with `inject` hosts (HOST:PORT) is a binding: its sandbox gets a placeholder instead
+// of the value, and the broker swaps the value in only toward those hosts (issue 42).
 // A secret value never enters a json::Value: a set request is written straight into a buffer
 // that wipes itself, and decoded with json::SecretMembers. Request decoders reject unknown
 // operations and fields and bad kinds with an Error naming them.
@@ -60,6 +65,8 @@ struct GrantRequest {
   std::string name;
   std::optional<uint64_t> ttl_ms;
   std::optional<uint64_t> uses;
+  std::vector<std::string>
+      inject;  // "HOST:PORT": bound to these hosts (a placeholder in the guest)
 };
 
 struct RevokeRequest {
@@ -95,16 +102,49 @@ struct GrantInfo {
   std::optional<std::string> expires;  // RFC 3339, or none
   std::optional<uint64_t> uses_left;   // or unlimited
   std::string state;                   // "active", "expired" or "used up"
+  std::vector<std::string> inject;     // the hosts it is bound to ("" none: the value itself)
 };
 struct GrantsReply {
   std::vector<GrantInfo> grants;
 };
 
+// The broker, for a connection of `sandbox` to host:port: every placeholder of the sandbox, and
+// whether it is bound to that host (and so swapped there).
+struct BindingsRequest {
+  std::string sandbox;
+  std::string host;
+  uint16_t port = 0;
+};
+struct Binding {
+  std::string token;
+  std::string name;
+  bool bound = false;
+};
+struct BindingsReply {
+  std::vector<Binding> placeholders;
+};
+
+// The broker, about to send a request of `sandbox` carrying placeholder `token` to host:port:
+// the value, with one use of the grant spent and the swap audited (method and target, never the
+// value). Refused (an error reply) when the grant is gone, spent, expired, or not bound there.
+struct SwapRequest {
+  std::string sandbox;
+  std::string token;
+  std::string host;
+  uint16_t port = 0;
+  std::string method;
+  std::string target;
+};
+struct SwapReply {
+  SecretString value;
+};
+
 // The reply of rm, grant and revoke: success and nothing else.
 struct Done {};
 
-using Request = std::variant<PingRequest, SetRequest, ListRequest, RemoveRequest, GrantRequest,
-                             RevokeRequest, RevokeAllRequest, CopyRequest, GrantsRequest>;
+using Request =
+    std::variant<PingRequest, SetRequest, ListRequest, RemoveRequest, GrantRequest, RevokeRequest,
+                 RevokeAllRequest, CopyRequest, GrantsRequest, BindingsRequest, SwapRequest>;
 
 // The reply type of each request type: ReplyOf<ListRequest> is ListReply. Every request type
 // names its reply here, so a new one without a reply type does not compile.
@@ -146,6 +186,14 @@ template <>
 struct ReplyTo<GrantsRequest> {
   using type = GrantsReply;
 };
+template <>
+struct ReplyTo<BindingsRequest> {
+  using type = BindingsReply;
+};
+template <>
+struct ReplyTo<SwapRequest> {
+  using type = SwapReply;
+};
 template <class Req>
 using ReplyOf = typename ReplyTo<Req>::type;
 
@@ -169,6 +217,11 @@ std::string encode_reply(const RevokeAllReply& r);
 std::string encode_reply(const CopyReply& r);
 std::string encode_reply(const GrantsReply& r);
 std::string encode_reply(const Done& r);
+std::string encode_reply(const BindingsReply& r);
+// The swap reply carries a value: its line is written straight into secret memory.
+SecretString encode_swap_reply(const SwapReply& r);
+// The value a swap reply line carries (decoded into secret memory); throws as decode_reply.
+SwapReply decode_swap_reply(std::string_view line);
 
 // The reply a line carries: T is one of the reply types. Throws Error with the helper's message
 // (and hint) for an {"ok": false} reply, or naming what is malformed.

@@ -68,7 +68,9 @@ TEST_CASE("CredService: grants, fetches and denials, all audited, no value outsi
   uint64_t& now = rig.now;
   CredService& svc = *rig.svc;
   // Each request goes through the helper's whole path: a line in, decoded, handled, a line out.
-  auto op = [&](json::Value req) { return json::parse(svc.handle_line(json::serialize(req))); };
+  auto op = [&](json::Value req) {
+    return json::parse(svc.handle_line(json::serialize(req)).view());
+  };
   auto req = [](std::initializer_list<std::pair<const char*, json::Value>> kv) {
     json::Value v = json::Value::object();
     for (auto& [k, x] : kv) v.set(k, x);
@@ -151,7 +153,7 @@ TEST_CASE("CredService: a sandbox hammering the helper is rate-limited and audit
   CredPaths& p = rig.p;
   uint64_t& now = rig.now;
   CredService& svc = *rig.svc;
-  auto line = [&](const std::string& l) { return json::parse(svc.handle_line(l)); };
+  auto line = [&](const std::string& l) { return json::parse(svc.handle_line(l).view()); };
   CHECK(line(R"({"op":"set","name":"T","value_base64":")" + base64::encode("v") + "\"}")
             .at("ok")
             .as_bool());
@@ -257,12 +259,14 @@ TEST_CASE("CredService: the audit log keeps to its bound, rotated, and says what
   // Operator events are never throttled: 200 of them fill 4 KiB several times over.
   for (int i = 0; i < 100; i++) {
     CHECK(json::parse(svc.handle_line(R"({"op":"set","name":"N)" + std::to_string(i) +
-                                      R"(","value_base64":"dg=="})"))
+                                      R"(","value_base64":"dg=="})")
+                          .view())
               .at("ok")
               .as_bool());
-    CHECK(json::parse(svc.handle_line(R"({"op":"rm","name":"N)" + std::to_string(i) + R"("})"))
-              .at("ok")
-              .as_bool());
+    CHECK(
+        json::parse(svc.handle_line(R"({"op":"rm","name":"N)" + std::to_string(i) + R"("})").view())
+            .at("ok")
+            .as_bool());
   }
   CHECK(fs::read_file(rig.p.audit).size() <= 4096);
   CHECK(fs::read_file(jsonl::previous(rig.p.audit)).size() <= 4096);
