@@ -15,6 +15,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "proto/agent.h"
 #include "util/open_resolved.h"
 
 namespace space::guest {
@@ -150,6 +151,12 @@ void ImageRoot::mount_image(const Console& con) {
     mount_on("sysfs", sys, "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr, "/sys");
     Fd dev = dir_in_root(r, "dev", 0755);
     mount_on("/dev", dev, nullptr, MS_BIND | MS_REC, nullptr, "/dev");
+    // Under gVisor the host's sockets (secrets, the proxy's way out) are files in a directory
+    // the sandbox was given: the image's processes need it too (space-secret dials there).
+    if (!premounted_.empty() && ::access(proto::kGvisorHostDir, F_OK) == 0) {
+      Fd host = dir_in_root(r, std::string(proto::kGvisorHostDir).substr(1), 0755);
+      mount_on(proto::kGvisorHostDir, host, nullptr, MS_BIND, nullptr, proto::kGvisorHostDir);
+    }
     Fd tmp = dir_in_root(r, "tmp", 01777);
     if (::fchmodat(AT_FDCWD, fd_path(tmp).c_str(), 01777, 0) != 0)
       con.log(std::string("image: chmod /tmp: ") + std::strerror(errno));

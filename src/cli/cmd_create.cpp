@@ -24,7 +24,7 @@ struct CreateFlags {
   BootFlags boot;
   ExpiryFlags expiry;
   std::string disk_size;
-  std::vector<std::string> secrets, copies;
+  std::vector<std::string> secrets, copies, inject;
 };
 }  // namespace
 
@@ -50,6 +50,11 @@ void register_create(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--secret", f->secrets,
                   "Grant this secret to the sandbox: NAME[:ttl=DURATION][:uses=N] (repeatable)")
       ->allow_extra_args(false);
+  cmd->add_option("--inject", f->inject,
+                  "Bind secret NAME to these hosts: NAME=HOST[:PORT][,HOST...] (repeatable). The "
+                  "sandbox gets a placeholder, swapped for the value only in HTTPS requests to "
+                  "them; --net must allow them")
+      ->allow_extra_args(false);
   cmd->add_option("--copy", f->copies,
                   "Copy HOST_PATH into the sandbox at GUEST_PATH before it is handed over, as "
                   "space cp does: HOST_PATH:GUEST_PATH (repeatable)")
@@ -66,6 +71,7 @@ void register_create(CLI::App& app, GlobalOptions& g) {
     f->opts.on_expiry = f->expiry.on_expiry;
     if (!f->disk_size.empty()) f->opts.disk_bytes = core::parse_disk_size(f->disk_size);
     for (const auto& s : f->secrets) f->opts.secrets.push_back(cred::parse_grant_spec(s));
+    for (const auto& i : f->inject) cred::apply_inject_flag(f->opts.secrets, i);
     for (const auto& c : f->copies) f->opts.copies.push_back(core::parse_copy_spec(c));
     auto st = core::create_sandbox(g.context(), f->opts);
     if (g.json()) {

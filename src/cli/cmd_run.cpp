@@ -22,7 +22,7 @@ struct RunFlags {
   BootFlags boot;
   bool rm = false;
   std::string disk_size;
-  std::vector<std::string> secrets, copies;
+  std::vector<std::string> secrets, copies, inject;
 };
 }  // namespace
 
@@ -52,6 +52,11 @@ void register_run(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--secret", f->secrets,
                   "Grant this secret to the sandbox: NAME[:ttl=DURATION][:uses=N] (repeatable)")
       ->allow_extra_args(false);
+  cmd->add_option("--inject", f->inject,
+                  "Bind secret NAME to these hosts: NAME=HOST[:PORT][,HOST...] (repeatable). The "
+                  "sandbox gets a placeholder, swapped for the value only in HTTPS requests to "
+                  "them; --net must allow them")
+      ->allow_extra_args(false);
   cmd->add_option("--copy", f->copies,
                   "Copy HOST_PATH into the sandbox at GUEST_PATH before the command runs: "
                   "HOST_PATH:GUEST_PATH (repeatable)")
@@ -65,6 +70,7 @@ void register_run(CLI::App& app, GlobalOptions& g) {
     finish_exec_flags(&f->exec, /*command_optional=*/!f->run.create.image.empty());
     f->run.exec = f->exec.opts;
     for (const auto& s : f->secrets) f->run.create.secrets.push_back(cred::parse_grant_spec(s));
+    for (const auto& i : f->inject) cred::apply_inject_flag(f->run.create.secrets, i);
     for (const auto& c : f->copies) f->run.create.copies.push_back(core::parse_copy_spec(c));
     auto r = core::run_sandbox(g.context(), f->run);
     g.exit_code = report_exec(r, f->exec);

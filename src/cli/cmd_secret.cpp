@@ -115,10 +115,14 @@ void register_secret(CLI::App& app, GlobalOptions& g) {
       return;
     }
     std::vector<std::vector<std::string>> rows = {
-        {"SANDBOX", "NAME", "STATE", "EXPIRES", "USES LEFT"}};
-    for (const auto& x : r.grants)
+        {"SANDBOX", "NAME", "STATE", "EXPIRES", "USES LEFT", "INJECT"}};
+    for (const auto& x : r.grants) {
+      std::string hosts;
+      for (const auto& h : x.inject) hosts += (hosts.empty() ? "" : ",") + h;
       rows.push_back({x.sandbox, x.name, x.state, x.expires.value_or("-"),
-                      x.uses_left ? std::to_string(*x.uses_left) : "-"});
+                      x.uses_left ? std::to_string(*x.uses_left) : "-",
+                      hosts.empty() ? "-" : hosts});
+    }
     std::printf("%s", format_table(rows).c_str());
   });
 

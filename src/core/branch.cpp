@@ -22,6 +22,7 @@
 
 #include "core/branch_gvisor.h"
 #include "core/expiry.h"
+#include "core/inject.h"
 #include "core/jail_setup.h"
 #include "core/launcher.h"
 #include "core/net.h"
@@ -269,6 +270,7 @@ std::vector<store::SandboxState> branch_sandbox(const store::Context& ctx, const
     for (const auto& b : out) {
       sig.check();
       cred::copy_grants(ctx, id, b.id);
+      install_sandbox_ca(ctx, b.id);  // its bindings' CA is its own, not the source's
     }
   } catch (Error& e) {
     for (const auto& b : out) {

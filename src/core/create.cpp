@@ -13,6 +13,7 @@
 #include "core/engine.h"
 #include "core/expiry.h"
 #include "core/image_use.h"
+#include "core/inject.h"
 #include "core/jail_setup.h"
 #include "core/launcher.h"
 #include "core/net.h"
@@ -266,7 +267,7 @@ store::SandboxState create_sandbox(const store::Context& ctx, const CreateOption
   store::SandboxState st = make_sandbox(ctx, opts);
   try {
     sig.check();
-    cred::grant_secrets(ctx, st.id, opts.secrets);
+    core::grant_secrets(ctx, st.id, opts.secrets);  // bindings checked, the CA installed
     sig.check();
     copy_specs_into(ctx, st.id, opts.copies);
     sig.check();

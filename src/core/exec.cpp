@@ -13,6 +13,7 @@
 #include "core/agent_client.h"
 #include "core/exec_bridge.h"
 #include "core/image_use.h"
+#include "core/inject.h"
 #include "core/net.h"
 #include "core/sandbox.h"
 #include "cred/hooks.h"
@@ -131,6 +132,12 @@ ExecResult exec_in_sandbox(const store::Context& ctx, const std::string& id,
       env.insert(env.end(), o.env.begin(), o.env.end());
       o.env = std::move(env);
     }
+  }
+  // A sandbox with bindings trusts its CA: its TLS clients are pointed at the bundle that holds
+  // it (core/inject.h), under the user's own -e.
+  if (std::vector<std::string> ca = ca_environment(ctx, id); !ca.empty()) {
+    ca.insert(ca.end(), o.env.begin(), o.env.end());
+    o.env = std::move(ca);
   }
   if (auto image = attached_image(p)) {
     apply_image_config(image->config, o);

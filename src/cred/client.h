@@ -24,6 +24,10 @@ std::string cred_exchange(const store::Context& ctx, const proto::credd::Request
 
 // Sends one operator request (proto/credd.h) and returns its typed reply, starting the helper if
 // needed. Throws Error with the helper's message (and hint) when it refuses.
+// A swap (the broker's): the value, read into secret memory. Throws Error with the helper's
+// message when it refuses.
+SecretString cred_swap(const store::Context& ctx, const proto::credd::SwapRequest& req);
+
 template <class Req>
 proto::credd::ReplyOf<Req> cred_call(const store::Context& ctx, Req req) {
   proto::credd::Request r(std::move(req));

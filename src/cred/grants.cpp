@@ -3,6 +3,7 @@
 
 #include <sys/random.h>
 
+#include <algorithm>
 #include <cctype>
 
 #include "cred/store.h"
@@ -63,6 +64,31 @@ std::string parse_inject_host(const std::string& text) {
     port = *n;
   }
   return host + ":" + std::to_string(port);
+}
+
+void apply_inject_flag(std::vector<GrantSpec>& specs, const std::string& flag) {
+  size_t eq = flag.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == flag.size())
+    fail("--inject " + flag + ": expected NAME=HOST[,HOST...]",
+         "e.g. --inject GITHUB_TOKEN=api.github.com,github.com");
+  const std::string name = flag.substr(0, eq);
+  check_secret_name(name);
+  GrantSpec* spec = nullptr;
+  for (auto& s : specs)
+    if (s.name == name) spec = &s;
+  if (!spec) {
+    specs.push_back(GrantSpec{name, std::nullopt, std::nullopt, {}});
+    spec = &specs.back();
+  }
+  size_t start = eq + 1;
+  while (start <= flag.size()) {
+    size_t comma = flag.find(',', start);
+    if (comma == std::string::npos) comma = flag.size();
+    std::string hp = parse_inject_host(flag.substr(start, comma - start));
+    if (std::find(spec->inject.begin(), spec->inject.end(), hp) == spec->inject.end())
+      spec->inject.push_back(hp);
+    start = comma + 1;
+  }
 }
 
 std::pair<std::string, uint16_t> split_inject_host(const std::string& host_port) {

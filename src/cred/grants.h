@@ -33,6 +33,9 @@ GrantSpec parse_grant_spec(const std::string& spec);
 // "HOST[:PORT]" as --inject takes it, normalized to "host:port" (lower case, port 443 when none;
 // an IPv6 address in brackets). Throws Error with a hint on anything else.
 std::string parse_inject_host(const std::string& text);
+// Applies create/run's --inject NAME=HOST[,HOST...] to `specs`: NAME's spec (added when --secret
+// did not name it) gets those hosts. Throws Error with a hint on a malformed flag.
+void apply_inject_flag(std::vector<GrantSpec>& specs, const std::string& flag);
 // Splits a normalized "host:port" into its parts.
 std::pair<std::string, uint16_t> split_inject_host(const std::string& host_port);
 // A new placeholder: "space-placeholder-" and 32 random hex digits (getrandom).

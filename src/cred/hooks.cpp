@@ -14,7 +14,7 @@ namespace space::cred {
 void grant_secrets(const store::Context& ctx, const std::string& id,
                    const std::vector<GrantSpec>& specs) {
   for (const auto& s : specs)
-    cred_call(ctx, proto::credd::GrantRequest{id, s.name, s.ttl_ms, s.uses});
+    cred_call(ctx, proto::credd::GrantRequest{id, s.name, s.ttl_ms, s.uses, s.inject});
 }
 
 void revoke_sandbox_grants(const store::Context& ctx, const std::string& id,

@@ -204,6 +204,9 @@ proto::credd::BindingsReply CredService::handle(const proto::credd::BindingsRequ
     if (g.placeholder.empty()) continue;
     bool bound = std::find(g.inject.begin(), g.inject.end(), here) != g.inject.end();
     out.placeholders.push_back({g.placeholder, g.name, bound});
+    for (const auto& h : g.inject)
+      if (!bound && split_inject_host(h).first == split_inject_host(here).first)
+        out.elsewhere = true;
   }
   return out;
 }

@@ -21,6 +21,9 @@
 #include <thread>
 #include <vector>
 
+#include "cred/client.h"
+#include "cred/paths.h"
+#include "cred/sandbox_ca.h"
 #include "egress/audit.h"
 #include "egress/connection.h"
 #include "egress/netns.h"
@@ -28,6 +31,7 @@
 #include "egress/policy_store.h"
 #include "proto/agent.h"
 #include "proto/net.h"
+#include "store/config.h"
 #include "store/paths.h"
 #include "store/state.h"
 #include "util/acceptor.h"
@@ -267,6 +271,42 @@ class Broker {
     audit_.record(rec);
   }
 
+  // The bindings of sandbox `id` (secrets bound to hosts), when it has a CA: the credential
+  // helper keeps them; nullopt otherwise (a stat: every connection of every sandbox asks).
+  std::optional<Injection> injection_for(const std::string& id) {
+    std::string cred_dir;
+    try {
+      cred_dir = cred::cred_dir_for_root(root_);
+      if (!cred::has_sandbox_ca(cred_dir, id)) return std::nullopt;
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+    Injection inj;
+    cred::SandboxCa ca = cred::sandbox_ca(cred_dir, id);
+    inj.ca_cert = ca.cert;
+    inj.ca_key = ca.key;
+    try {
+      inj.trust_file = store::load_host_config(root_).egress_ca_file;
+    } catch (const std::exception& e) {
+      log::warn(std::string("config.toml: ") + e.what() + "; the system's CAs only");
+    }
+    const store::Context ctx{root_, "warn", "text"};
+    inj.bindings = [ctx, id](const std::string& host, uint16_t port) {
+      return cred::cred_call(ctx, proto::credd::BindingsRequest{id, host, port});
+    };
+    inj.swap = [ctx, id](const std::string& token, const std::string& host, uint16_t port,
+                         const RequestInfo& r) -> std::optional<SecretString> {
+      try {
+        return cred::cred_swap(
+            ctx, proto::credd::SwapRequest{id, token, host, port, r.method, r.target});
+      } catch (const Error& e) {
+        log::info("sandbox " + id + ": swap refused: " + e.what());
+        return std::nullopt;
+      }
+    };
+    return inj;
+  }
+
   void start_worker(Fd c, const std::string& id, int pid) {
     std::lock_guard<std::mutex> g(mu_);
     uint64_t n = next_worker_++;
@@ -284,10 +324,11 @@ class Broker {
                            problem = std::string("the sandbox's network namespace: ") + e.what();
                          }
                        }
+                       std::optional<Injection> inj = injection_for(id);
                        AuditRecord rec = serve_connection(
                            std::move(fd), id, problem,
                            [this, &id] { return load_policy(paths_, id); }, system_resolve,
-                           ConnLimits{}, stop);
+                           ConnLimits{}, stop, inj ? &*inj : nullptr);
                        rec.engine = engine;
                        audit_.record(rec);
                        {

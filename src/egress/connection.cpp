@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "egress/host_address.h"
+#include "egress/intercept.h"
 #include "proto/agent.h"
 #include "proto/net.h"
 #include "util/error.h"
@@ -165,7 +166,7 @@ std::vector<IpAddress> system_resolve(const std::string& host, std::string& erro
 
 AuditRecord serve_connection(Fd guest, const std::string& sandbox, const std::string& peer_problem,
                              const PolicySource& policy, const Resolver& resolve,
-                             const ConnLimits& limits, int stop_fd) {
+                             const ConnLimits& limits, int stop_fd, const Injection* injection) {
   AuditRecord rec;
   rec.time_ms = timing::wall_ms();
   rec.sandbox = sandbox;
@@ -212,6 +213,23 @@ AuditRecord serve_connection(Fd guest, const std::string& sandbox, const std::st
     Decision d = pol->precheck(*host, req->port);
     if (!d.allow) refuse(403, "deny", "not allowed by the policy", d.reason);
   }
+  // The sandbox's bindings: intercept a bound host:port; refuse the bound host elsewhere.
+  std::optional<proto::credd::BindingsReply> bindings;
+  bool intercept_here = false;
+  if (req && result.ok() && injection) {
+    try {
+      bindings = injection->bindings(*host, req->port);
+      for (const auto& b : bindings->placeholders) intercept_here = intercept_here || b.bound;
+      if (!intercept_here && bindings->elsewhere)
+        refuse(403, "deny", "a bound host at another port",
+               *host + " has a secret bound to it at another port: a request to port " +
+                   std::to_string(req->port) +
+                   " would leave in clear text (use https:// at the bound port)");
+    } catch (const std::exception& e) {
+      refuse(503, "error", "bindings unreadable",
+             std::string("the sandbox's bindings cannot be read: ") + e.what());
+    }
+  }
   if (req && result.ok()) {
     std::vector<IpAddress> addrs;
     if (auto lit = IpAddress::parse(*host)) {
@@ -253,13 +271,48 @@ AuditRecord serve_connection(Fd guest, const std::string& sandbox, const std::st
         refuse(403, "deny", "address not allowed", denial);
     }
   }
+  // A bound host: its certificate must verify before the guest is told the tunnel is open.
+  InterceptOptions iopts;
+  SslPtr upstream;
+  std::vector<std::string> strays;
+  if (result.ok() && intercept_here) {
+    iopts.host = *host;
+    iopts.ca_cert = injection->ca_cert;
+    iopts.ca_key = injection->ca_key;
+    iopts.trust_file = injection->trust_file;
+    for (const auto& b : bindings->placeholders)
+      iopts.placeholders.push_back({b.token, b.name, b.bound});
+    const uint16_t port = req->port;
+    const std::string h = *host;
+    iopts.resolve = [injection, h, port](const Placeholder& p, const RequestInfo& r) {
+      return injection->swap(p.token, h, port, r);
+    };
+    iopts.stray = [&strays](const Placeholder& p, const RequestInfo&) { strays.push_back(p.name); };
+    iopts.handshake_ms = limits.connect_ms;
+    iopts.idle_ms = limits.idle_ms;
+    iopts.stop_fd = stop_fd;
+    std::string why;
+    upstream = upstream_handshake(remote.get(), iopts, why);
+    if (!upstream)
+      refuse(502, "deny", "the bound host's TLS refused",
+             "TLS with " + *host + " (a secret is bound to it) failed: " + why);
+  }
   if (result.ok()) {
     rec.decision = "allow";
     result.address = rec.address;
   }
   bool sent = send_all(guest.get(), proto::encode_frame(proto::Type::NetResult, result.encode()),
                        limits.request_ms, stop_fd);
-  if (result.ok() && sent) {
+  if (result.ok() && sent && upstream) {
+    InterceptResult ir = intercept(guest.get(), remote.get(), std::move(upstream), iopts);
+    rec.bytes_out = ir.bytes_out;
+    rec.bytes_in = ir.bytes_in;
+    rec.reason = "intercepted: " + std::to_string(ir.requests) + " requests, " +
+                 std::to_string(ir.swaps) + " swaps; " + ir.ended;
+    for (const auto& n : strays)
+      rec.reason += "; a placeholder of " + n + " went out unswapped (not bound here)";
+    if (ir.refused) rec.kind = "interception refused";
+  } else if (result.ok() && sent) {
     RelayResult r = relay(guest.get(), remote.get(), limits.idle_ms, stop_fd);
     rec.bytes_out = r.a_to_b;
     rec.bytes_in = r.b_to_a;

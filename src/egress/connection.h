@@ -8,6 +8,9 @@
 // direction reads only when its last read was written), half-closes passed on, until both
 // sides are done, the connection is idle too long, or the broker stops. Returns what happened
 // for the audit log; never throws.
+// A sandbox with secrets bound to hosts (Injection, issue 42): a connection to a host:port one
+// is bound to is intercepted (egress/intercept.h) once the host's certificate verifies; one to a
+// bound host at another port (plain HTTP) is refused; the rest are tunnels as above.
 #pragma once
 #include <functional>
 #include <optional>
@@ -15,7 +18,9 @@
 #include <vector>
 
 #include "egress/audit.h"
+#include "egress/http_rewrite.h"
 #include "egress/policy.h"
+#include "proto/credd.h"
 #include "util/fd.h"
 
 namespace space::egress {
@@ -33,11 +38,24 @@ std::vector<IpAddress> system_resolve(const std::string& host, std::string& erro
 // The policy of the sandbox as it is now; nullopt when it has no network.
 using PolicySource = std::function<std::optional<Policy>()>;
 
+// The sandbox's bindings, as the broker reaches them (the credential helper, its CA's files).
+struct Injection {
+  std::string ca_cert, ca_key;  // the sandbox's CA (cred/sandbox_ca.h)
+  std::string trust_file;       // [egress] ca_file ("" = the system's trust store only)
+  // The placeholders of the sandbox, and which are bound to host:port. Throws on failure.
+  std::function<proto::credd::BindingsReply(const std::string& host, uint16_t port)> bindings;
+  // The value of `token` for a request to host:port (a use spent); nullopt when refused.
+  std::function<std::optional<SecretString>(const std::string& token, const std::string& host,
+                                            uint16_t port, const RequestInfo& r)>
+      swap;
+};
+
 // Serves the guest connection `guest` (a connected stream socket) for `sandbox`. `stop_fd`
 // becoming readable ends the wait at any step. `peer_problem` non-empty refuses the connection
 // (it did not come from the sandbox's VMM). Returns the audit record (time_ms and sandbox set).
 AuditRecord serve_connection(Fd guest, const std::string& sandbox, const std::string& peer_problem,
                              const PolicySource& policy, const Resolver& resolve,
-                             const ConnLimits& limits, int stop_fd);
+                             const ConnLimits& limits, int stop_fd,
+                             const Injection* injection = nullptr);
 
 }  // namespace space::egress

@@ -291,7 +291,7 @@ std::string encode_reply(const BindingsReply& r) {
   json::Value a = json::Value::array();
   for (const auto& b : r.placeholders)
     a.push_back(object_with({{"token", b.token}, {"name", b.name}, {"bound", b.bound}}));
-  return rpc::ok_line(object_with({{"placeholders", std::move(a)}}));
+  return rpc::ok_line(object_with({{"placeholders", std::move(a)}, {"elsewhere", r.elsewhere}}));
 }
 
 SecretString encode_swap_reply(const SwapReply& r) {
@@ -394,6 +394,9 @@ BindingsReply decode_reply<BindingsReply>(std::string_view line) {
       r.placeholders.push_back(
           {json::string_field(b, "token"), json::string_field(b, "name"), bound->as_bool()});
     }
+    const json::Value* elsewhere = o.find("elsewhere");
+    if (!elsewhere || !elsewhere->is_bool()) fail("field \"elsewhere\" must be true or false");
+    r.elsewhere = elsewhere->as_bool();
     return r;
   });
 }

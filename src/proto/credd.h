@@ -122,6 +122,9 @@ struct Binding {
 };
 struct BindingsReply {
   std::vector<Binding> placeholders;
+  // The host is bound to a secret at another port: a connection there (plain HTTP) is refused,
+  // so that no request meant for the bound port goes out in clear text.
+  bool elsewhere = false;
 };
 
 // The broker, about to send a request of `sandbox` carrying placeholder `token` to host:port:

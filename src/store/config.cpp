@@ -31,9 +31,11 @@ HostConfig parse_host_config(std::string_view text, const std::string& source) {
   for (auto&& [tkey, tnode] : doc) {
     std::string table(tkey.str());
     const toml::table* t = tnode.as_table();
-    if (!t) f.bad(table, "expected a table ([defaults], [store], [cp], [net], [jail] or [engine])");
+    if (!t)
+      f.bad(table,
+            "expected a table ([defaults], [store], [cp], [net], [egress], [jail] or [engine])");
     if (table != "defaults" && table != "store" && table != "cp" && table != "net" &&
-        table != "jail" && table != "engine")
+        table != "egress" && table != "jail" && table != "engine")
       f.bad("[" + table + "]", "unknown table");
     for (auto&& [k, n] : *t) {
       std::string key(k.str());
@@ -92,6 +94,10 @@ HostConfig parse_host_config(std::string_view text, const std::string& source) {
         c.net_max_connections = f.uint(n, full, 1, 4096);
       } else if (table == "net" && key == "audit_max_mib") {
         c.net_audit_max_mib = f.uint(n, full, 1, 4096);
+      } else if (table == "egress" && key == "ca_file") {
+        c.egress_ca_file = f.str(n, full);
+        if (c.egress_ca_file.empty() || c.egress_ca_file[0] != '/')
+          f.bad(full, "expected an absolute path of a PEM file of CA certificates");
       } else if (table == "jail" && key == "enable") {
         c.jail_enable = f.boolean(n, full);
       } else if (table == "jail" && key == "uid_first") {

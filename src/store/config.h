@@ -5,6 +5,7 @@
 //   [store]    size_gib = 20
 //   [cp]       max_size_mib = 1024   (the most a copy out of a sandbox writes; 0 = no limit)
 //   [net]      allow = [...], max_connections = 64, audit_max_mib = 8   (egress/: the broker)
+//   [egress]   ca_file = "/path.pem"   (more CAs the broker trusts when it checks a bound host)
 //   [jail]     enable = true, uid_first = 1000000000, uid_count = 1000000, cgroups = true,
 //              cgroup_parent = "space", memory_overhead_mib = 128   (jail/: how VMMs are confined)
 // Strict: an unknown table or key, a wrong type, an out-of-range number or a relative path is an
@@ -31,6 +32,8 @@ struct HostConfig {
   std::vector<std::string> net_allow;
   uint32_t net_max_connections = 64;  // [net] max_connections: at once, per sandbox
   uint32_t net_audit_max_mib = 8;     // [net] audit_max_mib: the bound of each audit file
+  // [egress] ca_file: CAs trusted, besides the system's, for the hosts secrets are bound to.
+  std::string egress_ca_file;
   // [jail]: every VMM runs in a jail of its own (namespaces, an empty root, a uid of its own from
   // uid_first..uid_first+uid_count-1, seccomp) unless enable is false; with cgroups, in the cgroup
   // <cgroup_parent>/<id>, its memory limited to the guest's RAM plus memory_overhead_mib.

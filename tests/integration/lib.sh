@@ -327,7 +327,7 @@ print(v)' "$1"
 }
 
 # The packages of the Debian test image: an interpreter, a compiler and git, like a user's.
-DEBIAN_TEST_PACKAGES=python3,python3-venv,git,gcc,libc6-dev,make
+DEBIAN_TEST_PACKAGES=python3,python3-venv,git,gcc,libc6-dev,make,curl,ca-certificates
 
 # debian_image NAME [SUITE [PACKAGES]]: gives this test's root an image NAME of Debian SUITE
 # (default bookworm) with PACKAGES (default $DEBIAN_TEST_PACKAGES). mmdebstrap takes minutes, so

@@ -104,6 +104,8 @@ TEST_CASE("a binding: placeholder to the guest, value only in a swap toward a bo
   credd::BindingsReply there = svc.handle(credd::BindingsRequest{"a", "127.0.0.3", 8443});
   REQUIRE(there.placeholders.size() == 1);
   CHECK_FALSE(there.placeholders[0].bound);
+  CHECK_FALSE(there.elsewhere);
+  CHECK(svc.handle(credd::BindingsRequest{"a", "127.0.0.2", 80}).elsewhere);  // plain HTTP there
   CHECK(svc.handle(credd::BindingsRequest{"b", "127.0.0.2", 8443}).placeholders.empty());
 
   // Toward another host, or from another sandbox: refused, audited.

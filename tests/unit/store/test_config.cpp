@@ -59,9 +59,9 @@ TEST_CASE("config.toml: errors name the key") {
   CHECK(error_of("[defaults]\ncpu = 1\n") == "config.toml: defaults.cpu: unknown key");
   CHECK(error_of("[store]\nsize = 1\n") == "config.toml: store.size: unknown key");
   CHECK(error_of("[extra]\na = 1\n") == "config.toml: [extra]: unknown table");
-  CHECK(
-      error_of("top = 1\n") ==
-      "config.toml: top: expected a table ([defaults], [store], [cp], [net], [jail] or [engine])");
+  CHECK(error_of("top = 1\n") ==
+        "config.toml: top: expected a table ([defaults], [store], [cp], [net], [egress], [jail] or "
+        "[engine])");
   CHECK(error_of("[cp]\nmax_size_mib = -1\n").find("out of range") != std::string::npos);
   CHECK(error_of("[defaults]\ncpus = \"2\"\n") ==
         "config.toml: defaults.cpus: expected an integer");
@@ -155,4 +155,13 @@ memory_overhead_mib = 64
         std::string::npos);
   CHECK(error_of("[jail]\nmemory_overhead_mib = 8\n").find("out of range") != std::string::npos);
   CHECK(error_of("[jail]\nuids = 1\n") == "config.toml: jail.uids: unknown key");
+}
+
+TEST_CASE("config.toml: [egress] ca_file, an absolute path") {
+  test::TempDir d;
+  fs::write_file_atomic(d.path + "/config.toml", "[egress]\nca_file = \"/etc/test-ca.pem\"\n",
+                        0644);
+  CHECK(store::load_host_config(d.path).egress_ca_file == "/etc/test-ca.pem");
+  fs::write_file_atomic(d.path + "/config.toml", "[egress]\nca_file = \"relative.pem\"\n", 0644);
+  CHECK_THROWS_WITH_AS(store::load_host_config(d.path), doctest::Contains("absolute path"), Error);
 }

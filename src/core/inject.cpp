@@ -1,0 +1,120 @@
+// Secrets bound to hosts, the core's part; see inject.h.
+#include "core/inject.h"
+
+#include <stdlib.h>
+
+#include "core/copy.h"
+#include "core/net.h"
+#include "cred/hooks.h"
+#include "cred/paths.h"
+#include "cred/sandbox_ca.h"
+#include "util/error.h"
+#include "util/fs.h"
+#include "util/log.h"
+
+namespace space::core {
+
+namespace {
+
+// A private scratch directory, removed with what it holds.
+struct Scratch {
+  std::string path;
+  Scratch() {
+    std::string t = "/tmp/space-ca-XXXXXX";
+    if (!::mkdtemp(t.data())) throw_errno("mkdtemp " + t);
+    path = t;
+  }
+  ~Scratch() {
+    try {
+      fs::remove_tree(path);
+    } catch (const std::exception& e) {
+      log::warn(e.what());
+    }
+  }
+};
+
+void check_hosts_allowed(const store::Context& ctx, const std::string& id,
+                         const std::vector<cred::GrantSpec>& specs) {
+  std::optional<egress::Policy> policy;
+  bool read = false;
+  for (const auto& s : specs) {
+    for (const auto& hp : s.inject) {
+      if (!read) {
+        policy = sandbox_policy(ctx, id);
+        read = true;
+      }
+      auto [host, port] = cred::split_inject_host(hp);
+      const std::string rule = hp.find('[') == 0 ? hp : host + ":" + std::to_string(port);
+      if (!policy)
+        throw Error("sandbox " + id + " has no network, so " + s.name + " cannot be bound to " + hp,
+                    0, "allow the host first: space net allow " + id + " " + rule);
+      egress::Decision d = policy->precheck(host, port);
+      if (!d.allow)
+        throw Error("the network policy of sandbox " + id + " does not allow " + hp + ", where " +
+                        s.name + " would be bound",
+                    0, "allow it first: space net allow " + id + " " + rule);
+    }
+  }
+}
+
+}  // namespace
+
+void grant_secrets(const store::Context& ctx, const std::string& id,
+                   const std::vector<cred::GrantSpec>& specs) {
+  bool binds = false;
+  for (const auto& s : specs) binds = binds || !s.inject.empty();
+  if (binds) check_hosts_allowed(ctx, id, specs);
+  cred::grant_secrets(ctx, id, specs);
+  if (binds) install_sandbox_ca(ctx, id);
+}
+
+void install_sandbox_ca(const store::Context& ctx, const std::string& id) {
+  const std::string cred_dir = cred::cred_dir_for_root(ctx.root);
+  if (!cred::has_sandbox_ca(cred_dir, id)) return;
+  const std::string pem = fs::read_file(cred::sandbox_ca(cred_dir, id).cert, 1 << 16);
+  try {
+    Scratch s;
+    // The guest's bundle as it is now (an image may have none).
+    std::string bundle;
+    try {
+      CopyOptions out;
+      out.sources = {id + ":" + kGuestCaBundle};
+      out.dest = s.path + "/bundle";
+      out.follow_link = true;  // Debian's is a file; others may link it
+      out.max_bytes = 16u << 20;
+      copy_files(ctx, out);
+      bundle = fs::read_file(s.path + "/bundle", 16u << 20);
+    } catch (const Error& e) {
+      if (e.err() != ENOENT && std::string(e.what()).find("No such file") == std::string::npos &&
+          std::string(e.what()).find("does not exist") == std::string::npos)
+        throw;
+    }
+    if (bundle.find(pem) != std::string::npos) return;  // there already (a second grant)
+    if (!bundle.empty() && bundle.back() != '\n') bundle += '\n';
+    bundle += pem;
+    fs::mkdir_p(s.path + "/etc/ssl/certs");
+    fs::mkdir_p(s.path + "/etc/space");
+    fs::write_file_atomic(s.path + "/etc/ssl/certs/ca-certificates.crt", bundle, 0644);
+    fs::write_file_atomic(s.path + "/etc/space/ca.pem", pem, 0644);
+    CopyOptions in;
+    in.sources = {s.path + "/etc"};
+    in.dest = id + ":/";
+    copy_files(ctx, in);
+  } catch (Error& e) {
+    e.add_context("install sandbox " + id + "'s CA in its trust store");
+    throw;
+  }
+}
+
+std::vector<std::string> ca_environment(const store::Context& ctx, const std::string& id) {
+  try {
+    if (!cred::has_sandbox_ca(cred::cred_dir_for_root(ctx.root), id)) return {};
+  } catch (const std::exception&) {
+    return {};
+  }
+  const std::string b = kGuestCaBundle;
+  return {"SSL_CERT_FILE=" + b, "REQUESTS_CA_BUNDLE=" + b, "CURL_CA_BUNDLE=" + b,
+          "GIT_SSL_CAINFO=" + b, std::string("NODE_EXTRA_CA_CERTS=") + kGuestCa};
+}
+
+}  // namespace space::core

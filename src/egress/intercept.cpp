@@ -1,0 +1,419 @@
+// TLS interception of one connection; see intercept.h.
+#include "egress/intercept.h"
+
+#include <openssl/bn.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <map>
+#include <mutex>
+
+#include "egress/policy.h"
+#include "util/error.h"
+#include "util/fd.h"
+#include "util/fs.h"
+#include "util/timing.h"
+
+namespace space::egress {
+
+namespace {
+
+constexpr size_t kChunk = 16 * 1024;
+constexpr size_t kMaxPending = 256 * 1024;  // per direction, before reading that side stops
+constexpr long kLeafSeconds = 7L * 24 * 3600;
+
+std::string ssl_error() {
+  unsigned long e = ERR_get_error();
+  char buf[256] = "";
+  if (e) ERR_error_string_n(e, buf, sizeof buf);
+  ERR_clear_error();
+  return e ? buf : "unknown TLS error";
+}
+
+template <class T, void (*F)(T*)>
+struct Free {
+  void operator()(T* p) const { F(p); }
+};
+using Key = std::unique_ptr<EVP_PKEY, Free<EVP_PKEY, EVP_PKEY_free>>;
+using Cert = std::unique_ptr<X509, Free<X509, X509_free>>;
+using Ctx = std::unique_ptr<SSL_CTX, Free<SSL_CTX, SSL_CTX_free>>;
+using Bio = std::unique_ptr<BIO, Free<BIO, BIO_free_all>>;
+
+// ALPN: http/1.1 only, the one protocol the rewriter speaks.
+const unsigned char kAlpn[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+
+int select_alpn(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in,
+                unsigned int inlen, void*) {
+  unsigned char* chosen = nullptr;
+  if (SSL_select_next_proto(&chosen, outlen, kAlpn, sizeof kAlpn, in, inlen) !=
+      OPENSSL_NPN_NEGOTIATED)
+    return SSL_TLSEXT_ERR_ALERT_FATAL;  // it offers only protocols we cannot read (h2)
+  *out = chosen;
+  return SSL_TLSEXT_ERR_OK;
+}
+
+// The contexts, made once per broker (loading the system's trust store costs milliseconds).
+struct Contexts {
+  std::mutex mu;
+  Ctx server;
+  std::map<std::string, Ctx> clients;                      // by trust file
+  Key leaf_key;                                            // one key for every minted certificate
+  std::map<std::string, std::pair<Cert, int64_t>> leaves;  // CA cert + host -> leaf, minted at
+
+  SSL_CTX* server_ctx() {
+    if (!server) {
+      server.reset(SSL_CTX_new(TLS_server_method()));
+      if (!server) throw Error("TLS: " + ssl_error());
+      SSL_CTX_set_min_proto_version(server.get(), TLS1_2_VERSION);
+      SSL_CTX_set_alpn_select_cb(server.get(), select_alpn, nullptr);
+      SSL_CTX_set_mode(server.get(),
+                       SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    }
+    return server.get();
+  }
+  SSL_CTX* client_ctx(const std::string& trust_file) {
+    Ctx& c = clients[trust_file];
+    if (!c) {
+      c.reset(SSL_CTX_new(TLS_client_method()));
+      if (!c) throw Error("TLS: " + ssl_error());
+      SSL_CTX_set_min_proto_version(c.get(), TLS1_2_VERSION);
+      SSL_CTX_set_verify(c.get(), SSL_VERIFY_PEER, nullptr);
+      if (SSL_CTX_set_default_verify_paths(c.get()) != 1)
+        throw Error("TLS: the system's trust store: " + ssl_error());
+      if (!trust_file.empty() &&
+          SSL_CTX_load_verify_locations(c.get(), trust_file.c_str(), nullptr) != 1)
+        throw Error("TLS: [egress] ca_file " + trust_file + ": " + ssl_error(), 0,
+                    "point ca_file in config.toml at a PEM file of CA certificates");
+      SSL_CTX_set_alpn_protos(c.get(), kAlpn, sizeof kAlpn);
+      SSL_CTX_set_mode(c.get(),
+                       SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    }
+    return c.get();
+  }
+
+  // A certificate for `host` signed by the CA in PEM `ca_cert_pem` / `ca_key_pem`.
+  X509* leaf(const std::string& ca_cert_pem, const std::string& ca_key_pem,
+             const std::string& host) {
+    const std::string id = ca_cert_pem + "|" + host;
+    const int64_t now = timing::wall_ms() / 1000;
+    auto it = leaves.find(id);
+    if (it != leaves.end() && now - it->second.second < 24 * 3600) return it->second.first.get();
+    if (!leaf_key) {
+      leaf_key.reset(EVP_EC_gen("P-256"));
+      if (!leaf_key) throw Error("TLS: a key: " + ssl_error());
+    }
+    Bio cb(BIO_new_mem_buf(ca_cert_pem.data(), int(ca_cert_pem.size())));
+    Cert ca(PEM_read_bio_X509(cb.get(), nullptr, nullptr, nullptr));
+    Bio kb(BIO_new_mem_buf(ca_key_pem.data(), int(ca_key_pem.size())));
+    Key ca_key(PEM_read_bio_PrivateKey(kb.get(), nullptr, nullptr, nullptr));
+    if (!ca || !ca_key) throw Error("TLS: the sandbox's CA cannot be read: " + ssl_error());
+    Cert c(X509_new());
+    X509_set_version(c.get(), 2);
+    unsigned char serial[16];
+    RAND_bytes(serial, sizeof serial);
+    serial[0] &= 0x7f;
+    BIGNUM* bn = BN_bin2bn(serial, sizeof serial, nullptr);
+    BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(c.get()));
+    BN_free(bn);
+    X509_gmtime_adj(X509_getm_notBefore(c.get()), -3600);
+    X509_gmtime_adj(X509_getm_notAfter(c.get()), kLeafSeconds);
+    X509_NAME* name = X509_get_subject_name(c.get());
+    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+                               reinterpret_cast<const unsigned char*>(host.c_str()), -1, -1, 0);
+    X509_set_issuer_name(c.get(), X509_get_subject_name(ca.get()));
+    X509_set_pubkey(c.get(), leaf_key.get());
+    X509V3_CTX v3;
+    X509V3_set_ctx_nodb(&v3);
+    X509V3_set_ctx(&v3, ca.get(), c.get(), nullptr, nullptr, 0);
+    const std::string san = (IpAddress::parse(host) ? "IP:" : "DNS:") + host;
+    for (auto [nid, value] : {std::pair<int, std::string>{NID_subject_alt_name, san},
+                              {NID_basic_constraints, "critical,CA:FALSE"},
+                              {NID_key_usage, "critical,digitalSignature"},
+                              {NID_ext_key_usage, "serverAuth"}}) {
+      X509_EXTENSION* ext = X509V3_EXT_conf_nid(nullptr, &v3, nid, value.c_str());
+      if (!ext) throw Error("TLS: a certificate for " + host + ": " + ssl_error());
+      X509_add_ext(c.get(), ext, -1);
+      X509_EXTENSION_free(ext);
+    }
+    if (X509_sign(c.get(), ca_key.get(), EVP_sha256()) == 0)
+      throw Error("TLS: sign a certificate for " + host + ": " + ssl_error());
+    auto& slot = leaves[id];
+    slot = {std::move(c), now};
+    return slot.first.get();
+  }
+};
+
+Contexts& contexts() {
+  static Contexts* c = new Contexts();  // never destroyed: threads may still use it at exit
+  return *c;
+}
+
+enum class Step { Done, Again, Failed };
+
+// Waits for `fd` to be ready for `events`, until `deadline` or the stop fd; false otherwise.
+bool wait_ready(int fd, short events, int64_t deadline, int stop_fd) {
+  for (;;) {
+    int left = int(std::max<int64_t>(deadline - timing::mono_ms(), 0));
+    pollfd p[2] = {{fd, events, 0}, {stop_fd, POLLIN, 0}};
+    int n = ::poll(p, stop_fd >= 0 ? 2 : 1, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0 || (stop_fd >= 0 && p[1].revents)) return false;
+    return true;
+  }
+}
+
+// Runs a handshake on non-blocking `fd` to its end; "" on success, else why not.
+std::string handshake(SSL* s, int fd, int ms, int stop_fd) {
+  const int64_t deadline = timing::mono_ms() + ms;
+  for (;;) {
+    ERR_clear_error();
+    int rc = SSL_do_handshake(s);
+    if (rc == 1) return "";
+    int err = SSL_get_error(s, rc);
+    short events = err == SSL_ERROR_WANT_READ ? POLLIN : err == SSL_ERROR_WANT_WRITE ? POLLOUT : 0;
+    if (!events) {
+      long v = SSL_get_verify_result(s);
+      if (v != X509_V_OK) return std::string("certificate: ") + X509_verify_cert_error_string(v);
+      std::string e = ssl_error();
+      return err == SSL_ERROR_SYSCALL && e == "unknown TLS error" ? "the peer closed the connection"
+                                                                  : e;
+    }
+    if (!wait_ready(fd, events, deadline, stop_fd)) return "timed out (or the broker stopped)";
+  }
+}
+
+// One side of the relay: its session, what it last asked to wait for, whether it is done.
+struct Side {
+  SSL* ssl;
+  int fd;
+  bool eof = false;   // it sent close_notify or closed
+  bool shut = false;  // we sent it close_notify
+  bool failed = false;
+  bool read_wants_write = false, write_wants_read = false;
+  uint64_t bytes = 0;
+};
+
+// SSL_read into `out` (appending with `append`); Again when nothing is there now.
+template <class Append>
+Step read_side(Side& s, Append&& append) {
+  char buf[kChunk];
+  ERR_clear_error();
+  int n = SSL_read(s.ssl, buf, sizeof buf);
+  if (n > 0) {
+    s.read_wants_write = false;
+    s.bytes += uint64_t(n);
+    append(std::string_view(buf, size_t(n)));
+    OPENSSL_cleanse(buf, size_t(n));
+    return Step::Done;
+  }
+  int err = SSL_get_error(s.ssl, n);
+  if (err == SSL_ERROR_WANT_READ) return Step::Again;
+  if (err == SSL_ERROR_WANT_WRITE) {
+    s.read_wants_write = true;
+    return Step::Again;
+  }
+  if (err == SSL_ERROR_ZERO_RETURN || (err == SSL_ERROR_SYSCALL && ERR_peek_error() == 0)) {
+    s.eof = true;  // close_notify, or a plain close
+    return Step::Done;
+  }
+  s.failed = true;
+  ERR_clear_error();
+  return Step::Failed;
+}
+
+// SSL_write of `data`'s front; returns how much went.
+size_t write_side(Side& s, std::string_view data, Step& step) {
+  ERR_clear_error();
+  int n = SSL_write(s.ssl, data.data(), int(std::min(data.size(), size_t(1) << 30)));
+  if (n > 0) {
+    s.write_wants_read = false;
+    step = Step::Done;
+    return size_t(n);
+  }
+  int err = SSL_get_error(s.ssl, n);
+  if (err == SSL_ERROR_WANT_WRITE) {
+    step = Step::Again;
+  } else if (err == SSL_ERROR_WANT_READ) {
+    s.write_wants_read = true;
+    step = Step::Again;
+  } else {
+    s.failed = true;
+    step = Step::Failed;
+    ERR_clear_error();
+  }
+  return 0;
+}
+
+}  // namespace
+
+SslPtr upstream_handshake(int remote, const InterceptOptions& o, std::string& why) {
+  try {
+    set_nonblocking(remote);
+    SSL_CTX* ctx;
+    {
+      std::lock_guard<std::mutex> l(contexts().mu);
+      ctx = contexts().client_ctx(o.trust_file);
+    }
+    SslPtr s(SSL_new(ctx));
+    if (!s || SSL_set_fd(s.get(), remote) != 1) throw Error("TLS: " + ssl_error());
+    SSL_set_connect_state(s.get());
+    X509_VERIFY_PARAM* param = SSL_get0_param(s.get());
+    if (IpAddress::parse(o.host)) {
+      X509_VERIFY_PARAM_set1_ip_asc(param, o.host.c_str());
+    } else {
+      SSL_set_tlsext_host_name(s.get(), o.host.c_str());
+      SSL_set1_host(s.get(), o.host.c_str());
+    }
+    why = handshake(s.get(), remote, o.handshake_ms, o.stop_fd);
+    if (!why.empty()) return nullptr;
+    return s;
+  } catch (const std::exception& e) {
+    why = e.what();
+    return nullptr;
+  }
+}
+
+InterceptResult intercept(int guest, int remote, SslPtr upstream, const InterceptOptions& o) {
+  InterceptResult res;
+  SslPtr down;
+  try {
+    set_nonblocking(guest);
+    const std::string ca_cert = fs::read_file(o.ca_cert, 1 << 16);
+    std::string ca_key = fs::read_file(o.ca_key, 1 << 16);
+    X509* leaf;
+    SSL_CTX* ctx;
+    EVP_PKEY* key;
+    {
+      std::lock_guard<std::mutex> l(contexts().mu);
+      leaf = contexts().leaf(ca_cert, ca_key, o.host);
+      X509_up_ref(leaf);  // ours to use after the lock; the cache may replace its entry
+      key = contexts().leaf_key.get();
+      EVP_PKEY_up_ref(key);
+      ctx = contexts().server_ctx();
+    }
+    OPENSSL_cleanse(ca_key.data(), ca_key.size());
+    Cert leaf_ref(leaf);
+    Key key_ref(key);
+    down.reset(SSL_new(ctx));
+    if (!down || SSL_set_fd(down.get(), guest) != 1 || SSL_use_certificate(down.get(), leaf) != 1 ||
+        SSL_use_PrivateKey(down.get(), key) != 1)
+      throw Error("TLS: " + ssl_error());
+    SSL_set_accept_state(down.get());
+  } catch (const std::exception& e) {
+    res.ended = std::string("interception failed: ") + e.what();
+    res.refused = true;
+    return res;
+  }
+  std::string why = handshake(down.get(), guest, o.handshake_ms, o.stop_fd);
+  if (!why.empty()) {
+    res.ended = "the guest's TLS handshake failed: " + why;
+    res.refused = true;
+    return res;
+  }
+
+  RequestRewriter rw(o.placeholders, o.resolve, o.stray);
+  Side g{down.get(), guest}, r{upstream.get(), remote};
+  SecretBytes to_remote;  // rewritten requests: values in them
+  std::string to_guest;
+  size_t to_remote_off = 0;
+  int64_t last = timing::mono_ms();
+  try {
+    for (;;) {
+      bool progress = false;
+      Step st;
+      // The guest's requests, rewritten.
+      while (!g.eof && !g.failed && to_remote.size() - to_remote_off < kMaxPending) {
+        st = read_side(g, [&](std::string_view b) { rw.feed(b, to_remote); });
+        if (st != Step::Done) break;
+        progress = true;
+      }
+      while (to_remote_off < to_remote.size() && !r.failed) {
+        size_t n = write_side(r, std::string_view(to_remote).substr(to_remote_off), st);
+        if (st != Step::Done) break;
+        to_remote_off += n;
+        progress = true;
+      }
+      if (to_remote_off == to_remote.size() && to_remote_off > 0) {
+        wipe(to_remote);
+        to_remote_off = 0;
+      }
+      // The host's answers.
+      while (!r.eof && !r.failed && to_guest.size() < kMaxPending) {
+        st = read_side(r, [&](std::string_view b) { to_guest.append(b); });
+        if (st != Step::Done) break;
+        progress = true;
+      }
+      while (!to_guest.empty() && !g.failed) {
+        size_t n = write_side(g, to_guest, st);
+        if (st != Step::Done) break;
+        to_guest.erase(0, n);
+        progress = true;
+      }
+      // A side that ended, once what it sent has gone on, ends its way on the other side.
+      if (g.eof && to_remote_off == to_remote.size() && !r.shut && !r.failed) {
+        SSL_shutdown(r.ssl);
+        ::shutdown(remote, SHUT_WR);
+        r.shut = true;
+      }
+      if (r.eof && to_guest.empty() && !g.shut && !g.failed) {
+        SSL_shutdown(g.ssl);
+        ::shutdown(guest, SHUT_WR);
+        g.shut = true;
+      }
+      if (g.failed || r.failed) {
+        res.ended = g.failed ? "the guest's TLS failed" : "the host's TLS failed";
+        break;
+      }
+      if (g.eof && r.eof && to_guest.empty() && to_remote_off == to_remote.size()) {
+        res.ended = "closed";
+        break;
+      }
+      if (progress) {
+        last = timing::mono_ms();
+        continue;
+      }
+      if (SSL_pending(g.ssl) > 0 || SSL_pending(r.ssl) > 0) continue;
+      short ge = 0, re = 0;
+      if ((!g.eof && to_remote.size() - to_remote_off < kMaxPending) || g.write_wants_read)
+        ge |= POLLIN;
+      if (!to_guest.empty() || g.read_wants_write) ge |= POLLOUT;
+      if ((!r.eof && to_guest.size() < kMaxPending) || r.write_wants_read) re |= POLLIN;
+      if (to_remote_off < to_remote.size() || r.read_wants_write) re |= POLLOUT;
+      pollfd p[3] = {{guest, ge, 0}, {remote, re, 0}, {o.stop_fd, POLLIN, 0}};
+      int left = int(std::max<int64_t>(last + o.idle_ms - timing::mono_ms(), 0));
+      int n = ::poll(p, o.stop_fd >= 0 ? 3 : 2, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n == 0) {
+        res.ended = "idle for " + std::to_string(o.idle_ms / 1000) + " s";
+        break;
+      }
+      if (o.stop_fd >= 0 && p[2].revents) {
+        res.ended = "the broker is stopping";
+        break;
+      }
+      // Errors and hang-ups show on the next read or write.
+    }
+  } catch (const RewriteError& e) {
+    res.ended = e.what();
+    res.refused = true;
+  } catch (const std::exception& e) {
+    res.ended = std::string("interception failed: ") + e.what();
+    res.refused = true;
+  }
+  wipe(to_remote);
+  res.bytes_out = g.bytes;
+  res.bytes_in = r.bytes;
+  res.requests = rw.requests();
+  res.swaps = rw.swaps();
+  return res;
+}
+
+}  // namespace space::egress
