@@ -9,7 +9,8 @@
 #  - bulk download: GET of a --mib MiB file (default 64) by busybox wget in the guest through the
 #    proxy, timed by the host around `space exec`, beside `space exec ID cat` of the same bytes
 #    from the guest's /tmp (the in-sandbox baseline: the same exec, the same vsock, no network).
-# Prints median and p90 and the ratios; no assertions. Without ID it creates a sandbox with
+# Prints median and p90 and the ratios; no assertions. The HTTPS request through the broker with
+# and without interception (secrets bound to hosts) is scripts/bench-inject.sh's. Without ID it creates a sandbox with
 # --net allow=127.0.0.2:PORT and destroys it afterwards; with ID it adds that rule (space net
 # allow) and removes it again.
 #

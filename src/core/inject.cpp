@@ -3,6 +3,9 @@
 
 #include <stdlib.h>
 
+#include <cctype>
+#include <cerrno>
+
 #include "core/copy.h"
 #include "core/net.h"
 #include "cred/hooks.h"
@@ -85,9 +88,10 @@ void install_sandbox_ca(const store::Context& ctx, const std::string& id) {
       copy_files(ctx, out);
       bundle = fs::read_file(s.path + "/bundle", 16u << 20);
     } catch (const Error& e) {
-      if (e.err() != ENOENT && std::string(e.what()).find("No such file") == std::string::npos &&
-          std::string(e.what()).find("does not exist") == std::string::npos)
-        throw;
+      std::string what = e.what();
+      for (char& c : what) c = char(std::tolower(static_cast<unsigned char>(c)));
+      if (e.err() != ENOENT && what.find("no such file") == std::string::npos)
+        throw;  // an image without a bundle gets one of its own: anything else is an error
     }
     if (bundle.find(pem) != std::string::npos) return;  // there already (a second grant)
     if (!bundle.empty() && bundle.back() != '\n') bundle += '\n';

@@ -101,6 +101,18 @@ std::optional<proto::NetConnect> read_request(int fd, int ms, int stop_fd, std::
   }
 }
 
+// Whether the first byte the guest sends on `fd` (peeked, left for the relay) opens a TLS
+// handshake record (0x16), within `ms`.
+bool starts_with_tls(int fd, int ms, int stop_fd) {
+  if (wait_for(fd, POLLIN, timing::mono_ms() + ms, stop_fd) != Wait::Ready) return false;
+  unsigned char b = 0;
+  ssize_t n;
+  do {
+    n = ::recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+  } while (n < 0 && errno == EINTR);
+  return n == 1 && b == 0x16;
+}
+
 std::string with_port(const IpAddress& a, uint16_t port) {
   std::string s = a.to_string();
   if (a.family() == AF_INET6) s = "[" + s + "]";
@@ -220,11 +232,6 @@ AuditRecord serve_connection(Fd guest, const std::string& sandbox, const std::st
     try {
       bindings = injection->bindings(*host, req->port);
       for (const auto& b : bindings->placeholders) intercept_here = intercept_here || b.bound;
-      if (!intercept_here && bindings->elsewhere)
-        refuse(403, "deny", "a bound host at another port",
-               *host + " has a secret bound to it at another port: a request to port " +
-                   std::to_string(req->port) +
-                   " would leave in clear text (use https:// at the bound port)");
     } catch (const std::exception& e) {
       refuse(503, "error", "bindings unreadable",
              std::string("the sandbox's bindings cannot be read: ") + e.what());
@@ -312,6 +319,15 @@ AuditRecord serve_connection(Fd guest, const std::string& sandbox, const std::st
     for (const auto& n : strays)
       rec.reason += "; a placeholder of " + n + " went out unswapped (not bound here)";
     if (ir.refused) rec.kind = "interception refused";
+  } else if (result.ok() && sent && bindings && bindings->elsewhere &&
+             !starts_with_tls(guest.get(), limits.request_ms, stop_fd)) {
+    // A bound host at another port is a tunnel like any other, but only for TLS: a request in
+    // clear text (plain HTTP) to a host a secret is bound to is refused, placeholder and all.
+    rec.decision = "deny";
+    rec.kind = "plain HTTP to a bound host";
+    rec.reason = *host + " has a secret bound to it: a connection to port " +
+                 std::to_string(req->port) +
+                 " that does not start with TLS is refused (use https:// at the bound port)";
   } else if (result.ok() && sent) {
     RelayResult r = relay(guest.get(), remote.get(), limits.idle_ms, stop_fd);
     rec.bytes_out = r.a_to_b;

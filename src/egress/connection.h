@@ -10,7 +10,8 @@
 // for the audit log; never throws.
 // A sandbox with secrets bound to hosts (Injection, issue 42): a connection to a host:port one
 // is bound to is intercepted (egress/intercept.h) once the host's certificate verifies; one to a
-// bound host at another port (plain HTTP) is refused; the rest are tunnels as above.
+// bound host at another port is a tunnel only if its first byte opens TLS (plain HTTP there is
+// refused); the rest are tunnels as above.
 #pragma once
 #include <functional>
 #include <optional>

@@ -1,6 +1,8 @@
 // TLS interception of one connection; see intercept.h.
 #include "egress/intercept.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <openssl/bn.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -73,6 +75,8 @@ struct Contexts {
       server.reset(SSL_CTX_new(TLS_server_method()));
       if (!server) throw Error("TLS: " + ssl_error());
       SSL_CTX_set_min_proto_version(server.get(), TLS1_2_VERSION);
+      // A peer that closes without close_notify has ended, not failed (OpenSSL 3 says otherwise).
+      SSL_CTX_set_options(server.get(), SSL_OP_IGNORE_UNEXPECTED_EOF);
       SSL_CTX_set_alpn_select_cb(server.get(), select_alpn, nullptr);
       SSL_CTX_set_mode(server.get(),
                        SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
@@ -85,6 +89,7 @@ struct Contexts {
       c.reset(SSL_CTX_new(TLS_client_method()));
       if (!c) throw Error("TLS: " + ssl_error());
       SSL_CTX_set_min_proto_version(c.get(), TLS1_2_VERSION);
+      SSL_CTX_set_options(c.get(), SSL_OP_IGNORE_UNEXPECTED_EOF);
       SSL_CTX_set_verify(c.get(), SSL_VERIFY_PEER, nullptr);
       if (SSL_CTX_set_default_verify_paths(c.get()) != 1)
         throw Error("TLS: the system's trust store: " + ssl_error());
@@ -257,6 +262,8 @@ size_t write_side(Side& s, std::string_view data, Step& step) {
 SslPtr upstream_handshake(int remote, const InterceptOptions& o, std::string& why) {
   try {
     set_nonblocking(remote);
+    int one = 1;  // a request is one TLS record: send it now, not after the host's ACK
+    ::setsockopt(remote, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     SSL_CTX* ctx;
     {
       std::lock_guard<std::mutex> l(contexts().mu);
