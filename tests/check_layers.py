@@ -2,8 +2,8 @@
 """The layering check (ctest "layers"): every #include "..." in src/ and guest-init/ must name a
 header of the including file's own layer or of an earlier one. The layers, in order:
 
-    util, proto, memory, devices, vmm, gvisor, jail, store, cred, egress, core, oci, mcp, monitor,
-    cli
+    util, proto, memory, devices, vmm, gvisor, jail, store, cred, egress, image, core, oci, mcp,
+    monitor, cli
 
 guest-init/ (the static PID 1 agent) may use util and proto only. src/main.cpp is the top. Quoted
 includes in src/ must spell the layer folder ("store/state.h"); guest-init's own headers are
@@ -16,7 +16,7 @@ import re
 import sys
 
 LAYERS = ["util", "proto", "memory", "devices", "vmm", "gvisor", "jail", "store", "cred", "egress",
-          "core", "oci", "mcp", "monitor", "cli"]
+          "image", "core", "oci", "mcp", "monitor", "cli"]
 RANK = {name: i for i, name in enumerate(LAYERS)}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 

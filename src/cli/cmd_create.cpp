@@ -10,9 +10,9 @@
 #include "cli/boot_flags.h"
 #include "cli/expiry_flags.h"
 #include "core/copy.h"
-#include "core/image.h"
 #include "core/sandbox.h"
 #include "cred/grants.h"
+#include "image/image.h"
 #include "store/config.h"
 #include "util/json.h"
 
@@ -69,7 +69,7 @@ void register_create(CLI::App& app, GlobalOptions& g) {
     f->boot.apply(f->opts.vcpus, f->opts.memory_mib);
     f->opts.ttl_ms = f->expiry.ttl_ms();
     f->opts.on_expiry = f->expiry.on_expiry;
-    if (!f->disk_size.empty()) f->opts.disk_bytes = core::parse_disk_size(f->disk_size);
+    if (!f->disk_size.empty()) f->opts.disk_bytes = image::parse_disk_size(f->disk_size);
     for (const auto& s : f->secrets) f->opts.secrets.push_back(cred::parse_grant_spec(s));
     for (const auto& i : f->inject) cred::apply_inject_flag(f->opts.secrets, i);
     for (const auto& c : f->copies) f->opts.copies.push_back(core::parse_copy_spec(c));

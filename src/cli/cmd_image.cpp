@@ -1,4 +1,4 @@
-// `space image import|build|list|inspect|rm`: the users' own root filesystems (core/image.h).
+// `space image import|build|list|inspect|rm`: the users' own root filesystems (image/image.h).
 // import and build print their progress on stderr ("image: applying layer 2/5 ...", a line per
 // step; on a terminal also one status line: entries and bytes unpacked, or what mmdebstrap is
 // doing) and the name on stdout.
@@ -10,8 +10,8 @@
 #include "cli/app.h"
 #include "cli/errors.h"
 #include "cli/table.h"
-#include "core/debian.h"
-#include "core/image.h"
+#include "image/debian.h"
+#include "image/image.h"
 #include "store/store.h"
 #include "util/json.h"
 #include "util/log.h"
@@ -65,9 +65,9 @@ class ProgressOut {
 };
 
 // What import and build print: the image's name, or its image.json with --format json.
-void print_image(const GlobalOptions& g, const core::ImageMeta& m) {
+void print_image(const GlobalOptions& g, const image::ImageMeta& m) {
   if (g.json())
-    print_json(core::image_meta_json(m));
+    print_json(image::image_meta_json(m));
   else
     std::printf("%s\n", m.name.c_str());
 }
@@ -84,7 +84,7 @@ void add_image_import(CLI::App& parent, GlobalOptions& g) {
       "import", "Import an OCI layout or archive, a docker archive, a tarball or a directory");
   cmd->fallthrough();
   struct Args {
-    core::ImageImportOptions opts;
+    image::ImageImportOptions opts;
     std::string size;
   };
   auto* a = g.hold<Args>();  // freed with GlobalOptions
@@ -95,11 +95,11 @@ void add_image_import(CLI::App& parent, GlobalOptions& g) {
       ->default_val("linux/amd64");
   add_disk_flags(cmd, a->size, a->opts.force);
   cmd->callback([&g, a] {
-    a->opts.disk_bytes = core::parse_disk_size(a->size);
+    a->opts.disk_bytes = image::parse_disk_size(a->size);
     ProgressOut out;
     a->opts.progress = [&out](const std::string& line) { out.step(line); };
     a->opts.status = [&out](const std::string& line) { out.status(line); };
-    print_image(g, core::import_image(g.context(), a->opts));
+    print_image(g, image::import_image(g.context(), a->opts));
   });
 }
 
@@ -108,7 +108,7 @@ void add_image_build(CLI::App& parent, GlobalOptions& g) {
       "build", "Build an image from Debian packages with mmdebstrap (needs root and the network)");
   cmd->fallthrough();
   struct Args {
-    core::DebianBuildOptions opts;
+    image::DebianBuildOptions opts;
     std::string packages, size;
   };
   auto* a = g.hold<Args>();  // freed with GlobalOptions
@@ -124,12 +124,12 @@ void add_image_build(CLI::App& parent, GlobalOptions& g) {
                   "own release, else http://deb.debian.org/debian)");
   add_disk_flags(cmd, a->size, a->opts.force);
   cmd->callback([&g, a] {
-    a->opts.disk_bytes = core::parse_disk_size(a->size);
-    a->opts.packages = core::debian::split_packages(a->packages);
+    a->opts.disk_bytes = image::parse_disk_size(a->size);
+    a->opts.packages = image::debian::split_packages(a->packages);
     ProgressOut out;
     a->opts.progress = [&out](const std::string& line) { out.step(line); };
     a->opts.status = [&out](const std::string& line) { out.status(line); };
-    print_image(g, core::build_debian_image(g.context(), a->opts));
+    print_image(g, image::build_debian_image(g.context(), a->opts));
   });
 }
 
@@ -138,10 +138,10 @@ void add_image_list(CLI::App& parent, GlobalOptions& g) {
   cmd->fallthrough();
   cmd->alias("ls");
   cmd->callback([&g] {
-    auto all = core::list_images(g.context());
+    auto all = image::list_images(g.context());
     if (g.json()) {
       json::Value arr = json::Value::array();
-      for (const auto& i : all) arr.push_back(core::image_info_json(i));
+      for (const auto& i : all) arr.push_back(image::image_info_json(i));
       print_json(arr, 2);
       return;
     }
@@ -165,9 +165,9 @@ void add_image_inspect(CLI::App& parent, GlobalOptions& g) {
   auto* name = g.hold<std::string>();  // freed with GlobalOptions
   cmd->add_option("name", *name, "Image name")->required();
   cmd->callback([&g, name] {
-    auto i = core::inspect_image(g.context(), *name);
+    auto i = image::inspect_image(g.context(), *name);
     if (g.json()) {
-      print_json(core::image_info_json(i), 2);
+      print_json(image::image_info_json(i), 2);
       return;
     }
     std::vector<std::pair<std::string, std::string>> rows = {{"name", i.name}};
@@ -199,7 +199,7 @@ void add_image_rm(CLI::App& parent, GlobalOptions& g) {
   auto* names = g.hold<std::vector<std::string>>();  // freed with GlobalOptions
   cmd->add_option("name", *names, "Image names")->required();
   cmd->callback([&g, names] {
-    each_item(*names, g, [&](const std::string& name) { core::remove_image(g.context(), name); });
+    each_item(*names, g, [&](const std::string& name) { image::remove_image(g.context(), name); });
   });
 }
 

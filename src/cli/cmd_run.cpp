@@ -9,8 +9,8 @@
 #include "cli/exec_flags.h"
 #include "core/copy.h"
 #include "core/exec.h"
-#include "core/image.h"
 #include "cred/grants.h"
+#include "image/image.h"
 #include "store/config.h"
 
 namespace space::cli {
@@ -66,7 +66,7 @@ void register_run(CLI::App& app, GlobalOptions& g) {
                   "The command and its arguments, after -- (optional with --image)");
   cmd->callback([&g, f] {
     f->boot.apply(f->run.create.vcpus, f->run.create.memory_mib);
-    if (!f->disk_size.empty()) f->run.create.disk_bytes = core::parse_disk_size(f->disk_size);
+    if (!f->disk_size.empty()) f->run.create.disk_bytes = image::parse_disk_size(f->disk_size);
     finish_exec_flags(&f->exec, /*command_optional=*/!f->run.create.image.empty());
     f->run.exec = f->exec.opts;
     for (const auto& s : f->secrets) f->run.create.secrets.push_back(cred::parse_grant_spec(s));

@@ -7,8 +7,8 @@
 #include "cli/boot_flags.h"
 #include "cli/errors.h"
 #include "cli/table.h"
-#include "core/image.h"
 #include "core/template.h"
+#include "image/image.h"
 #include "store/config.h"
 #include "store/store.h"
 #include "util/error.h"
@@ -59,7 +59,7 @@ void add_template_build(CLI::App& parent, GlobalOptions& g) {
     if (!f->disk_size.empty()) {
       if (f->opts.image.empty())
         fail("--disk-size sizes the copy of an image's disk", "pass --image NAME with it");
-      f->opts.disk_bytes = core::parse_disk_size(f->disk_size);
+      f->opts.disk_bytes = image::parse_disk_size(f->disk_size);
     }
     f->opts.progress = [](const std::string& line) {
       std::fprintf(stderr, "template: %s\n", utf8::printable(line).c_str());

@@ -34,10 +34,10 @@ void grow_disk(const std::string& disk, uint64_t from, uint64_t bytes) {
 
 }  // namespace
 
-ImageMeta attach_image(const store::Context& ctx, const std::string& name,
-                       const store::SandboxPaths& p, uint64_t disk_bytes) {
+image::ImageMeta attach_image(const store::Context& ctx, const std::string& name,
+                              const store::SandboxPaths& p, uint64_t disk_bytes) {
   try {
-    ImageInfo info = inspect_image(ctx, name);
+    image::ImageInfo info = image::inspect_image(ctx, name);
     if (!info.meta)
       fail("it is unreadable: " + info.problem,
            "import it again: space image import --force " + name + " SOURCE");
@@ -55,14 +55,15 @@ ImageMeta attach_image(const store::Context& ctx, const std::string& name,
   }
 }
 
-std::optional<ImageMeta> attached_image(const store::SandboxPaths& p) {
+std::optional<image::ImageMeta> attached_image(const store::SandboxPaths& p) {
   struct stat st {};
   if (::stat(p.image_meta.c_str(), &st) != 0) {
     if (errno == ENOENT) return std::nullopt;
     throw_errno("stat " + p.image_meta);
   }
-  return json::load_file(p.image_meta, "image metadata",
-                         [&](const json::Value& v) { return parse_image_meta(v, p.image_meta); });
+  return json::load_file(p.image_meta, "image metadata", [&](const json::Value& v) {
+    return image::parse_image_meta(v, p.image_meta);
+  });
 }
 
 void apply_image_config(const store::ImageConfig& c, ExecOptions& o) {
@@ -73,7 +74,7 @@ void apply_image_config(const store::ImageConfig& c, ExecOptions& o) {
   if (o.user.empty() && !o.uid && !o.gid) o.user = c.user;
 }
 
-std::vector<std::string> image_command(const ImageMeta& m) {
+std::vector<std::string> image_command(const image::ImageMeta& m) {
   std::vector<std::string> argv = m.config.entrypoint;
   argv.insert(argv.end(), m.config.cmd.begin(), m.config.cmd.end());
   if (argv.empty())

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/exec_options.h"
-#include "core/image.h"
+#include "image/image.h"
 #include "store/context.h"
 #include "store/paths.h"
 
@@ -22,16 +22,16 @@ namespace space::core {
 // reflink on btrfs, so it costs no data) and image.json to p.image_meta. `disk_bytes` larger than
 // the image's capacity grows the copy (resize2fs on the host, before any guest sees it); 0 keeps
 // it; smaller is an error. Throws (with a hint) if the image does not exist or is unreadable.
-ImageMeta attach_image(const store::Context& ctx, const std::string& name,
-                       const store::SandboxPaths& p, uint64_t disk_bytes = 0);
+image::ImageMeta attach_image(const store::Context& ctx, const std::string& name,
+                              const store::SandboxPaths& p, uint64_t disk_bytes = 0);
 // The image a sandbox or template directory holds (p.image_meta), if any. Throws if the file
 // exists but is unreadable.
-std::optional<ImageMeta> attached_image(const store::SandboxPaths& p);
+std::optional<image::ImageMeta> attached_image(const store::SandboxPaths& p);
 // Applies an image's config to an exec: its Env first and the exec's entries over it, its
 // WorkingDir when the exec names none, its User when the exec gives no uid or gid.
 void apply_image_config(const store::ImageConfig& c, ExecOptions& o);
 // What `run --image NAME` runs without a command: Entrypoint then Cmd. Throws (naming the fix)
 // when the image has neither.
-std::vector<std::string> image_command(const ImageMeta& m);
+std::vector<std::string> image_command(const image::ImageMeta& m);
 
 }  // namespace space::core

@@ -12,7 +12,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "core/staging.h"
+#include "image/staging.h"
 #include "store/config.h"
 #include "store/paths.h"
 #include "store/store.h"
@@ -166,7 +166,7 @@ TemplateInfo template_info(const std::string& name, const std::string& dir) {
   } catch (const Error& e) {
     t.problem = e.what();
   }
-  t.disk_bytes = allocated_bytes(dir);
+  t.disk_bytes = image::allocated_bytes(dir);
   return t;
 }
 

@@ -26,9 +26,9 @@
 #include "core/image_use.h"
 #include "core/launcher.h"
 #include "core/sandbox.h"
-#include "core/staging.h"
 #include "core/take_snapshot.h"
 #include "core/template.h"
+#include "image/staging.h"
 #include "store/btrfs.h"
 #include "store/paths.h"
 #include "store/state.h"
@@ -165,10 +165,10 @@ void boot_and_snapshot(const store::Context& ctx, const store::HostConfig& hc,
 // Deletes the working directories of template builds that died, with their run directories,
 // after killing a VMM that outlived its build (its state.json names it).
 void sweep_dead_template_builds(const store::StorePaths& sp) {
-  sweep_dead_builds(sp.templates, "template", [](const std::string& dir) {
-    auto mark = dir.rfind(kBuildMarker);
+  image::sweep_dead_builds(sp.templates, "template", [](const std::string& dir) {
+    auto mark = dir.rfind(image::kBuildMarker);
     store::SandboxPaths p =
-        store::paths_in(dir, build_run_dir(dir.substr(mark + kBuildMarker.size())));
+        store::paths_in(dir, build_run_dir(dir.substr(mark + image::kBuildMarker.size())));
     if (fs::exists(p.state)) stop_vmm(store::read_state(p.state), p, 0);
     fs::remove_tree(p.run_dir);
   });
@@ -197,13 +197,14 @@ TemplateMeta build_template(const store::Context& ctx, const TemplateBuildOption
       fail("template " + o.name + " already exists",
            "pass --force to replace it, or remove it with 'space template rm " + o.name + "'");
 
-    std::string build = build_dir_for(sp.templates, o.name);
+    std::string build = image::build_dir_for(sp.templates, o.name);
     store::SandboxPaths p = store::paths_in(
-        build, build_run_dir(build.substr(build.rfind(kBuildMarker) + kBuildMarker.size())));
+        build,
+        build_run_dir(build.substr(build.rfind(image::kBuildMarker) + image::kBuildMarker.size())));
     check_socket_paths(p);
     store::btrfs::create_subvolume(p.dir);
     try {
-      Fd held = lock_dir(p.dir);  // marks the build as alive for sweep_dead_builds
+      Fd held = image::lock_dir(p.dir);  // marks the build as alive for image::sweep_dead_builds
       if (!held) fail("lock " + p.dir + ": already locked");
       say("copying the root filesystem " + boot.rootfs_image);
       fs::copy_file(boot.rootfs_image, p.rootfs, 0600, [&] { sig.check(); });
@@ -238,7 +239,7 @@ TemplateMeta build_template(const store::Context& ctx, const TemplateBuildOption
       if (::syncfs(held.get()) != 0) throw_errno("sync " + p.dir);
       store::btrfs::set_read_only(p.dir, true);
       sig.check();
-      install_build(p.dir, dest, "template", o.name, o.force);
+      image::install_build(p.dir, dest, "template", o.name, o.force);
       say("done: template " + o.name);
       return m;
     } catch (...) {
@@ -262,7 +263,7 @@ void export_template(const store::Context& ctx, const std::string& name, const s
     std::string src = template_dir(ctx.root, name);
     std::string dest = fs::absolute(dir);
     if (fs::exists(dest)) fail(dest + " already exists", "name a directory that does not exist");
-    std::string tmp = dest + std::string(kBuildMarker) + store::generate_id().substr(0, 8);
+    std::string tmp = dest + std::string(image::kBuildMarker) + store::generate_id().substr(0, 8);
     if (::mkdir(tmp.c_str(), 0700) != 0) throw_errno("create " + tmp);
     try {
       for (const char* f : kTemplateDataFiles) fs::copy_file(src + "/" + f, tmp + "/" + f, 0600);
@@ -312,10 +313,10 @@ TemplateMeta import_template(const store::Context& ctx, const std::string& name,
     if (!force && fs::exists(dest))
       fail("template " + name + " already exists",
            "pass --force to replace it, or remove it with 'space template rm " + name + "'");
-    std::string build = build_dir_for(sp.templates, name);
+    std::string build = image::build_dir_for(sp.templates, name);
     store::btrfs::create_subvolume(build);
     try {
-      Fd held = lock_dir(build);
+      Fd held = image::lock_dir(build);
       if (!held) fail("lock " + build + ": already locked");
       for (const char* f : kTemplateDataFiles)
         fs::copy_file(src + "/" + f, build + "/" + f, 0600, [&] { sig.check(); });
@@ -326,7 +327,7 @@ TemplateMeta import_template(const store::Context& ctx, const std::string& name,
       if (::syncfs(held.get()) != 0) throw_errno("sync " + build);
       store::btrfs::set_read_only(build, true);
       sig.check();
-      install_build(build, dest, "template", name, force);
+      image::install_build(build, dest, "template", name, force);
       return m;
     } catch (...) {
       try {

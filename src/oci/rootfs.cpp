@@ -5,7 +5,7 @@
 
 #include <chrono>
 
-#include "core/image.h"
+#include "image/image.h"
 #include "store/paths.h"
 #include "util/error.h"
 #include "util/fd.h"
@@ -30,7 +30,7 @@ void number(Sha256& h, uint64_t v) {
   h.update({reinterpret_cast<const uint8_t*>(&v), sizeof v});
 }
 
-// One stat on the create path, not a read of every image's image.json (core::list_images).
+// One stat on the create path, not a read of every image's image.json (image::list_images).
 bool image_exists(const store::Context& ctx, const std::string& name) {
   return fs::exists(store::store_paths(ctx.root).images + "/" + name + "/image.json");
 }
@@ -77,11 +77,11 @@ RootfsImage rootfs_image(const store::Context& ctx, const std::string& dir) {
     return r;
   }
   auto t1 = std::chrono::steady_clock::now();
-  core::ImageImportOptions o;
+  image::ImageImportOptions o;
   o.name = r.name;
   o.source = dir;
   try {
-    core::import_image(ctx, o);
+    image::import_image(ctx, o);
   } catch (Error&) {
     // Another create imported the same tree meanwhile: its image is ours.
     if (!image_exists(ctx, r.name)) throw;

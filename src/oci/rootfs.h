@@ -22,7 +22,7 @@ struct RootfsImage {
   double import_ms = 0;  // time spent making the disk (0 when reused)
 };
 
-// The image holding `dir`'s files, imported (core::import_image of a directory) when none holds
+// The image holding `dir`'s files, imported (image::import_image of a directory) when none holds
 // them yet. Two creates racing to import the same tree both end with the same image.
 RootfsImage rootfs_image(const store::Context& ctx, const std::string& dir);
 

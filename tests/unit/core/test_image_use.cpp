@@ -48,7 +48,7 @@ TEST_CASE("apply_image_config: -w and -u given on the command line are kept") {
 }
 
 TEST_CASE("image_command: Entrypoint then Cmd, or an error that names the fix") {
-  core::ImageMeta m;
+  image::ImageMeta m;
   m.name = "web";
   m.config = sample_config();
   CHECK(core::image_command(m) == std::vector<std::string>{"/entry.sh", "serve", "--port", "80"});

@@ -2,7 +2,7 @@
 // with mkfs.ext4 -d (sparse; its inode tables are left for the guest to treat as zero, which they
 // are in a sparse file). Reusing a twin's disk is one FICLONE: the two files share every extent
 // until one is written, and images are read-only.
-#include "core/image_make.h"
+#include "image/image_make.h"
 
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -12,7 +12,7 @@
 
 #include <cerrno>
 
-#include "core/staging.h"
+#include "image/staging.h"
 #include "store/btrfs.h"
 #include "store/paths.h"
 #include "store/state.h"
@@ -22,7 +22,7 @@
 #include "util/fs.h"
 #include "util/log.h"
 
-namespace space::core {
+namespace space::image {
 namespace {
 
 void make_disk(const std::string& rootfs, const std::string& disk, uint64_t bytes) {
@@ -146,4 +146,4 @@ ImageMeta make_image(const store::Context& ctx, const ImageTarget& t,
   }
 }
 
-}  // namespace space::core
+}  // namespace space::image

@@ -10,7 +10,7 @@
 
 #include "util/fd.h"
 
-namespace space::core {
+namespace space::image {
 
 // The marker between a name and the random part of a build directory's name.
 inline constexpr std::string_view kBuildMarker = ".tmp-";
@@ -30,4 +30,4 @@ void sweep_dead_builds(const std::string& parent, const std::string& what,
                        const std::function<void(const std::string&)>& before_remove = {});
 // Bytes allocated to the files directly in `dir` (before any sharing between snapshots).
 uint64_t allocated_bytes(const std::string& dir);
-}  // namespace space::core
+}  // namespace space::image

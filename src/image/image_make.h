@@ -1,5 +1,5 @@
 // The part every way of making an image shares (import, build): one all-or-nothing staging
-// subvolume (core/staging.h) in which the maker puts a root filesystem, or reuses the disk of an
+// subvolume (image/staging.h) in which the maker puts a root filesystem, or reuses the disk of an
 // image with the same content (a reflink, no new blocks); then mkfs.ext4 -d makes the sparse
 // disk, the root filesystem goes, image.json is written and the subvolume is made read-only and
 // renamed into place. On any error or signal the subvolume is deleted. Internal to core.
@@ -8,11 +8,11 @@
 #include <functional>
 #include <string>
 
-#include "core/image.h"
+#include "image/image.h"
 #include "store/context.h"
 #include "util/process.h"
 
-namespace space::core {
+namespace space::image {
 
 // What is being made, and how to report it.
 struct ImageTarget {
@@ -60,4 +60,4 @@ class ImageStage {
 ImageMeta make_image(const store::Context& ctx, const ImageTarget& t,
                      const std::function<void(ImageStage&)>& fill);
 
-}  // namespace space::core
+}  // namespace space::image

@@ -6,7 +6,7 @@
 // entries), OCI and docker layers are verified (store/oci) and applied in order with their
 // whiteouts, and mkfs.ext4 -d turns the result into the disk. `image build --debian` makes one
 // with mmdebstrap. A source whose digest matches an image already stored shares that image's
-// disk (a reflink). All or nothing, like a template build (core/image_make.h, core/staging.h).
+// disk (a reflink). All or nothing, like a template build (image/image_make.h, image/staging.h).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -18,7 +18,7 @@
 #include "store/oci.h"
 #include "util/json.h"
 
-namespace space::core {
+namespace space::image {
 
 // image.json's layout version.
 constexpr uint32_t kImageFormat = 1;
@@ -92,4 +92,4 @@ void remove_image(const store::Context& ctx, const std::string& name);
 // "4G", "512M", "1073741824" -> bytes; throws on anything else or below 64 MiB.
 uint64_t parse_disk_size(const std::string& s);
 
-}  // namespace space::core
+}  // namespace space::image

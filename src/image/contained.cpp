@@ -2,7 +2,7 @@
 // the new pid namespace, so the pidfd we hold is the namespace's pid 1: killing it takes the whole
 // tree, and reaping it returns only once every process in the namespace is gone. Between clone
 // and exec only async-signal-safe calls run, on memory prepared before the clone.
-#include "core/contained.h"
+#include "image/contained.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -21,7 +21,7 @@
 #include "util/error.h"
 #include "util/fd.h"
 
-namespace space::core {
+namespace space::image {
 namespace {
 
 // struct clone_args, version 0 (64 bytes), spelled out to avoid <linux/sched.h>'s clashes.
@@ -152,4 +152,4 @@ int run_contained(const std::vector<std::string>& argv, const std::vector<std::s
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-}  // namespace space::core
+}  // namespace space::image

@@ -12,7 +12,7 @@
 
 #include "util/process.h"
 
-namespace space::core {
+namespace space::image {
 
 // Runs `argv` (argv[0] an absolute path) with environment `env` ("KEY=value") and stdin from
 // /dev/null, contained as above. Everything it writes to stdout and stderr is appended to
@@ -23,4 +23,4 @@ int run_contained(const std::vector<std::string>& argv, const std::vector<std::s
                   int log_fd, proc::SignalGuard& sig,
                   const std::function<void(std::string_view)>& on_line);
 
-}  // namespace space::core
+}  // namespace space::image

@@ -1,18 +1,18 @@
 // Images in the store: metadata, list, inspect, rm; see image.h. Import is image_import.cpp.
-#include "core/image.h"
+#include "image/image.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 
-#include "core/staging.h"
+#include "image/staging.h"
 #include "store/paths.h"
 #include "store/store.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/size.h"
 
-namespace space::core {
+namespace space::image {
 namespace {
 
 json::Value strings_json(const std::vector<std::string>& v) {
@@ -163,4 +163,4 @@ uint64_t parse_disk_size(const std::string& s) {
   return bytes;
 }
 
-}  // namespace space::core
+}  // namespace space::image

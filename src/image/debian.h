@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace space::core::debian {
+namespace space::image::debian {
 
 // The mirror used when neither --mirror nor the host's own sources apply.
 inline constexpr std::string_view kDefaultMirror = "http://deb.debian.org/debian";
@@ -77,4 +77,4 @@ Failure explain_failure(std::string_view log, const std::string& suite, const So
 // The last `n` non-empty lines of `log`, each indented by two spaces, newline-separated.
 std::string tail(std::string_view log, size_t n);
 
-}  // namespace space::core::debian
+}  // namespace space::image::debian

@@ -1,5 +1,5 @@
 // `image build --debian`: mmdebstrap makes a Debian root filesystem in a nested subvolume of the
-// image's staging (core/image_make.h), contained in namespaces of its own (core/contained.h) so
+// image's staging (image/image_make.h), contained in namespaces of its own (image/contained.h) so
 // that Ctrl-C or an error leaves no process and no mount behind; its output goes to
 // mmdebstrap.log beside it (kept in the image) and feeds the progress lines. The rest is the
 // import pipeline: mkfs.ext4 -d, image.json, install.
@@ -7,10 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/contained.h"
-#include "core/debian.h"
-#include "core/image.h"
-#include "core/image_make.h"
+#include "image/contained.h"
+#include "image/debian.h"
+#include "image/image.h"
+#include "image/image_make.h"
 #include "store/btrfs.h"
 #include "util/error.h"
 #include "util/fd.h"
@@ -19,7 +19,7 @@
 
 extern char** environ;
 
-namespace space::core {
+namespace space::image {
 namespace {
 
 std::string join(const std::vector<std::string>& v, const char* sep) {
@@ -106,4 +106,4 @@ ImageMeta build_debian_image(const store::Context& ctx, const DebianBuildOptions
   }
 }
 
-}  // namespace space::core
+}  // namespace space::image

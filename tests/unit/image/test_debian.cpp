@@ -1,4 +1,4 @@
-// Unit tests for core/debian: what `image build --debian` accepts, the apt sources it picks, the
+// Unit tests for image/debian: what `image build --debian` accepts, the apt sources it picks, the
 // mmdebstrap command line and environment, progress from mmdebstrap's output, and the errors
 // made of its failures (their texts are mmdebstrap 1.3's and apt 2.6's).
 #include <doctest/doctest.h>
@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "core/debian.h"
+#include "image/debian.h"
 #include "support/temp_dir.h"
 #include "util/error.h"
 #include "util/fs.h"
 
 using namespace space;
-namespace deb = space::core::debian;
+namespace deb = space::image::debian;
 
 namespace {
 bool has(const std::vector<std::string>& v, const std::string& s) {

@@ -1,6 +1,6 @@
 // `image import`: a source (OCI layout or archive, docker archive, root filesystem tarball,
 // directory) to an image in the store; see image.h. It fills a staging subvolume
-// (core/image_make.h): archives are unpacked there with store/extract and layers applied in order
+// (image/image_make.h): archives are unpacked there with store/extract and layers applied in order
 // into rootfs/; when the source's digest (a file's sha256, an OCI manifest's, a docker config's)
 // matches an image already in the store, its disk is shared instead and nothing is unpacked.
 #include <fcntl.h>
@@ -9,8 +9,8 @@
 
 #include <cstdio>
 
-#include "core/image.h"
-#include "core/image_make.h"
+#include "image/image.h"
+#include "image/image_make.h"
 #include "store/extract.h"
 #include "store/oci.h"
 #include "store/paths.h"
@@ -20,7 +20,7 @@
 #include "util/process.h"
 #include "util/sha256.h"
 
-namespace space::core {
+namespace space::image {
 namespace {
 
 Fd open_dir(const std::string& path) {
@@ -136,4 +136,4 @@ ImageMeta import_image(const store::Context& ctx, const ImageImportOptions& o) {
   }
 }
 
-}  // namespace space::core
+}  // namespace space::image

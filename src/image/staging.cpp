@@ -1,5 +1,5 @@
 // All-or-nothing builds in the store; see staging.h.
-#include "core/staging.h"
+#include "image/staging.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -15,7 +15,7 @@
 #include "util/fs.h"
 #include "util/log.h"
 
-namespace space::core {
+namespace space::image {
 
 Fd lock_dir(const std::string& dir) {
   Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -75,4 +75,4 @@ uint64_t allocated_bytes(const std::string& dir) {
   return total;
 }
 
-}  // namespace space::core
+}  // namespace space::image

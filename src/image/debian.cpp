@@ -1,6 +1,6 @@
 // The pure parts of a Debian image build; see debian.h. mmdebstrap's messages are apt's and
 // dpkg's, read in the C locale (the build sets LC_ALL).
-#include "core/debian.h"
+#include "image/debian.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,7 +8,7 @@
 #include "util/error.h"
 #include "util/fs.h"
 
-namespace space::core::debian {
+namespace space::image::debian {
 namespace {
 
 bool starts_with(std::string_view s, std::string_view p) {
@@ -287,4 +287,4 @@ Failure explain_failure(std::string_view log, const std::string& suite, const So
           "the lines above are the end of its output: fix what they name and build again"};
 }
 
-}  // namespace space::core::debian
+}  // namespace space::image::debian
