@@ -14,27 +14,11 @@
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "util/scratch_dir.h"
 
 namespace space::core {
 
 namespace {
-
-// A private scratch directory, removed with what it holds.
-struct Scratch {
-  std::string path;
-  Scratch() {
-    std::string t = "/tmp/space-ca-XXXXXX";
-    if (!::mkdtemp(t.data())) throw_errno("mkdtemp " + t);
-    path = t;
-  }
-  ~Scratch() {
-    try {
-      fs::remove_tree(path);
-    } catch (const std::exception& e) {
-      log::warn(e.what());
-    }
-  }
-};
 
 void check_hosts_allowed(const store::Context& ctx, const std::string& id,
                          const std::vector<cred::GrantSpec>& specs) {
@@ -76,17 +60,18 @@ void install_sandbox_ca(const store::Context& ctx, const std::string& id) {
   if (!cred::has_sandbox_ca(cred_dir, id)) return;
   const std::string pem = fs::read_file(cred::sandbox_ca(cred_dir, id).cert, 1 << 16);
   try {
-    Scratch s;
+    fs::ScratchDir scratch("space-ca");
+    const std::string& dir = scratch.path();
     // The guest's bundle as it is now (an image may have none).
     std::string bundle;
     try {
       CopyOptions out;
       out.sources = {id + ":" + kGuestCaBundle};
-      out.dest = s.path + "/bundle";
+      out.dest = dir + "/bundle";
       out.follow_link = true;  // Debian's is a file; others may link it
       out.max_bytes = 16u << 20;
       copy_files(ctx, out);
-      bundle = fs::read_file(s.path + "/bundle", 16u << 20);
+      bundle = fs::read_file(dir + "/bundle", 16u << 20);
     } catch (const Error& e) {
       std::string what = e.what();
       for (char& c : what) c = char(std::tolower(static_cast<unsigned char>(c)));
@@ -96,12 +81,12 @@ void install_sandbox_ca(const store::Context& ctx, const std::string& id) {
     if (bundle.find(pem) != std::string::npos) return;  // there already (a second grant)
     if (!bundle.empty() && bundle.back() != '\n') bundle += '\n';
     bundle += pem;
-    fs::mkdir_p(s.path + "/etc/ssl/certs");
-    fs::mkdir_p(s.path + "/etc/space");
-    fs::write_file_atomic(s.path + "/etc/ssl/certs/ca-certificates.crt", bundle, 0644);
-    fs::write_file_atomic(s.path + "/etc/space/ca.pem", pem, 0644);
+    fs::mkdir_p(dir + "/etc/ssl/certs");
+    fs::mkdir_p(dir + "/etc/space");
+    fs::write_file_atomic(dir + "/etc/ssl/certs/ca-certificates.crt", bundle, 0644);
+    fs::write_file_atomic(dir + "/etc/space/ca.pem", pem, 0644);
     CopyOptions in;
-    in.sources = {s.path + "/etc"};
+    in.sources = {dir + "/etc"};
     in.dest = id + ":/";
     copy_files(ctx, in);
   } catch (Error& e) {

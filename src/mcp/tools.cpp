@@ -22,6 +22,7 @@
 #include "util/fd.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "util/scratch_dir.h"
 #include "util/utf8.h"
 
 namespace space::mcp {
@@ -270,24 +271,6 @@ void put_output(json::Value& out, const char* name, Capture& c) {
   out.set(std::string(name) + "_bytes", c.total);
 }
 
-// A private directory for a file on its way in or out, removed with everything in it.
-struct ScratchDir {
-  std::string path;
-  ScratchDir() {
-    std::string tmpl =
-        std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/space-mcp-XXXXXX";
-    if (!::mkdtemp(tmpl.data())) throw_errno("make a scratch directory in " + tmpl);
-    path = tmpl;
-  }
-  ~ScratchDir() {
-    try {
-      fs::remove_tree(path);
-    } catch (const std::exception& e) {
-      log::warn(std::string("mcp: ") + e.what());
-    }
-  }
-};
-
 std::string base_name(const std::string& path) {
   std::string p = path;
   while (p.size() > 1 && p.back() == '/') p.pop_back();
@@ -488,8 +471,8 @@ json::Value Toolbox::run(const std::string& name, const json::Value& args) {
       fail("the file is " + std::to_string(content.size()) + " bytes, more than " +
                std::to_string(opts_.max_output),
            "space cp copies large files; --max-output raises this bound");
-    ScratchDir dir;
-    const std::string local = dir.path + "/" + base_name(path);
+    fs::ScratchDir dir("space-mcp");
+    const std::string local = dir.path() + "/" + base_name(path);
     fs::write_file_atomic(local, content, 0644);
     core::CopyOptions c;
     c.sources = {local};
@@ -504,8 +487,8 @@ json::Value Toolbox::run(const std::string& name, const json::Value& args) {
     const std::string id = sandbox_arg(args);
     const std::string path = str_arg(args, "path", true);
     if (path.empty() || path[0] != '/') fail("\"path\" must be absolute");
-    ScratchDir dir;
-    const std::string local = dir.path + "/out";
+    fs::ScratchDir dir("space-mcp");
+    const std::string local = dir.path() + "/out";
     core::CopyOptions c;
     c.sources = {id + ":" + path};
     c.dest = local;

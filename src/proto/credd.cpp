@@ -94,16 +94,21 @@ json::Value fields_of(const GrantsRequest& r) {
   return o;
 }
 
-// The set request's line, written straight into a wiped buffer sized for it.
-SecretString set_line(const SetRequest& r) {
-  std::string head =
-      "{\"op\":\"set\",\"name\":" + json::quote(r.name) + ",\"" + kSecretKey + "\":\"";
+// `head` (a line's opening, up to the secret member's opening quote), `value` in base64, and the
+// line's end, written straight into a wiped buffer sized for it.
+SecretString line_with_secret(const std::string& head, const SecretString& value) {
   SecretString line =
-      SecretString::reserved(head.size() + base64::encoded_size(r.value.bytes.size()) + 3);
+      SecretString::reserved(head.size() + base64::encoded_size(value.bytes.size()) + 3);
   line.bytes += head;
-  base64::encode_into(line.bytes, r.value.bytes);
+  base64::encode_into(line.bytes, value.bytes);
   line.bytes += "\"}\n";
   return line;
+}
+
+// The set request's line.
+SecretString set_line(const SetRequest& r) {
+  return line_with_secret(
+      "{\"op\":\"set\",\"name\":" + json::quote(r.name) + ",\"" + kSecretKey + "\":\"", r.value);
 }
 
 // Decoders, object -> struct. `secrets` holds the set request's value (json::SecretMembers).
@@ -295,13 +300,7 @@ std::string encode_reply(const BindingsReply& r) {
 }
 
 SecretString encode_swap_reply(const SwapReply& r) {
-  const std::string head = std::string("{\"ok\":true,\"") + kSecretKey + "\":\"";
-  SecretString line =
-      SecretString::reserved(head.size() + base64::encoded_size(r.value.bytes.size()) + 3);
-  line.bytes += head;
-  base64::encode_into(line.bytes, r.value.bytes);
-  line.bytes += "\"}\n";
-  return line;
+  return line_with_secret(std::string("{\"ok\":true,\"") + kSecretKey + "\":\"", r.value);
 }
 
 SwapReply decode_swap_reply(std::string_view line) {

@@ -19,6 +19,7 @@
 #include "proto/credd.h"
 #include "store/paths.h"
 #include "store/state.h"
+#include "support/cred_rig.h"
 #include "support/temp_dir.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -30,30 +31,8 @@ namespace credd = space::proto::credd;
 
 namespace {
 
-void fake_sandbox(const std::string& root, const std::string& id) {
-  auto p = store::sandbox_paths(root, id);
-  fs::mkdir_p(p.dir);
-  store::SandboxState st;
-  st.id = id;
-  st.status = store::Status::Running;
-  st.pid = ::getpid();
-  st.pid_start_time = *proc::start_time(::getpid());
-  st.created = store::rfc3339_now();
-  store::write_state(p.state, st);
-}
-
-struct Rig {
-  test::TempDir d{"inject"};
-  std::string root = d.path + "/root";
-  CredPaths p;
-  uint64_t now = 1'700'000'000'000;
-  std::unique_ptr<CredService> svc;
-  Rig() {
-    ::unsetenv("SPACE_CRED_DIR");
-    for (const char* id : {"a", "b"}) fake_sandbox(root, id);
-    p = cred_paths(root);
-    make_cred_dir(p);
-    svc = std::make_unique<CredService>(root, p, [this] { return now; });
+struct Rig : test::CredRig {
+  Rig() : CredRig({"a", "b"}) {
     SecretStore(p.secrets).set("TOKEN", "ghp_realvalue123", "2026-01-01T00:00:00Z");
   }
   std::string audit() const { return fs::read_file(p.audit, 1 << 20); }

@@ -17,6 +17,7 @@
 #include "store/paths.h"
 #include "store/state.h"
 #include "support/checks.h"
+#include "support/cred_rig.h"
 #include "support/temp_dir.h"
 #include "util/base64.h"
 #include "util/error.h"
@@ -30,34 +31,8 @@ using namespace space::cred;
 
 namespace {
 
-// A sandbox directory with a state.json whose VMM is this test process.
-void fake_sandbox(const std::string& root, const std::string& id) {
-  auto p = store::sandbox_paths(root, id);
-  fs::mkdir_p(p.dir);
-  store::SandboxState st;
-  st.id = id;
-  st.status = store::Status::Running;
-  st.pid = ::getpid();
-  st.pid_start_time = *proc::start_time(::getpid());
-  st.created = store::rfc3339_now();
-  store::write_state(p.state, st);
-}
-
-// A root with sandboxes a, b and c, its credential directory, and a service on a test clock.
-struct ServiceRig {
-  test::TempDir d{"cred"};
-  std::string root = d.path + "/root";
-  CredPaths p;
-  uint64_t now = 1'700'000'000'000;
-  std::unique_ptr<CredService> svc;
-  ServiceRig() {
-    ::unsetenv("SPACE_CRED_DIR");
-    for (const char* id : {"a", "b", "c"}) fake_sandbox(root, id);
-    p = cred_paths(root);
-    make_cred_dir(p);
-    svc = std::make_unique<CredService>(root, p, [this] { return now; });
-  }
-};
+using ServiceRig = test::CredRig;
+using test::self_sandbox;
 
 }  // namespace
 
@@ -287,7 +262,7 @@ TEST_CASE("CredService: the audit log keeps to its bound, rotated, and says what
 TEST_CASE("CredService::check_peer accepts only the sandbox's recorded VMM") {
   test::TempDir d("cred");
   std::string root = d.path + "/root";
-  fake_sandbox(root, "a");
+  self_sandbox(root, "a");
   CredService svc(root, cred_paths_in(d.path + "/c"), [] { return uint64_t{1}; });
   CHECK(svc.check_peer("a", ::getpid()) == "");
   CHECK(svc.check_peer("a", 1).find("not from the VMM") != std::string::npos);
