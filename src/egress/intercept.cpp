@@ -31,6 +31,7 @@ namespace {
 constexpr size_t kChunk = 16 * 1024;
 constexpr size_t kMaxPending = 256 * 1024;  // per direction, before reading that side stops
 constexpr long kLeafSeconds = 7L * 24 * 3600;
+constexpr size_t kMaxLeaves = 1024;  // minted certificates kept in memory
 
 std::string ssl_error() {
   unsigned long e = ERR_get_error();
@@ -150,6 +151,9 @@ struct Contexts {
     }
     if (X509_sign(c.get(), ca_key.get(), EVP_sha256()) == 0)
       throw Error("TLS: sign a certificate for " + host + ": " + ssl_error());
+    // Bounded: a broker serves sandboxes for days, and a destroyed one's entries are never asked
+    // for again. Starting over costs each host one signature.
+    if (leaves.size() >= kMaxLeaves) leaves.clear();
     auto& slot = leaves[id];
     slot = {std::move(c), now};
     return slot.first.get();
