@@ -114,10 +114,12 @@ def mounts():
     return out
 
 def loops():
-    """Loop devices backed by a file under this root (other tests' stores are theirs)."""
-    r = subprocess.run(["losetup", "--list", "--noheadings", "--output", "NAME,BACK-FILE"],
+    """Loop devices backed by a file under this root (other tests' stores are theirs), as (device,
+    file) pairs: the table's padding widens when any /dev/loop10+ appears, so lines do not compare."""
+    r = subprocess.run(["losetup", "--list", "--raw", "--noheadings", "--output", "NAME,BACK-FILE"],
                        capture_output=True, text=True)
-    return {l for l in r.stdout.split("\n") if (root.rstrip("/") + "/") in l}
+    pairs = {tuple(l.split(None, 1)) for l in r.stdout.split("\n") if l.strip()}
+    return {p for p in pairs if len(p) == 2 and p[1].startswith(root.rstrip("/") + "/")}
 
 def sandboxes():
     d = f"{root}/store/sandboxes"
