@@ -1,19 +1,11 @@
 // A sandbox's certificate authority; see sandbox_ca.h.
 #include "cred/sandbox_ca.h"
 
-#include <openssl/bio.h>
-#include <openssl/bn.h>
-#include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/rand.h>
-#include <openssl/x509.h>
-#include <openssl/x509v3.h>
 #include <sys/stat.h>
 
 #include <functional>
-#include <memory>
 
+#include "cred/openssl.h"
 #include "store/paths.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -26,38 +18,15 @@ namespace {
 constexpr long kValidSeconds = 10L * 365 * 24 * 3600;
 
 [[noreturn]] void ssl_fail(const std::string& what) {
-  unsigned long e = ERR_get_error();
-  char buf[256] = "unknown error";
-  if (e) ERR_error_string_n(e, buf, sizeof buf);
-  ERR_clear_error();
-  throw Error("sandbox CA: " + what + ": " + buf);
+  std::string why = ossl::take_error();
+  throw Error("sandbox CA: " + what + ": " + (why.empty() ? "unknown error" : why));
 }
-
-template <class T, void (*F)(T*)>
-struct Free {
-  void operator()(T* p) const { F(p); }
-};
-using Key = std::unique_ptr<EVP_PKEY, Free<EVP_PKEY, EVP_PKEY_free>>;
-using Cert = std::unique_ptr<X509, Free<X509, X509_free>>;
-using Bio = std::unique_ptr<BIO, Free<BIO, BIO_free_all>>;
 
 std::string pem_of(const std::function<int(BIO*)>& write) {
-  Bio b(BIO_new(BIO_s_mem()));
+  const ossl::Lib& o = ossl::lib();
+  ossl::Bio b(o.BIO_new(o.BIO_s_mem()));
   if (!b || write(b.get()) != 1) ssl_fail("write PEM");
-  char* data = nullptr;
-  long n = BIO_get_mem_data(b.get(), &data);
-  return std::string(data, size_t(n));
-}
-
-void add_ext(X509* cert, int nid, const char* value) {
-  X509V3_CTX ctx;
-  X509V3_set_ctx_nodb(&ctx);
-  X509V3_set_ctx(&ctx, cert, cert, nullptr, nullptr, 0);
-  X509_EXTENSION* ext = X509V3_EXT_conf_nid(nullptr, &ctx, nid, value);
-  if (!ext) ssl_fail("extension");
-  int ok = X509_add_ext(cert, ext, -1);
-  X509_EXTENSION_free(ext);
-  if (ok != 1) ssl_fail("add extension");
+  return ossl::mem_contents(b.get());
 }
 
 }  // namespace
@@ -79,40 +48,37 @@ bool has_sandbox_ca(const std::string& cred_dir, const std::string& sandbox) {
 SandboxCa ensure_sandbox_ca(const std::string& cred_dir, const std::string& sandbox) {
   SandboxCa ca = sandbox_ca(cred_dir, sandbox);
   if (fs::exists(ca.cert) && fs::exists(ca.key)) return ca;
-  Key key(EVP_EC_gen("P-256"));
+  const ossl::Lib& o = ossl::lib();
+  ossl::Key key(ossl::ec_p256_key());
   if (!key) ssl_fail("generate its key");
-  Cert cert(X509_new());
+  ossl::Cert cert(o.X509_new());
   if (!cert) ssl_fail("new certificate");
-  X509_set_version(cert.get(), 2);
-  unsigned char serial[16];
-  if (RAND_bytes(serial, sizeof serial) != 1) ssl_fail("serial");
-  serial[0] &= 0x7f;
-  BIGNUM* bn = BN_bin2bn(serial, sizeof serial, nullptr);
-  if (!bn || !BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(cert.get()))) ssl_fail("serial");
-  BN_free(bn);
-  X509_gmtime_adj(X509_getm_notBefore(cert.get()), -3600);  // a guest clock a little behind
-  X509_gmtime_adj(X509_getm_notAfter(cert.get()), kValidSeconds);
-  X509_NAME* name = X509_get_subject_name(cert.get());
+  o.X509_set_version(cert.get(), 2);
+  if (!ossl::set_random_serial(cert.get())) ssl_fail("serial");
+  ossl::set_validity(cert.get(), kValidSeconds);
+  X509_NAME* name = o.X509_get_subject_name(cert.get());
   const std::string cn = "space sandbox " + sandbox;
-  X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC,
-                             reinterpret_cast<const unsigned char*>("space"), -1, -1, 0);
-  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
-                             reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1, 0);
-  X509_set_issuer_name(cert.get(), name);
-  X509_set_pubkey(cert.get(), key.get());
-  add_ext(cert.get(), NID_basic_constraints, "critical,CA:TRUE,pathlen:0");
-  add_ext(cert.get(), NID_key_usage, "critical,keyCertSign,cRLSign");
-  add_ext(cert.get(), NID_subject_key_identifier, "hash");
-  if (X509_sign(cert.get(), key.get(), EVP_sha256()) == 0) ssl_fail("sign");
+  o.X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC,
+                               reinterpret_cast<const unsigned char*>("space"), -1, -1, 0);
+  o.X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+                               reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1, 0);
+  o.X509_set_issuer_name(cert.get(), name);
+  o.X509_set_pubkey(cert.get(), key.get());
+  for (auto [nid, value] :
+       {std::pair<int, const char*>{NID_basic_constraints, "critical,CA:TRUE,pathlen:0"},
+        {NID_key_usage, "critical,keyCertSign,cRLSign"},
+        {NID_subject_key_identifier, "hash"}})
+    if (!ossl::add_extension(cert.get(), cert.get(), nid, value)) ssl_fail("extension");
+  if (o.X509_sign(cert.get(), key.get(), o.EVP_sha256()) == 0) ssl_fail("sign");
   std::string key_pem = pem_of([&](BIO* b) {
-    return PEM_write_bio_PrivateKey(b, key.get(), nullptr, nullptr, 0, nullptr, nullptr);
+    return o.PEM_write_bio_PrivateKey(b, key.get(), nullptr, nullptr, 0, nullptr, nullptr);
   });
-  std::string cert_pem = pem_of([&](BIO* b) { return PEM_write_bio_X509(b, cert.get()); });
+  std::string cert_pem = pem_of([&](BIO* b) { return o.PEM_write_bio_X509(b, cert.get()); });
   fs::mkdir_p(ca.dir);
   ::chmod(ca.dir.c_str(), 0700);
   fs::write_file_atomic(ca.key, key_pem, 0600);
   fs::write_file_atomic(ca.cert, cert_pem, 0644);
-  OPENSSL_cleanse(key_pem.data(), key_pem.size());
+  o.OPENSSL_cleanse(key_pem.data(), key_pem.size());
   return ca;
 }
 

@@ -3,13 +3,6 @@
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <openssl/bn.h>
-#include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/rand.h>
-#include <openssl/x509.h>
-#include <openssl/x509v3.h>
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -34,21 +27,14 @@ constexpr long kLeafSeconds = 7L * 24 * 3600;
 constexpr size_t kMaxLeaves = 1024;  // minted certificates kept in memory
 
 std::string ssl_error() {
-  unsigned long e = ERR_get_error();
-  char buf[256] = "";
-  if (e) ERR_error_string_n(e, buf, sizeof buf);
-  ERR_clear_error();
-  return e ? buf : "unknown TLS error";
+  std::string e = ossl::take_error();
+  return e.empty() ? "unknown TLS error" : e;
 }
 
-template <class T, void (*F)(T*)>
-struct Free {
-  void operator()(T* p) const { F(p); }
-};
-using Key = std::unique_ptr<EVP_PKEY, Free<EVP_PKEY, EVP_PKEY_free>>;
-using Cert = std::unique_ptr<X509, Free<X509, X509_free>>;
-using Ctx = std::unique_ptr<SSL_CTX, Free<SSL_CTX, SSL_CTX_free>>;
-using Bio = std::unique_ptr<BIO, Free<BIO, BIO_free_all>>;
+using ossl::Bio;
+using ossl::Cert;
+using ossl::Ctx;
+using ossl::Key;
 
 // ALPN: http/1.1 only, the one protocol the rewriter speaks.
 const unsigned char kAlpn[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
@@ -56,11 +42,21 @@ const unsigned char kAlpn[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
 int select_alpn(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in,
                 unsigned int inlen, void*) {
   unsigned char* chosen = nullptr;
-  if (SSL_select_next_proto(&chosen, outlen, kAlpn, sizeof kAlpn, in, inlen) !=
+  if (ossl::lib().SSL_select_next_proto(&chosen, outlen, kAlpn, sizeof kAlpn, in, inlen) !=
       OPENSSL_NPN_NEGOTIATED)
     return SSL_TLSEXT_ERR_ALERT_FATAL;  // it offers only protocols we cannot read (h2)
   *out = chosen;
   return SSL_TLSEXT_ERR_OK;
+}
+
+// TLS 1.2 at least; a peer that closes without close_notify has ended, not failed (OpenSSL 3
+// says otherwise); partial writes, from a buffer that may move between retries.
+void common_settings(SSL_CTX* ctx) {
+  const ossl::Lib& o = ossl::lib();
+  o.SSL_CTX_ctrl(ctx, SSL_CTRL_SET_MIN_PROTO_VERSION, TLS1_2_VERSION, nullptr);
+  o.SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
+  o.SSL_CTX_ctrl(ctx, SSL_CTRL_MODE,
+                 SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER, nullptr);
 }
 
 // The contexts, made once per broker (loading the system's trust store costs milliseconds).
@@ -73,34 +69,29 @@ struct Contexts {
 
   SSL_CTX* server_ctx() {
     if (!server) {
-      server.reset(SSL_CTX_new(TLS_server_method()));
+      const ossl::Lib& o = ossl::lib();
+      server.reset(o.SSL_CTX_new(o.TLS_server_method()));
       if (!server) throw Error("TLS: " + ssl_error());
-      SSL_CTX_set_min_proto_version(server.get(), TLS1_2_VERSION);
-      // A peer that closes without close_notify has ended, not failed (OpenSSL 3 says otherwise).
-      SSL_CTX_set_options(server.get(), SSL_OP_IGNORE_UNEXPECTED_EOF);
-      SSL_CTX_set_alpn_select_cb(server.get(), select_alpn, nullptr);
-      SSL_CTX_set_mode(server.get(),
-                       SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+      common_settings(server.get());
+      o.SSL_CTX_set_alpn_select_cb(server.get(), select_alpn, nullptr);
     }
     return server.get();
   }
   SSL_CTX* client_ctx(const std::string& trust_file) {
     Ctx& c = clients[trust_file];
     if (!c) {
-      c.reset(SSL_CTX_new(TLS_client_method()));
+      const ossl::Lib& o = ossl::lib();
+      c.reset(o.SSL_CTX_new(o.TLS_client_method()));
       if (!c) throw Error("TLS: " + ssl_error());
-      SSL_CTX_set_min_proto_version(c.get(), TLS1_2_VERSION);
-      SSL_CTX_set_options(c.get(), SSL_OP_IGNORE_UNEXPECTED_EOF);
-      SSL_CTX_set_verify(c.get(), SSL_VERIFY_PEER, nullptr);
-      if (SSL_CTX_set_default_verify_paths(c.get()) != 1)
+      common_settings(c.get());
+      o.SSL_CTX_set_verify(c.get(), SSL_VERIFY_PEER, nullptr);
+      if (o.SSL_CTX_set_default_verify_paths(c.get()) != 1)
         throw Error("TLS: the system's trust store: " + ssl_error());
       if (!trust_file.empty() &&
-          SSL_CTX_load_verify_locations(c.get(), trust_file.c_str(), nullptr) != 1)
+          o.SSL_CTX_load_verify_locations(c.get(), trust_file.c_str(), nullptr) != 1)
         throw Error("TLS: [egress] ca_file " + trust_file + ": " + ssl_error(), 0,
                     "point ca_file in config.toml at a PEM file of CA certificates");
-      SSL_CTX_set_alpn_protos(c.get(), kAlpn, sizeof kAlpn);
-      SSL_CTX_set_mode(c.get(),
-                       SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+      o.SSL_CTX_set_alpn_protos(c.get(), kAlpn, sizeof kAlpn);
     }
     return c.get();
   }
@@ -112,44 +103,35 @@ struct Contexts {
     const int64_t now = timing::wall_ms() / 1000;
     auto it = leaves.find(id);
     if (it != leaves.end() && now - it->second.second < 24 * 3600) return it->second.first.get();
+    const ossl::Lib& o = ossl::lib();
     if (!leaf_key) {
-      leaf_key.reset(EVP_EC_gen("P-256"));
+      leaf_key.reset(ossl::ec_p256_key());
       if (!leaf_key) throw Error("TLS: a key: " + ssl_error());
     }
-    Bio cb(BIO_new_mem_buf(ca_cert_pem.data(), int(ca_cert_pem.size())));
-    Cert ca(PEM_read_bio_X509(cb.get(), nullptr, nullptr, nullptr));
-    Bio kb(BIO_new_mem_buf(ca_key_pem.data(), int(ca_key_pem.size())));
-    Key ca_key(PEM_read_bio_PrivateKey(kb.get(), nullptr, nullptr, nullptr));
+    Bio cb(o.BIO_new_mem_buf(ca_cert_pem.data(), int(ca_cert_pem.size())));
+    Cert ca(o.PEM_read_bio_X509(cb.get(), nullptr, nullptr, nullptr));
+    Bio kb(o.BIO_new_mem_buf(ca_key_pem.data(), int(ca_key_pem.size())));
+    Key ca_key(o.PEM_read_bio_PrivateKey(kb.get(), nullptr, nullptr, nullptr));
     if (!ca || !ca_key) throw Error("TLS: the sandbox's CA cannot be read: " + ssl_error());
-    Cert c(X509_new());
-    X509_set_version(c.get(), 2);
-    unsigned char serial[16];
-    RAND_bytes(serial, sizeof serial);
-    serial[0] &= 0x7f;
-    BIGNUM* bn = BN_bin2bn(serial, sizeof serial, nullptr);
-    BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(c.get()));
-    BN_free(bn);
-    X509_gmtime_adj(X509_getm_notBefore(c.get()), -3600);
-    X509_gmtime_adj(X509_getm_notAfter(c.get()), kLeafSeconds);
-    X509_NAME* name = X509_get_subject_name(c.get());
-    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
-                               reinterpret_cast<const unsigned char*>(host.c_str()), -1, -1, 0);
-    X509_set_issuer_name(c.get(), X509_get_subject_name(ca.get()));
-    X509_set_pubkey(c.get(), leaf_key.get());
-    X509V3_CTX v3;
-    X509V3_set_ctx_nodb(&v3);
-    X509V3_set_ctx(&v3, ca.get(), c.get(), nullptr, nullptr, 0);
+    Cert c(o.X509_new());
+    if (!c) throw Error("TLS: a certificate for " + host + ": " + ssl_error());
+    o.X509_set_version(c.get(), 2);
+    if (!ossl::set_random_serial(c.get()))
+      throw Error("TLS: a serial number for " + host + ": " + ssl_error());
+    ossl::set_validity(c.get(), kLeafSeconds);
+    X509_NAME* name = o.X509_get_subject_name(c.get());
+    o.X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+                                 reinterpret_cast<const unsigned char*>(host.c_str()), -1, -1, 0);
+    o.X509_set_issuer_name(c.get(), o.X509_get_subject_name(ca.get()));
+    o.X509_set_pubkey(c.get(), leaf_key.get());
     const std::string san = (IpAddress::parse(host) ? "IP:" : "DNS:") + host;
     for (auto [nid, value] : {std::pair<int, std::string>{NID_subject_alt_name, san},
                               {NID_basic_constraints, "critical,CA:FALSE"},
                               {NID_key_usage, "critical,digitalSignature"},
-                              {NID_ext_key_usage, "serverAuth"}}) {
-      X509_EXTENSION* ext = X509V3_EXT_conf_nid(nullptr, &v3, nid, value.c_str());
-      if (!ext) throw Error("TLS: a certificate for " + host + ": " + ssl_error());
-      X509_add_ext(c.get(), ext, -1);
-      X509_EXTENSION_free(ext);
-    }
-    if (X509_sign(c.get(), ca_key.get(), EVP_sha256()) == 0)
+                              {NID_ext_key_usage, "serverAuth"}})
+      if (!ossl::add_extension(c.get(), ca.get(), nid, value.c_str()))
+        throw Error("TLS: a certificate for " + host + ": " + ssl_error());
+    if (o.X509_sign(c.get(), ca_key.get(), o.EVP_sha256()) == 0)
       throw Error("TLS: sign a certificate for " + host + ": " + ssl_error());
     // Bounded: a broker serves sandboxes for days, and a destroyed one's entries are never asked
     // for again. Starting over costs each host one signature.
@@ -181,16 +163,17 @@ bool wait_ready(int fd, short events, int64_t deadline, int stop_fd) {
 
 // Runs a handshake on non-blocking `fd` to its end; "" on success, else why not.
 std::string handshake(SSL* s, int fd, int ms, int stop_fd) {
+  const ossl::Lib& o = ossl::lib();
   const int64_t deadline = timing::mono_ms() + ms;
   for (;;) {
-    ERR_clear_error();
-    int rc = SSL_do_handshake(s);
+    o.ERR_clear_error();
+    int rc = o.SSL_do_handshake(s);
     if (rc == 1) return "";
-    int err = SSL_get_error(s, rc);
+    int err = o.SSL_get_error(s, rc);
     short events = err == SSL_ERROR_WANT_READ ? POLLIN : err == SSL_ERROR_WANT_WRITE ? POLLOUT : 0;
     if (!events) {
-      long v = SSL_get_verify_result(s);
-      if (v != X509_V_OK) return std::string("certificate: ") + X509_verify_cert_error_string(v);
+      long v = o.SSL_get_verify_result(s);
+      if (v != X509_V_OK) return std::string("certificate: ") + o.X509_verify_cert_error_string(v);
       std::string e = ssl_error();
       return err == SSL_ERROR_SYSCALL && e == "unknown TLS error" ? "the peer closed the connection"
                                                                   : e;
@@ -213,41 +196,43 @@ struct Side {
 // SSL_read into `out` (appending with `append`); Again when nothing is there now.
 template <class Append>
 Step read_side(Side& s, Append&& append) {
+  const ossl::Lib& o = ossl::lib();
   char buf[kChunk];
-  ERR_clear_error();
-  int n = SSL_read(s.ssl, buf, sizeof buf);
+  o.ERR_clear_error();
+  int n = o.SSL_read(s.ssl, buf, sizeof buf);
   if (n > 0) {
     s.read_wants_write = false;
     s.bytes += uint64_t(n);
     append(std::string_view(buf, size_t(n)));
-    OPENSSL_cleanse(buf, size_t(n));
+    o.OPENSSL_cleanse(buf, size_t(n));
     return Step::Done;
   }
-  int err = SSL_get_error(s.ssl, n);
+  int err = o.SSL_get_error(s.ssl, n);
   if (err == SSL_ERROR_WANT_READ) return Step::Again;
   if (err == SSL_ERROR_WANT_WRITE) {
     s.read_wants_write = true;
     return Step::Again;
   }
-  if (err == SSL_ERROR_ZERO_RETURN || (err == SSL_ERROR_SYSCALL && ERR_peek_error() == 0)) {
+  if (err == SSL_ERROR_ZERO_RETURN || (err == SSL_ERROR_SYSCALL && o.ERR_peek_error() == 0)) {
     s.eof = true;  // close_notify, or a plain close
     return Step::Done;
   }
   s.failed = true;
-  ERR_clear_error();
+  o.ERR_clear_error();
   return Step::Failed;
 }
 
 // SSL_write of `data`'s front; returns how much went.
 size_t write_side(Side& s, std::string_view data, Step& step) {
-  ERR_clear_error();
-  int n = SSL_write(s.ssl, data.data(), int(std::min(data.size(), size_t(1) << 30)));
+  const ossl::Lib& o = ossl::lib();
+  o.ERR_clear_error();
+  int n = o.SSL_write(s.ssl, data.data(), int(std::min(data.size(), size_t(1) << 30)));
   if (n > 0) {
     s.write_wants_read = false;
     step = Step::Done;
     return size_t(n);
   }
-  int err = SSL_get_error(s.ssl, n);
+  int err = o.SSL_get_error(s.ssl, n);
   if (err == SSL_ERROR_WANT_WRITE) {
     step = Step::Again;
   } else if (err == SSL_ERROR_WANT_READ) {
@@ -256,7 +241,7 @@ size_t write_side(Side& s, std::string_view data, Step& step) {
   } else {
     s.failed = true;
     step = Step::Failed;
-    ERR_clear_error();
+    o.ERR_clear_error();
   }
   return 0;
 }
@@ -270,18 +255,20 @@ SslPtr upstream_handshake(int remote, const InterceptOptions& o, std::string& wh
     ::setsockopt(remote, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     SSL_CTX* ctx;
     {
-      std::lock_guard<std::mutex> l(contexts().mu);
+      std::lock_guard<std::mutex> lock(contexts().mu);
       ctx = contexts().client_ctx(o.trust_file);
     }
-    SslPtr s(SSL_new(ctx));
-    if (!s || SSL_set_fd(s.get(), remote) != 1) throw Error("TLS: " + ssl_error());
-    SSL_set_connect_state(s.get());
-    X509_VERIFY_PARAM* param = SSL_get0_param(s.get());
+    const ossl::Lib& l = ossl::lib();
+    SslPtr s(l.SSL_new(ctx));
+    if (!s || l.SSL_set_fd(s.get(), remote) != 1) throw Error("TLS: " + ssl_error());
+    l.SSL_set_connect_state(s.get());
+    X509_VERIFY_PARAM* param = l.SSL_get0_param(s.get());
     if (IpAddress::parse(o.host)) {
-      X509_VERIFY_PARAM_set1_ip_asc(param, o.host.c_str());
-    } else {
-      SSL_set_tlsext_host_name(s.get(), o.host.c_str());
-      SSL_set1_host(s.get(), o.host.c_str());
+      l.X509_VERIFY_PARAM_set1_ip_asc(param, o.host.c_str());
+    } else {  // SNI (SSL_set_tlsext_host_name), and the name to verify
+      l.SSL_ctrl(s.get(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
+                 const_cast<char*>(o.host.c_str()));
+      l.SSL_set1_host(s.get(), o.host.c_str());
     }
     why = handshake(s.get(), remote, o.handshake_ms, o.stop_fd);
     if (!why.empty()) return nullptr;
@@ -295,7 +282,9 @@ SslPtr upstream_handshake(int remote, const InterceptOptions& o, std::string& wh
 InterceptResult intercept(int guest, int remote, SslPtr upstream, const InterceptOptions& o) {
   InterceptResult res;
   SslPtr down;
+  const ossl::Lib* l = nullptr;
   try {
+    l = &ossl::lib();
     set_nonblocking(guest);
     const std::string ca_cert = fs::read_file(o.ca_cert, 1 << 16);
     std::string ca_key = fs::read_file(o.ca_key, 1 << 16);
@@ -303,21 +292,22 @@ InterceptResult intercept(int guest, int remote, SslPtr upstream, const Intercep
     SSL_CTX* ctx;
     EVP_PKEY* key;
     {
-      std::lock_guard<std::mutex> l(contexts().mu);
+      std::lock_guard<std::mutex> lock(contexts().mu);
       leaf = contexts().leaf(ca_cert, ca_key, o.host);
-      X509_up_ref(leaf);  // ours to use after the lock; the cache may replace its entry
+      l->X509_up_ref(leaf);  // ours to use after the lock; the cache may replace its entry
       key = contexts().leaf_key.get();
-      EVP_PKEY_up_ref(key);
+      l->EVP_PKEY_up_ref(key);
       ctx = contexts().server_ctx();
     }
-    OPENSSL_cleanse(ca_key.data(), ca_key.size());
+    l->OPENSSL_cleanse(ca_key.data(), ca_key.size());
     Cert leaf_ref(leaf);
     Key key_ref(key);
-    down.reset(SSL_new(ctx));
-    if (!down || SSL_set_fd(down.get(), guest) != 1 || SSL_use_certificate(down.get(), leaf) != 1 ||
-        SSL_use_PrivateKey(down.get(), key) != 1)
+    down.reset(l->SSL_new(ctx));
+    if (!down || l->SSL_set_fd(down.get(), guest) != 1 ||
+        l->SSL_use_certificate(down.get(), leaf) != 1 ||
+        l->SSL_use_PrivateKey(down.get(), key) != 1)
       throw Error("TLS: " + ssl_error());
-    SSL_set_accept_state(down.get());
+    l->SSL_set_accept_state(down.get());
   } catch (const std::exception& e) {
     res.ended = std::string("interception failed: ") + e.what();
     res.refused = true;
@@ -370,12 +360,12 @@ InterceptResult intercept(int guest, int remote, SslPtr upstream, const Intercep
       }
       // A side that ended, once what it sent has gone on, ends its way on the other side.
       if (g.eof && to_remote_off == to_remote.size() && !r.shut && !r.failed) {
-        SSL_shutdown(r.ssl);
+        l->SSL_shutdown(r.ssl);
         ::shutdown(remote, SHUT_WR);
         r.shut = true;
       }
       if (r.eof && to_guest.empty() && !g.shut && !g.failed) {
-        SSL_shutdown(g.ssl);
+        l->SSL_shutdown(g.ssl);
         ::shutdown(guest, SHUT_WR);
         g.shut = true;
       }
@@ -391,7 +381,7 @@ InterceptResult intercept(int guest, int remote, SslPtr upstream, const Intercep
         last = timing::mono_ms();
         continue;
       }
-      if (SSL_pending(g.ssl) > 0 || SSL_pending(r.ssl) > 0) continue;
+      if (l->SSL_pending(g.ssl) > 0 || l->SSL_pending(r.ssl) > 0) continue;
       short ge = 0, re = 0;
       if ((!g.eof && to_remote.size() - to_remote_off < kMaxPending) || g.write_wants_read)
         ge |= POLLIN;

@@ -8,21 +8,16 @@
 // until both sides are done, the connection idles too long, or the broker stops. Both sockets are
 // non-blocking from here on; nothing is read or written past their TLS.
 #pragma once
-#include <openssl/ssl.h>
-
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <vector>
 
+#include "cred/openssl.h"
 #include "egress/http_rewrite.h"
 
 namespace space::egress {
 
-struct SslFree {
-  void operator()(SSL* s) const { SSL_free(s); }
-};
-using SslPtr = std::unique_ptr<SSL, SslFree>;
+using SslPtr = ossl::Ssl;
 
 struct InterceptOptions {
   std::string host;     // as the guest named it: a name (SNI, verified) or an address

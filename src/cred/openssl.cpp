@@ -1,0 +1,99 @@
+// dlopen() of OpenSSL; see openssl.h.
+#include "cred/openssl.h"
+
+#include <dlfcn.h>
+
+#include <mutex>
+
+#include "util/error.h"
+
+namespace space::ossl {
+namespace {
+
+constexpr const char* kHint = "install Debian's libssl3 (apt-get install libssl3)";
+
+void* open_library(const char* soname) {
+  void* lib = ::dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char* why = ::dlerror();
+    fail(std::string("cannot load ") + soname + (why ? std::string(": ") + why : ""), kHint);
+  }
+  return lib;
+}
+
+template <class F>
+void bind(void* ssl, void* crypto, F& fn, const char* name) {
+  void* p = ::dlsym(ssl, name);
+  if (!p) p = ::dlsym(crypto, name);
+  if (!p) fail(std::string("libssl.so.3 and libcrypto.so.3 lack ") + name, kHint);
+  fn = reinterpret_cast<F>(p);
+}
+
+Lib load() {
+  void* crypto = open_library("libcrypto.so.3");
+  void* ssl = open_library("libssl.so.3");
+  Lib l{};
+#define SPACE_OPENSSL_BIND(name) bind(ssl, crypto, l.name, #name);
+  SPACE_OPENSSL_FUNCTIONS(SPACE_OPENSSL_BIND)
+#undef SPACE_OPENSSL_BIND
+  return l;  // the libraries stay loaded for the life of the process
+}
+
+}  // namespace
+
+const Lib& lib() {
+  static std::once_flag once;
+  static Lib table;
+  std::call_once(once, [] { table = load(); });
+  return table;
+}
+
+std::string take_error() {
+  const Lib& o = lib();
+  unsigned long e = o.ERR_get_error();
+  char buf[256] = "";
+  if (e) o.ERR_error_string_n(e, buf, sizeof buf);
+  o.ERR_clear_error();
+  return buf;
+}
+
+EVP_PKEY* ec_p256_key() {
+  return lib().EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", const_cast<char*>("P-256"));
+}
+
+bool set_random_serial(X509* cert) {
+  const Lib& o = lib();
+  unsigned char serial[16];
+  if (o.RAND_bytes(serial, sizeof serial) != 1) return false;
+  serial[0] &= 0x7f;
+  BIGNUM* bn = o.BN_bin2bn(serial, sizeof serial, nullptr);
+  bool ok = bn && o.BN_to_ASN1_INTEGER(bn, o.X509_get_serialNumber(cert));
+  o.BN_free(bn);
+  return ok;
+}
+
+void set_validity(X509* cert, long seconds) {
+  const Lib& o = lib();
+  o.X509_gmtime_adj(o.X509_getm_notBefore(cert), -3600);
+  o.X509_gmtime_adj(o.X509_getm_notAfter(cert), seconds);
+}
+
+bool add_extension(X509* cert, X509* issuer, int nid, const char* value) {
+  const Lib& o = lib();
+  X509V3_CTX ctx;
+  X509V3_set_ctx_nodb(&ctx);
+  o.X509V3_set_ctx(&ctx, issuer, cert, nullptr, nullptr, 0);
+  X509_EXTENSION* ext = o.X509V3_EXT_conf_nid(nullptr, &ctx, nid, value);
+  if (!ext) return false;
+  int ok = o.X509_add_ext(cert, ext, -1);
+  o.X509_EXTENSION_free(ext);
+  return ok == 1;
+}
+
+std::string mem_contents(BIO* b) {
+  char* data = nullptr;
+  long n = lib().BIO_ctrl(b, BIO_CTRL_INFO, 0, &data);  // BIO_get_mem_data
+  return n > 0 && data ? std::string(data, size_t(n)) : std::string();
+}
+
+}  // namespace space::ossl
