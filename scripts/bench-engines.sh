@@ -5,6 +5,8 @@
 # space on the vm engine where /dev/kvm exists. Rows (scripts/bench_engines.py measures them):
 #   create        p50 and p90 of --runs creates (space: `space create`; runsc: create + start)
 #   first exec    `true` in a sandbox just made
+#   from a pool   space gvisor only: create p50/p90 with [engine.gvisor] pool = 2 (core/pool.h),
+#                 a member ready for each (the refill waited for, untimed), and its first exec
 #   exec true     p50 and p90 of `true` in a running sandbox (bwrap: a new sandbox each time)
 #   python3       `python3 -c pass` in the Debian image (bookworm with python3; made once with
 #                 `space image build --debian` and kept as a tarball in $SPACE_CACHE/bench-images)

@@ -240,6 +240,40 @@ def density(name, eng, results):
     return ok
 
 
+def pooled(eng, results):
+    """space gvisor with [engine.gvisor] pool = 2 (core/pool.h): each create finds a ready member
+    (the refill is waited for between creates, untimed); then its first exec, and the destroy."""
+    conf = os.path.join(os.environ["SPACE_ROOT"], "config.toml")
+    with open(conf) as f:
+        before = f.read()
+    with open(conf, "a") as f:
+        f.write("[engine.gvisor]\npool = 2\n")
+
+    def ready():
+        pools = json.loads(run([SPACE, "template", "pool", "--format", "json"]).stdout)
+        return next((p["ready"] for p in pools if p["template"] == "bench-gvisor"), 0)
+
+    creates, firsts = [], []
+    try:
+        run([SPACE, "template", "pool", "bench-gvisor"])
+        for _ in range(RUNS):
+            deadline = time.monotonic() + 60
+            while ready() < 2 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            sid, t = eng.create()
+            creates.append(t)
+            firsts.append(eng.exec(sid, "true"))
+            eng.destroy(sid)
+    finally:
+        run([SPACE, "template", "pool", "--drain"], check=False)
+        with open(conf, "w") as f:
+            f.write(before)
+    results[("create from a pool p50 (p90)", "space gvisor")] = "%s (%s)" % (
+        fmt(p50(creates)), fmt(p90(creates)))
+    results[("first exec, pooled", "space gvisor")] = fmt(p50(firsts))
+    raw[("pooled create", "space gvisor")] = p50(creates)
+
+
 def exec_only(name, results):
     bw = ["bwrap", "--ro-bind", ROOTFS_DIR, "/", "--proc", "/proc", "--dev", "/dev",
           "--unshare-all", "--die-with-parent"]
@@ -279,13 +313,16 @@ for col in columns:
             lifecycle(col if col != "runsc" else "runsc", engines[col], results,
                       "deb" if IMAGE else None)
             density(col, engines[col], results)
+            if col == "space gvisor":
+                pooled(engines[col], results)
         else:
             exec_only(col, results)
     except Exception as e:  # noqa: BLE001 - reported, the other columns go on
         print("bench-engines: %s failed: %s" % (col, e), file=sys.stderr)
         failed.append(col)
 
-rows = ["create p50 (p90)", "first exec", "exec true p50 (p90)", "python3 -c pass",
+rows = ["create p50 (p90)", "first exec", "create from a pool p50 (p90)", "first exec, pooled",
+        "exec true p50 (p90)", "python3 -c pass",
         "pause / resume", "branch 1", "branch 10", "destroy",
         "PSS per idle sandbox (%d live)" % LIVE]
 width = max(len(r) for r in rows) + 2
@@ -298,9 +335,10 @@ def ratio(a, b):
     return "%.2fx" % (a / b) if a and b else "-"
 
 
-print("ratios: gvisor/runsc create %s, exec %s, python %s; gvisor/native python %s; "
-      "gvisor/bwrap exec %s" % (
+print("ratios: gvisor/runsc create %s (from a pool %s), exec %s, python %s; gvisor/native "
+      "python %s; gvisor/bwrap exec %s" % (
           ratio(raw.get(("create", "space gvisor")), raw.get(("create", "runsc"))),
+          ratio(raw.get(("pooled create", "space gvisor")), raw.get(("create", "runsc"))),
           ratio(raw.get(("exec", "space gvisor")), raw.get(("exec", "runsc"))),
           ratio(raw.get(("python", "space gvisor")), raw.get(("python", "runsc"))),
           ratio(raw.get(("python", "space gvisor")), raw.get(("python", "native"))),

@@ -49,6 +49,7 @@ constexpr struct {
     {"stats", register_stats},
     {"mcp", register_mcp},
     {"__expire", register_expire},
+    {"__pool-fill", register_pool_fill},
     {"completion", register_completion},
 };
 

@@ -79,6 +79,7 @@ void register_cp(CLI::App& app, GlobalOptions& g);
 void register_completion(CLI::App& app, GlobalOptions& g);
 void register_stats(CLI::App& app, GlobalOptions& g);
 void register_expire(CLI::App& app, GlobalOptions& g);
+void register_pool_fill(CLI::App& app, GlobalOptions& g);
 void register_mcp(CLI::App& app, GlobalOptions& g);
 
 }  // namespace space::cli

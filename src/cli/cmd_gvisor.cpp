@@ -17,6 +17,7 @@ void register_gvisor(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--cgroup", opts->cgroup, "the sandbox's cgroup, relative to each hierarchy");
   cmd->add_option("--expires-at", opts->expires_at, "Unix time the sandbox expires at");
   cmd->add_option("--on-expiry", opts->on_expiry, "destroy or checkpoint");
+  cmd->add_option("--pool", opts->pool_template, "a pool member of this template (core/pool.h)");
   cmd->callback([&g, opts] {
     opts->root = g.root;
     g.exit_code = monitor::gvisor_main(*opts);

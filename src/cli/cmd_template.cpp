@@ -1,12 +1,15 @@
-// `space template build|list|inspect|rm|export|import`: the pre-booted VMs that `create`
+// `space template build|list|inspect|rm|export|import|pool`: the pre-booted VMs that `create`
 // restores sandboxes from. build prints its progress on stderr ("template: booting the VM ...")
-// and the name on stdout; import prints the name too; export prints nothing.
+// and the name on stdout; import prints the name too; export prints nothing. pool shows, fills
+// or drains the gvisor templates' warm pools (core/pool.h).
 #include <cstdio>
 
 #include "cli/app.h"
 #include "cli/boot_flags.h"
 #include "cli/errors.h"
 #include "cli/table.h"
+#include "core/pool.h"
+#include "core/pool_members.h"
 #include "core/template.h"
 #include "image/image.h"
 #include "store/config.h"
@@ -170,11 +173,76 @@ void add_template_import(CLI::App& parent, GlobalOptions& g) {
   });
 }
 
+json::Value pool_json(const core::PoolStatus& s) {
+  json::Value v = json::Value::object();
+  v.set("template", s.template_name);
+  v.set("wanted", s.wanted);
+  v.set("ready", s.ready);
+  v.set("starting", s.starting);
+  v.set("filling", s.filling);
+  v.set("memory_mib", s.memory_mib);
+  v.set("memory_note", s.memory_note);
+  return v;
+}
+
+void print_pools(const GlobalOptions& g, const std::vector<core::PoolStatus>& all) {
+  if (g.json()) {
+    json::Value arr = json::Value::array();
+    for (const auto& s : all) arr.push_back(pool_json(s));
+    print_json(arr, 2);
+    return;
+  }
+  std::vector<std::vector<std::string>> rows = {
+      {"TEMPLATE", "WANTED", "READY", "STARTING", "REFILL", "NOTE"}};
+  for (const auto& s : all)
+    rows.push_back({s.template_name, std::to_string(s.wanted), std::to_string(s.ready),
+                    std::to_string(s.starting), s.filling ? "running" : "-",
+                    s.memory_note.empty() ? "-" : s.memory_note});
+  std::printf("%s", format_table(rows).c_str());
+}
+
+void add_template_pool(CLI::App& parent, GlobalOptions& g) {
+  auto* cmd = parent.add_subcommand(
+      "pool",
+      "Show the gvisor templates' warm pools ([engine.gvisor] pool), fill one now, or drain them");
+  cmd->fallthrough();
+  struct Args {
+    std::vector<std::string> names;
+    bool drain = false;
+  };
+  auto* a = g.hold<Args>();  // freed with GlobalOptions
+  cmd->add_option("name", a->names,
+                  "Templates to fill to [engine.gvisor] pool now (or drain); none: show them all");
+  cmd->add_flag("--drain", a->drain,
+                "Remove every ready sandbox of these templates' pools (all pools without names)");
+  cmd->callback([&g, a] {
+    const auto ctx = g.context();
+    if (a->drain) {
+      std::vector<std::string> names = a->names;
+      if (names.empty())
+        for (const auto& s : core::pool_status(ctx)) names.push_back(s.template_name);
+      each_item(names, g, [&](const std::string& name) {
+        uint32_t n = core::drain_pool(ctx, name);
+        log::info("pool of " + name + ": " + std::to_string(n) + " removed");
+      });
+      return;
+    }
+    if (a->names.empty()) {
+      print_pools(g, core::pool_status(ctx));
+      return;
+    }
+    std::vector<core::PoolStatus> filled;
+    each_item(a->names, g,
+              [&](const std::string& name) { filled.push_back(core::fill_pool(ctx, name)); });
+    print_pools(g, filled);
+  });
+}
+
 }  // namespace
 
 void register_template(CLI::App& app, GlobalOptions& g) {
-  auto* cmd =
-      app.add_subcommand("template", "Build, list, inspect, remove, export and import templates");
+  auto* cmd = app.add_subcommand(
+      "template", "Build, list, inspect, remove, export and import templates; their pools");
   cmd->fallthrough();
   cmd->require_subcommand(1);
   add_template_build(*cmd, g);
@@ -183,6 +251,7 @@ void register_template(CLI::App& app, GlobalOptions& g) {
   add_template_rm(*cmd, g);
   add_template_export(*cmd, g);
   add_template_import(*cmd, g);
+  add_template_pool(*cmd, g);
 }
 
 }  // namespace space::cli

@@ -17,6 +17,7 @@
 #include "core/jail_setup.h"
 #include "core/launcher.h"
 #include "core/net.h"
+#include "core/pool.h"
 #include "core/sandbox.h"
 #include "core/template.h"
 #include "cred/hooks.h"
@@ -192,6 +193,7 @@ store::SandboxState make_sandbox(const store::Context& ctx, const CreateOptions&
       if (!opts.image.empty()) store::validate_id(opts.image, "image name");
       auto policy = initial_policy(hc, opts.net);
       require_usable(engine, probe_engine(engine.engine, hc));  // fails closed
+      if (auto pooled = claim_pooled(ctx, hc, opts, id, p, policy)) return *pooled;
       return create_gvisor_sandbox(ctx, hc, opts, id, p, policy);
     }
     if (opts.disk_bytes && opts.image.empty())

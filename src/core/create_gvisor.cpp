@@ -21,12 +21,10 @@
 #include "util/process.h"
 
 namespace space::core {
-namespace {
 
-// The gvisor template to start from: --template's, or the default template when that is a
-// gvisor one; nullopt for none (the cached rootfs, at the size flags and config.toml say).
-std::optional<TemplateMeta> choose_template(const store::StorePaths& sp,
-                                            const store::HostConfig& hc, const CreateOptions& o) {
+std::optional<TemplateMeta> choose_gvisor_template(const store::StorePaths& sp,
+                                                   const store::HostConfig& hc,
+                                                   const CreateOptions& o) {
   const bool explicit_template = !o.template_name.empty();
   const std::string name = explicit_template ? o.template_name : hc.default_template;
   store::validate_id(name, "template name");
@@ -52,11 +50,9 @@ std::optional<TemplateMeta> choose_template(const store::StorePaths& sp,
   return m;
 }
 
-}  // namespace
-
 VmmLaunch launch_gvisor(const store::Context& ctx, const store::HostConfig& hc,
                         const store::SandboxPaths& p, const store::SandboxState& st,
-                        const std::string& restore_dir) {
+                        const std::string& restore_dir, const std::string& pool_template) {
   check_socket_paths(p);
   make_run_dir(p);
   make_gvisor_cgroup(st.cgroup, st.vcpus, st.memory_mib);
@@ -68,6 +64,7 @@ VmmLaunch launch_gvisor(const store::Context& ctx, const store::HostConfig& hc,
                                    runsc_binary(hc), "--platform",  hc.gvisor_platform,
                                    "--cgroup",       st.cgroup};
   if (!restore_dir.empty()) argv.insert(argv.end(), {"--restore", restore_dir});
+  if (!pool_template.empty()) argv.insert(argv.end(), {"--pool", pool_template});
   if (int64_t at = expires_at(st))
     argv.insert(argv.end(), {"--expires-at", std::to_string(at), "--on-expiry", st.on_expiry});
   proc::SpawnOptions o;
@@ -83,14 +80,15 @@ VmmLaunch launch_gvisor(const store::Context& ctx, const store::HostConfig& hc,
 store::SandboxState create_gvisor_sandbox(const store::Context& ctx, const store::HostConfig& hc,
                                           const CreateOptions& opts, const std::string& id,
                                           const store::SandboxPaths& p,
-                                          const std::optional<egress::Policy>& policy) {
+                                          const std::optional<egress::Policy>& policy,
+                                          const std::string& pool_template) {
   if (!opts.kernel.empty())
     fail("--kernel is the VM's guest kernel; gVisor is its own kernel", "drop --kernel");
   if (opts.cold)
     fail("--cold boots a VM's kernel; a gvisor sandbox always starts afresh", "drop --cold");
   proc::SignalGuard sig;
   store::StorePaths sp = store::ensure_store(ctx, store::StoreUse::Create);
-  std::optional<TemplateMeta> tmpl = choose_template(sp, hc, opts);
+  std::optional<TemplateMeta> tmpl = choose_gvisor_template(sp, hc, opts);
   store::SandboxState st;  // checked before anything is made
   st.id = id;
   st.engine = "gvisor";
@@ -155,7 +153,7 @@ store::SandboxState create_gvisor_sandbox(const store::Context& ctx, const store
       limit_sandbox_disk(ctx, p, st.disk_limit);
     }
     store::save_vm_config(p.config, cfg, fs::Sync::Volatile);
-    VmmLaunch launch = launch_gvisor(ctx, hc, p, st, "");
+    VmmLaunch launch = launch_gvisor(ctx, hc, p, st, "", pool_template);
     monitor.emplace(std::move(launch.child));
     st.pid = monitor->pid();
     st.pid_start_time = proc::start_time(st.pid).value_or(0);

@@ -115,6 +115,7 @@ void destroy_sandbox(const store::Context& ctx, const std::string& id, bool forc
     if (!named.empty() && (!st || named != st->cgroup)) remove_sandbox_cgroup(named);
     // A directory without state.json is the remains of an interrupted create: remove it too.
     fs::remove_tree(p.run_dir);
+    if (!st || st->engine == "gvisor") store::remove_run_aliases(id);  // a pool's (core/pool.h)
     store::remove_store_tree(p.dir);
   } catch (Error& e) {
     e.add_context("destroy sandbox " + id);

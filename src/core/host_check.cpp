@@ -255,8 +255,29 @@ HostReport check_host(const store::Context& ctx) {
   if (kind == vmm::HostKind::Unknown)
     r.notes.push_back("no vmx/svm CPU flags and no kvm_pvm module: KVM may be unusable or slow");
   check_engines(r, hc, vm_problems);
+  r.pool_wanted = hc.gvisor_pool;
+  try {
+    r.pools = pool_status(ctx);
+  } catch (const Error& e) {
+    r.notes.push_back(std::string("the gvisor pools cannot be read: ") + e.what());
+  }
   return r;
 }
+
+namespace {
+// "off" or "N per gvisor template; base 2 ready, 0 starting; ..." (`space check`'s pool line).
+std::string pools_text(const HostReport& r) {
+  std::string out = r.pool_wanted ? std::to_string(r.pool_wanted) + " per gvisor template"
+                                  : "off ([engine.gvisor] pool = 0)";
+  for (const auto& p : r.pools) {
+    if (!r.pool_wanted && !p.ready && !p.starting) continue;
+    out += "; " + p.template_name + " " + std::to_string(p.ready) + " ready";
+    if (p.starting) out += ", " + std::to_string(p.starting) + " starting";
+    if (!p.memory_note.empty()) out += " (" + p.memory_note + ")";
+  }
+  return out;
+}
+}  // namespace
 
 json::Value host_report_json(const HostReport& r) {
   json::Value v = json::Value::object();
@@ -300,6 +321,18 @@ json::Value host_report_json(const HostReport& r) {
   tmpl.set("present", r.default_template_present);
   tmpl.set("restorable", r.default_template_present && r.default_template_problem.empty());
   v.set("default_template", std::move(tmpl));
+  json::Value pool = json::Value::object(), pools = json::Value::array();
+  pool.set("per_template", r.pool_wanted);
+  for (const auto& p : r.pools) {
+    json::Value x = json::Value::object();
+    x.set("template", p.template_name);
+    x.set("ready", p.ready);
+    x.set("starting", p.starting);
+    x.set("memory_note", p.memory_note);
+    pools.push_back(std::move(x));
+  }
+  pool.set("templates", std::move(pools));
+  v.set("gvisor_pool", std::move(pool));
   json::Value jail = json::Value::object();
   jail.set("enabled", r.jail_enabled);
   jail.set("uids", r.jail_uids);
@@ -346,6 +379,7 @@ std::string host_report_text(const HostReport& r) {
   line("root", r.root + (r.store.kind == "btrfs-root" ? " (btrfs)" : " (not btrfs)"));
   line("store", store::store_status_text(r.store));
   line("template", r.default_template + (r.default_template_present ? "" : " (missing)"));
+  line("gvisor pool", pools_text(r));
   if (r.jail_enabled) {
     line("jail",
          "uids " + r.jail_uids + "; namespaces " + r.namespaces + "; seccomp " +

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/engine.h"
+#include "core/pool.h"
 #include "store/context.h"
 #include "store/store.h"
 #include "util/json.h"
@@ -45,6 +46,9 @@ struct HostReport {
   // The engines (core/engine.h): each one's status, and the default with what chose it.
   std::vector<EngineStatus> engines;
   std::string default_engine, default_engine_source;
+  // The gvisor warm pools (core/pool.h): [engine.gvisor] pool, and each gvisor template's.
+  uint32_t pool_wanted = 0;
+  std::vector<PoolStatus> pools;
   std::vector<std::string> notes;     // advice that does not prevent use
   std::vector<std::string> problems;  // each names what to fix; empty means usable
   bool usable() const { return problems.empty(); }

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "core/pool_members.h"
 #include "image/staging.h"
 #include "store/config.h"
 #include "store/paths.h"
@@ -206,6 +207,7 @@ void remove_template(const store::Context& ctx, const std::string& name) {
     throw Error("template " + name + " does not exist", ENOENT,
                 "'space template list' shows the templates");
   try {
+    drain_pool(ctx, name);  // its warm pool's sandboxes (gvisor) go first
     store::remove_store_tree(dir);
   } catch (Error& e) {
     e.add_context("remove template " + name);

@@ -152,6 +152,9 @@ struct Handlers {
     ctx.loop.stop();
     return {};
   }
+  control::AdoptReply operator()(const control::AdoptRequest&) const {
+    fail("only a gvisor pool member adopts a sandbox; this is a VM's VMM");
+  }
 };
 
 }  // namespace

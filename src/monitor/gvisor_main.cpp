@@ -128,6 +128,11 @@ void forward_to_helper(Fd guest, std::string socket, std::atomic<int>& open) {
 
 struct Monitor {
   const GvisorOptions& o;
+  std::string id;  // the sandbox's: o.id, or the one a pool member adopted (runsc keeps o.id)
+  bool adopted = false;
+  int64_t expires_at = 0;
+  std::string on_expiry;
+  Fd expiry_timer;
   store::SandboxPaths p;
   store::VmConfig cfg;
   gvisor::RunscConfig runsc;
@@ -143,15 +148,22 @@ struct Monitor {
   bool sandbox_gone = false;
   int64_t running_since_ms = 0;
 
-  explicit Monitor(const GvisorOptions& opts) : o(opts) {}
+  explicit Monitor(const GvisorOptions& opts)
+      : o(opts), id(opts.id), expires_at(opts.expires_at), on_expiry(opts.on_expiry) {}
+
+  // The paths of sandbox `id`, or of the pool member we are; runsc's state with them.
+  void set_paths(const store::SandboxPaths& paths) {
+    p = paths;
+    gdir = p.run_dir + "/gvisor";
+    runsc.root = gdir + "/runsc";
+  }
 
   void prepare() {
-    p = store::sandbox_paths(o.root, o.id);
+    set_paths(o.pool_template.empty() ? store::sandbox_paths(o.root, o.id)
+                                      : store::pool_member_paths(o.root, o.pool_template, o.id));
     cfg = store::load_vm_config(p.config);
     if (cfg.engine != "gvisor") fail("config.json: engine \"" + cfg.engine + "\", not gvisor");
-    gdir = p.run_dir + "/gvisor";
     runsc.binary = o.runsc;
-    runsc.root = gdir + "/runsc";
     runsc.platform = o.platform;
     runsc.overlay = cfg.overlay_dir.empty() ? "all:memory" : "all:dir=" + cfg.overlay_dir;
     if (!cfg.overlay_dir.empty()) make_dir(cfg.overlay_dir, 0700);
@@ -188,16 +200,16 @@ struct Monitor {
       Fd l = net::unix_listen(path, 64);
       int fd = l.get();
       guest_listeners.push_back(std::move(l));
-      std::string helper =
-          p.run_dir + "/" + (port == proto::kCredentialPort ? kCredSocket : kEgressSocket);
-      loop.add(fd, EPOLLIN, [this, fd, port, helper](uint32_t) {
+      loop.add(fd, EPOLLIN, [this, fd, port](uint32_t) {
         for (;;) {
           Fd c(::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC));
           if (!c) return;
-          if (port == proto::kAgentPort)
+          if (port == proto::kAgentPort) {
             pool.add_guest(std::move(c));
-          else
-            forward_to_helper(std::move(c), helper, forwards);
+          } else {  // by the run directory of now: a pool member's moves when it is adopted
+            const char* helper = port == proto::kCredentialPort ? kCredSocket : kEgressSocket;
+            forward_to_helper(std::move(c), p.run_dir + "/" + helper, forwards);
+          }
         }
       });
     }
@@ -390,7 +402,7 @@ struct Monitor {
       Fd conn = pool.take_one(kClientWaitMs);
       if (!conn) fail("no agent connection");
       uint32_t flags = cfg.image_disk.empty() ? 0 : proto::Hello::kImage;
-      core::write_frame(conn.get(), proto::Type::Hello, core::make_hello(o.id, flags).encode(), dl);
+      core::write_frame(conn.get(), proto::Type::Hello, core::make_hello(id, flags).encode(), dl);
       core::read_hello_reply(conn.get(), dl);
     } catch (const std::exception& e) {
       log::warn(std::string("no Hello to the restored guest: ") + e.what());
@@ -402,6 +414,7 @@ struct Monitor {
   }
 
   std::string handle(std::string_view line, std::vector<Fd>& fds);
+  void arm_expiry();
 };
 
 struct Handlers {
@@ -504,6 +517,24 @@ struct Handlers {
     m.loop.stop();
     return {};
   }
+  // A pool member becomes sandbox `req.id`: create has moved its files and run directory to that
+  // sandbox's paths (its sockets, bound, moved with them; runsc's gofer holds its directories
+  // open), so only what we find by path changes. The next Hello gives the guest its name.
+  control::AdoptReply operator()(const control::AdoptRequest& req) const {
+    if (m.o.pool_template.empty() || m.adopted)
+      fail("sandbox " + m.id + " is not a pool member waiting to be adopted");
+    store::SandboxPaths to = store::sandbox_paths(m.o.root, req.id);
+    if (!fs::is_dir(to.run_dir) || !fs::exists(to.config))
+      fail("adopt " + req.id + ": its files are not at " + to.dir + " and " + to.run_dir);
+    m.set_paths(to);
+    m.id = req.id;
+    m.adopted = true;
+    m.expires_at = req.expires_at;
+    m.on_expiry = req.on_expiry;
+    m.arm_expiry();
+    log::info("pool member " + m.o.id + " is now sandbox " + m.id);
+    return {static_cast<int64_t>(::getpid())};
+  }
 };
 
 std::string Monitor::handle(std::string_view line, std::vector<Fd>& fds) {
@@ -518,34 +549,37 @@ std::string Monitor::handle(std::string_view line, std::vector<Fd>& fds) {
 }
 
 // The expiry backstop, as the VMM's: if the reaper has not acted kExpiryGraceS after the
-// sandbox's expiry, pause it (checkpoint) or end it (destroy).
-Fd arm_expiry(Monitor& m) {
-  if (!m.o.expires_at) return Fd();
+// sandbox's expiry, pause it (checkpoint) or end it (destroy). Again when a pool member adopts a
+// sandbox with an expiry.
+void Monitor::arm_expiry() {
+  if (expiry_timer) loop.remove(expiry_timer.get());
+  expiry_timer.reset();
+  if (!expires_at) return;
   Fd t(::timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC | TFD_NONBLOCK));
   if (!t) throw_errno("timerfd_create");
   itimerspec when{};
-  when.it_value.tv_sec = m.o.expires_at + kExpiryGraceS;
+  when.it_value.tv_sec = expires_at + kExpiryGraceS;
   if (::timerfd_settime(t.get(), TFD_TIMER_ABSTIME, &when, nullptr) != 0)
     throw_errno("timerfd_settime");
   int fd = t.get();
-  m.loop.add(fd, EPOLLIN, [fd, &m](uint32_t) {
+  loop.add(fd, EPOLLIN, [fd, this](uint32_t) {
     uint64_t n;
     if (::read(fd, &n, sizeof n) != sizeof n) return;
-    if (m.o.on_expiry == "checkpoint") {
+    if (on_expiry == "checkpoint") {
       log::warn("the sandbox expired and nothing checkpointed it: pausing it");
       std::vector<Fd> none;
       try {
-        Handlers{m, none}(control::PauseRequest{});
+        Handlers{*this, none}(control::PauseRequest{});
       } catch (const std::exception& e) {
         log::error(std::string("pause on expiry: ") + e.what());
       }
     } else {
       log::warn("the sandbox expired and nothing destroyed it: ending it");
-      m.stop_requested = true;
-      m.loop.stop();
+      stop_requested = true;
+      loop.stop();
     }
   });
-  return t;
+  expiry_timer = std::move(t);
 }
 
 }  // namespace
@@ -554,7 +588,6 @@ int gvisor_main(const GvisorOptions& opts) {
   Fd ready(opts.ready_fd);
   Monitor m(opts);
   std::optional<ControlServer> control_server;
-  Fd expiry;
   Fd sigfd;
   try {
     sigfd = block_signals();
@@ -571,7 +604,7 @@ int gvisor_main(const GvisorOptions& opts) {
         [&m](const std::string& line, std::vector<Fd>& fds) { return m.handle(line, fds); });
     int sfd = sigfd.get();
     m.loop.add(sfd, EPOLLIN, [&m, sfd](uint32_t) { m.on_signals(sfd); });
-    expiry = arm_expiry(m);
+    m.arm_expiry();
     m.phases.mark("spec and sockets");
     m.start_sandbox();
     m.wait_for_guest(sfd);

@@ -16,7 +16,8 @@
 // the helpers' sockets in its run directory, as the VMM does: the helpers see the monitor's pid,
 // the one state.json records, and know the sandbox by the socket. It is a child subreaper, so
 // runsc's daemons are its children: stop kills them at once (runsc's own delete takes seconds) and
-// the monitor exits when the sandbox ends by itself.
+// the monitor exits when the sandbox ends by itself. A pool member's monitor (--pool) runs the same
+// way under the pool's paths until create hands it a sandbox (control `adopt`).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -37,6 +38,10 @@ struct GvisorOptions {
   // kills them all there, whatever a killed monitor left), and sets its CPU quota once the
   // sandbox runs.
   std::string cgroup;
+  // A pool member of this gvisor template (core/pool.h): its files are in the pool's paths
+  // (store::pool_member_paths) until `adopt` names the sandbox it becomes, whose paths create
+  // has moved them to. runsc knows it by `id` for as long as it runs.
+  std::string pool_template;
 };
 
 // Runs the monitor until the sandbox ends; returns the process's exit code.

@@ -91,6 +91,16 @@ json::Value fields_of(const BranchRequest& r) {
   return o;
 }
 
+json::Value fields_of(const AdoptRequest& r) {
+  json::Value o = json::Value::object();
+  o.set("id", r.id);
+  if (r.expires_at) {
+    o.set("expires_at", r.expires_at);
+    o.set("on_expiry", r.on_expiry);
+  }
+  return o;
+}
+
 Request decode_ping(const json::Value& o) {
   rpc::only_fields(o, {});
   return PingRequest{};
@@ -143,6 +153,18 @@ Request decode_branch(const json::Value& o) {
   return r;
 }
 
+Request decode_adopt(const json::Value& o) {
+  rpc::only_fields(o, {"id", "expires_at", "on_expiry"});
+  AdoptRequest r;
+  r.id = json::string_field(o, "id");
+  if (r.id.empty()) fail("field \"id\" must not be empty");
+  r.expires_at = static_cast<int64_t>(json::uint_field_or(o, "expires_at", INT64_MAX, 0));
+  r.on_expiry = json::string_field_or(o, "on_expiry", "");
+  if (r.expires_at && r.on_expiry != "destroy" && r.on_expiry != "checkpoint")
+    fail("field \"on_expiry\" must be destroy or checkpoint");
+  return r;
+}
+
 struct OpEntry {
   std::string_view name;
   Request (*decode)(const json::Value&);
@@ -156,6 +178,7 @@ constexpr std::array<OpEntry, std::variant_size_v<Request>> kOps = {{
     {"branch", decode_branch},
     {"stop", decode_stop},
     {"stats", decode_stats},
+    {"adopt", decode_adopt},
 }};
 
 json::Value ms_object(const std::vector<std::pair<std::string, double>>& ms) {
@@ -253,6 +276,12 @@ std::string encode_reply(const StatsReply& r) {
   return rpc::ok_line(std::move(o));
 }
 
+std::string encode_reply(const AdoptReply& r) {
+  json::Value o = json::Value::object();
+  o.set("pid", r.pid);
+  return rpc::ok_line(std::move(o));
+}
+
 template <>
 PingReply decode_reply<PingReply>(std::string_view line) {
   return rpc::open_reply_as(line, kPeer, "ping", [](const json::Value& o) {
@@ -326,6 +355,12 @@ StatsReply decode_reply<StatsReply>(std::string_view line) {
 template <>
 StopReply decode_reply<StopReply>(std::string_view line) {
   return rpc::open_reply_as(line, kPeer, "stop", [](const json::Value&) { return StopReply{}; });
+}
+
+template <>
+AdoptReply decode_reply<AdoptReply>(std::string_view line) {
+  return rpc::open_reply_as(line, kPeer, "adopt",
+                            [](const json::Value& o) { return AdoptReply{int_field(o, "pid")}; });
 }
 
 }  // namespace space::proto::control

@@ -21,6 +21,9 @@
 //   stats     -> status, guest_clock_ns (the guest's uptime), running_since_ms (Unix ms when this
 //             VMM started the guest), host_connections, guest_connections, vcpus
 //   stop      -> {} and the VMM exits
+//   adopt     id, [expires_at, on_expiry] -> pid: a gvisor pool member (core/pool.h), whose
+//             files create has just moved to sandbox id's paths, becomes that sandbox; any
+//             other monitor refuses it
 // Decoders reject unknown operations, unknown request fields and fields of the wrong kind with
 // an Error that names them.
 #pragma once
@@ -122,8 +125,17 @@ struct StatsReply {
 struct StopRequest {};
 struct StopReply {};
 
+struct AdoptRequest {
+  std::string id;          // the sandbox the member becomes
+  int64_t expires_at = 0;  // Unix s, 0 = never
+  std::string on_expiry;   // with expires_at: "destroy" or "checkpoint"
+};
+struct AdoptReply {
+  int64_t pid = 0;
+};
+
 using Request = std::variant<PingRequest, PauseRequest, ResumeRequest, SnapshotRequest,
-                             BranchRequest, StopRequest, StatsRequest>;
+                             BranchRequest, StopRequest, StatsRequest, AdoptRequest>;
 
 // The reply type of each request type: ReplyOf<PingRequest> is PingReply.
 template <class Req>
@@ -156,6 +168,10 @@ template <>
 struct ReplyTo<StatsRequest> {
   using type = StatsReply;
 };
+template <>
+struct ReplyTo<AdoptRequest> {
+  using type = AdoptReply;
+};
 template <class Req>
 using ReplyOf = typename ReplyTo<Req>::type;
 
@@ -175,6 +191,7 @@ std::string encode_reply(const SnapshotReply& r);
 std::string encode_reply(const BranchReply& r);
 std::string encode_reply(const StopReply& r);
 std::string encode_reply(const StatsReply& r);
+std::string encode_reply(const AdoptReply& r);
 
 // The reply a line carries: T is one of the reply types. Throws Error with the VMM's message
 // (and hint) for an {"ok": false} reply, or naming what is malformed.

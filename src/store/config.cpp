@@ -74,6 +74,8 @@ HostConfig parse_host_config(std::string_view text, const std::string& source) {
             if (c.gvisor_platform != "systrap" && c.gvisor_platform != "ptrace" &&
                 c.gvisor_platform != "kvm")
               f.bad(gfull, "expected \"systrap\", \"ptrace\" or \"kvm\"");
+          } else if (gkey == "pool") {
+            c.gvisor_pool = f.uint(gn, gfull, 0, kMaxPool);
           } else {
             f.bad(gfull, "unknown key");
           }

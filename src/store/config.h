@@ -49,12 +49,16 @@ struct HostConfig {
   // [engine.gvisor] runsc: the runsc binary ("" = runsc on PATH); platform: runsc's platform.
   std::string gvisor_runsc;
   std::string gvisor_platform = "systrap";
+  // [engine.gvisor] pool: ready sandboxes kept per gvisor template, which create hands out
+  // (core/pool.h); 0 = none.
+  uint32_t gvisor_pool = 0;
 };
 
 // Limits shared with the create flags.
 constexpr uint32_t kMaxCpus = 64;
 constexpr uint32_t kMinMemoryMib = 32;
 constexpr uint32_t kMaxMemoryMib = 1u << 20;
+constexpr uint32_t kMaxPool = 64;  // [engine.gvisor] pool
 
 // <root>/config.toml.
 std::string host_config_path(const std::string& root);

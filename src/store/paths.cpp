@@ -2,6 +2,7 @@
 #include "store/paths.h"
 
 #include <sys/random.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -21,6 +22,7 @@ StorePaths store_paths(const std::string& root) {
   sp.templates = sp.dir + "/templates";
   sp.sandboxes = sp.dir + "/sandboxes";
   sp.images = sp.dir + "/images";
+  sp.pool = sp.dir + "/pool";
   return sp;
 }
 
@@ -38,6 +40,26 @@ std::string run_base() {
 SandboxPaths sandbox_paths(const std::string& root, const std::string& id) {
   validate_id(id);
   return paths_in(sandboxes_dir(root) + "/" + id, run_base() + "/" + id);
+}
+
+SandboxPaths pool_member_paths(const std::string& root, const std::string& template_name,
+                               const std::string& member) {
+  validate_id(template_name, "template name");
+  validate_id(member, "pool member");
+  return paths_in(store_paths(root).pool + "/" + template_name + "/" + member,
+                  run_base() + "/.pool-" + member);
+}
+
+void remove_run_aliases(const std::string& id) {
+  const std::string base = run_base();
+  for (const auto& name : fs::list_dir(base)) {
+    if (name.rfind(".pool-", 0) != 0) continue;
+    const std::string path = base + "/" + name;
+    char target[256];
+    ssize_t n = ::readlink(path.c_str(), target, sizeof target);
+    if (n <= 0 || std::string(target, size_t(n)) != id) continue;  // a member's own directory
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) throw_errno("unlink " + path);
+  }
 }
 
 SandboxPaths paths_in(const std::string& dir, const std::string& run_dir) {

@@ -15,6 +15,7 @@ struct StorePaths {       // all absolute
   std::string templates;  // <root>/store/templates
   std::string sandboxes;  // <root>/store/sandboxes
   std::string images;     // <root>/store/images
+  std::string pool;       // <root>/store/pool: <template>/<member>, core/pool.h
 };
 
 struct SandboxPaths {        // all absolute
@@ -39,6 +40,13 @@ StorePaths store_paths(const std::string& root);
 SandboxPaths sandbox_paths(const std::string& root, const std::string& id);
 // The same file names for a VMM whose files live in `dir` and sockets in `run_dir` (both absolute).
 SandboxPaths paths_in(const std::string& dir, const std::string& run_dir);
+// A gvisor pool member's paths (core/pool.h): <root>/store/pool/<template>/<member>, sockets in
+// <run base>/.pool-<member>; both renamed to sandbox_paths(root, id)'s when create takes it.
+SandboxPaths pool_member_paths(const std::string& root, const std::string& template_name,
+                               const std::string& member);
+// Removes the links a pool member handed out as sandbox `id` leaves in the run base
+// (.pool-<member> -> <id>: core/pool.h); the rest is left. Throws only on a failed unlink.
+void remove_run_aliases(const std::string& id);
 // <root>/store/sandboxes: the directory holding one directory per sandbox.
 std::string sandboxes_dir(const std::string& root);
 // $SPACE_RUN_DIR, or /run/space when unset or empty.

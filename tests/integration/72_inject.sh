@@ -17,8 +17,6 @@ shared_template default
 debian_image py
 export SPACE_EGRESS_IDLE_SECONDS=300
 
-free_port() { python3 -c 'import socket,sys; s=socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])' "$1"; }
-served() { python3 -c 'import socket,sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 1)' "$1" "$2" 2>/dev/null; }
 
 # The test CA, and certificates for the two servers (and one the broker must refuse).
 ca=$TEST_ROOT/ca

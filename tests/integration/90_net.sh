@@ -12,22 +12,7 @@
 source "$(dirname "$0")/lib.sh"
 export SPACE_EGRESS_IDLE_SECONDS=300
 
-free_port() {  # ADDR: a TCP port free on ADDR
-  python3 -c 'import socket,sys; s=socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])' "$1"
-}
-mkdir -p "$TEST_ROOT/www2" "$TEST_ROOT/www3"
-echo "hello from 127.0.0.2" >"$TEST_ROOT/www2/index.html"
-echo "hello from 127.0.0.3" >"$TEST_ROOT/www3/index.html"
-P2=$(free_port 127.0.0.2)
-P3=$(free_port 127.0.0.3)
-python3 -m http.server --bind 127.0.0.2 --directory "$TEST_ROOT/www2" "$P2" >"$TEST_ROOT/www2.log" 2>&1 &
-WEB2=$!
-python3 -m http.server --bind 127.0.0.3 --directory "$TEST_ROOT/www3" "$P3" >"$TEST_ROOT/www3.log" 2>&1 &
-WEB3=$!
-at_exit "kill $WEB2 $WEB3 2>/dev/null"
-served() { python3 -c 'import socket,sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 1)' "$1" "$2" 2>/dev/null; }
-wait_until 20 served 127.0.0.2 "$P2"
-wait_until 20 served 127.0.0.3 "$P3"
+web_servers
 
 shared_template base
 

@@ -151,6 +151,27 @@ store_leftovers() {
 AT_EXIT=()
 at_exit() { AT_EXIT+=("$1"); }
 
+# free_port ADDR: a TCP port free on ADDR. served ADDR PORT: something listens there.
+free_port() { python3 -c 'import socket,sys; s=socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])' "$1"; }
+served() { python3 -c 'import socket,sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 1)' "$1" "$2" 2>/dev/null; }
+
+# web_servers: plain HTTP servers standing in for the internet on 127.0.0.2 (port $P2) and
+# 127.0.0.3 (port $P3), each serving index.html "hello from <its address>"; stopped at exit.
+web_servers() {
+  mkdir -p "$TEST_ROOT/www2" "$TEST_ROOT/www3"
+  echo "hello from 127.0.0.2" >"$TEST_ROOT/www2/index.html"
+  echo "hello from 127.0.0.3" >"$TEST_ROOT/www3/index.html"
+  P2=$(free_port 127.0.0.2)
+  P3=$(free_port 127.0.0.3)
+  python3 -m http.server --bind 127.0.0.2 --directory "$TEST_ROOT/www2" "$P2" >"$TEST_ROOT/www2.log" 2>&1 &
+  WEB2=$!
+  python3 -m http.server --bind 127.0.0.3 --directory "$TEST_ROOT/www3" "$P3" >"$TEST_ROOT/www3.log" 2>&1 &
+  WEB3=$!
+  at_exit "kill $WEB2 $WEB3 2>/dev/null"
+  wait_until 20 served 127.0.0.2 "$P2"
+  wait_until 20 served 127.0.0.3 "$P3"
+}
+
 cleanup() {
   local rc=$?
   set +e

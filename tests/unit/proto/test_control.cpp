@@ -160,3 +160,27 @@ TEST_CASE("malformed control replies are refused; error replies carry message an
     CHECK(e.hint() == "wait");
   }
 }
+
+TEST_CASE("adopt: a pool member's new sandbox, and its expiry, round-trip; bad ones refused") {
+  CHECK(control::encode_request(control::AdoptRequest{"p1"}) ==
+        "{\"op\":\"adopt\",\"id\":\"p1\"}\n");
+  auto a = round_trip_request(control::AdoptRequest{"p1", 1700000000, "checkpoint"});
+  CHECK(a.id == "p1");
+  CHECK(a.expires_at == 1700000000);
+  CHECK(a.on_expiry == "checkpoint");
+  auto b = round_trip_request(control::AdoptRequest{"p2"});
+  CHECK(b.expires_at == 0);
+  CHECK(b.on_expiry.empty());
+  CHECK(control::op_name(control::AdoptRequest{}) == "adopt");
+  CHECK(control::decode_reply<control::AdoptReply>(control::encode_reply(control::AdoptReply{4242}))
+            .pid == 4242);
+  auto refused = [](const std::string& line, const std::string& why) {
+    CAPTURE(line);
+    CHECK_THROWS_WITH_AS(control::decode_request(line), doctest::Contains(why.c_str()), Error);
+  };
+  refused("{\"op\":\"adopt\"}", "\"id\"");
+  refused("{\"op\":\"adopt\",\"id\":\"\"}", "\"id\" must not be empty");
+  refused("{\"op\":\"adopt\",\"id\":\"p\",\"expires_at\":5}", "on_expiry");
+  refused("{\"op\":\"adopt\",\"id\":\"p\",\"expires_at\":5,\"on_expiry\":\"keep\"}", "on_expiry");
+  refused("{\"op\":\"adopt\",\"id\":\"p\",\"dir\":\"/x\"}", "unknown field \"dir\"");
+}

@@ -165,3 +165,14 @@ TEST_CASE("config.toml: [egress] ca_file, an absolute path") {
   fs::write_file_atomic(d.path + "/config.toml", "[egress]\nca_file = \"relative.pem\"\n", 0644);
   CHECK_THROWS_WITH_AS(store::load_host_config(d.path), doctest::Contains("absolute path"), Error);
 }
+
+TEST_CASE("config.toml: [engine.gvisor] pool") {
+  CHECK(store::parse_host_config("", "c").gvisor_pool == 0);  // off unless asked for
+  CHECK(store::parse_host_config("[engine.gvisor]\npool = 3\n", "c").gvisor_pool == 3);
+  CHECK(store::parse_host_config("[engine]\ndefault = \"gvisor\"\n[engine.gvisor]\npool = 0\n", "c")
+            .gvisor_pool == 0);
+  CHECK(error_of("[engine.gvisor]\npool = 65\n").find("engine.gvisor.pool") != std::string::npos);
+  CHECK(error_of("[engine.gvisor]\npool = -1\n").find("engine.gvisor.pool") != std::string::npos);
+  CHECK(error_of("[engine.gvisor]\npool = \"2\"\n").find("engine.gvisor.pool") !=
+        std::string::npos);
+}

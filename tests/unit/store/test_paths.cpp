@@ -1,6 +1,7 @@
 // Unit tests for store/paths: sandbox id rules, generated ids, the sandbox path layout and the
-// store layout.
+// store layout; a pool member's paths and the removal of the links a handed-out one leaves.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <set>
@@ -8,7 +9,9 @@
 #include <vector>
 
 #include "store/paths.h"
+#include "support/temp_dir.h"
 #include "util/error.h"
+#include "util/fs.h"
 
 using namespace space;
 
@@ -75,4 +78,31 @@ TEST_CASE("store paths") {
   auto p = store::paths_in("/r/store/templates/.t.tmp-1", "/run/space/.template-1");
   CHECK(p.config == "/r/store/templates/.t.tmp-1/config.json");
   CHECK(p.vsock_sock == "/run/space/.template-1/vsock.sock");
+}
+
+TEST_CASE("a pool member's paths, and the links a handed-out member leaves") {
+  test::TempDir d("paths");
+  ::setenv("SPACE_RUN_DIR", d.path.c_str(), 1);
+  auto m = store::pool_member_paths("/r", "base", "0123abcd");
+  CHECK(m.dir == "/r/store/pool/base/0123abcd");
+  CHECK(m.state == m.dir + "/state.json");
+  CHECK(m.run_dir == d.path + "/.pool-0123abcd");
+  CHECK(m.control_sock == m.run_dir + "/control.sock");
+  CHECK(store::store_paths("/r").pool == "/r/store/pool");
+  CHECK_THROWS_AS(store::pool_member_paths("/r", "../t", "m"), Error);
+  CHECK_THROWS_AS(store::pool_member_paths("/r", "t", "m/x"), Error);
+
+  // Links to p1 go; a link to another sandbox, a member's own directory and other names stay.
+  fs::mkdir_p(d.path + "/p1");
+  REQUIRE(::symlink("p1", (d.path + "/.pool-aaa").c_str()) == 0);
+  REQUIRE(::symlink("p1", (d.path + "/.pool-bbb").c_str()) == 0);
+  REQUIRE(::symlink("p2", (d.path + "/.pool-ccc").c_str()) == 0);
+  fs::mkdir_p(d.path + "/.pool-ddd");
+  REQUIRE(::symlink("p1", (d.path + "/other").c_str()) == 0);
+  store::remove_run_aliases("p1");
+  auto left = fs::list_dir(d.path);
+  std::set<std::string> got(left.begin(), left.end());
+  CHECK(got == std::set<std::string>{"p1", ".pool-ccc", ".pool-ddd", "other"});
+  store::remove_run_aliases("p1");  // nothing left to do
+  ::unsetenv("SPACE_RUN_DIR");
 }
