@@ -1,10 +1,9 @@
 // dlopen() of OpenSSL; see openssl.h.
 #include "cred/openssl.h"
 
-#include <dlfcn.h>
-
 #include <mutex>
 
+#include "util/dynlib.h"
 #include "util/error.h"
 
 namespace space::ossl {
@@ -12,28 +11,12 @@ namespace {
 
 constexpr const char* kHint = "install Debian's libssl3 (apt-get install libssl3)";
 
-void* open_library(const char* soname) {
-  void* lib = ::dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    const char* why = ::dlerror();
-    fail(std::string("cannot load ") + soname + (why ? std::string(": ") + why : ""), kHint);
-  }
-  return lib;
-}
-
-template <class F>
-void bind(void* ssl, void* crypto, F& fn, const char* name) {
-  void* p = ::dlsym(ssl, name);
-  if (!p) p = ::dlsym(crypto, name);
-  if (!p) fail(std::string("libssl.so.3 and libcrypto.so.3 lack ") + name, kHint);
-  fn = reinterpret_cast<F>(p);
-}
-
 Lib load() {
-  void* crypto = open_library("libcrypto.so.3");
-  void* ssl = open_library("libssl.so.3");
+  void* crypto = dynlib::open("libcrypto.so.3", kHint);
+  void* ssl = dynlib::open("libssl.so.3", kHint);
   Lib l{};
-#define SPACE_OPENSSL_BIND(name) bind(ssl, crypto, l.name, #name);
+#define SPACE_OPENSSL_BIND(name) \
+  dynlib::bind(l.name, {ssl, crypto}, #name, "libssl.so.3 and libcrypto.so.3", kHint);
   SPACE_OPENSSL_FUNCTIONS(SPACE_OPENSSL_BIND)
 #undef SPACE_OPENSSL_BIND
   return l;  // the libraries stay loaded for the life of the process

@@ -1,33 +1,24 @@
 // dlopen() of libarchive; see libarchive.h.
 #include "store/libarchive.h"
 
-#include <dlfcn.h>
-
 #include <mutex>
 #include <string>
 
-#include "util/error.h"
+#include "util/dynlib.h"
 
 namespace space::store {
 namespace {
 constexpr const char* kSoname = "libarchive.so.13";
 
+constexpr const char* kHint = "install Debian's libarchive13 (apt-get install libarchive13)";
+
 template <class F>
 void bind(void* lib, F& fn, const char* name) {
-  void* p = ::dlsym(lib, name);
-  if (!p)
-    fail(std::string(kSoname) + " lacks " + name,
-         "install Debian's libarchive13 (apt-get install libarchive13)");
-  fn = reinterpret_cast<F>(p);
+  dynlib::bind(fn, {lib}, name, kSoname, kHint);
 }
 
 Libarchive load() {
-  void* lib = ::dlopen(kSoname, RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    const char* why = ::dlerror();
-    fail(std::string("cannot load ") + kSoname + (why ? std::string(": ") + why : ""),
-         "install it: apt-get install libarchive13");
-  }
+  void* lib = dynlib::open(kSoname, kHint);
   Libarchive a{};
   bind(lib, a.read_new, "archive_read_new");
   bind(lib, a.read_support_filter_all, "archive_read_support_filter_all");
