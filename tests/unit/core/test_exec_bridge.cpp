@@ -1,8 +1,8 @@
 // Exec end to end without a VM: the host side (core::exec_on_connection, the bridge) against the
 // real guest-init binary in its --serve-unix mode, which spawns on this machine. Covers exit
 // codes, stdout/stderr separation, stdin (whole, closed early, never read), bulk output with a
-// checksum, timeouts, signals, env/cwd, and several execs at once. Skipped when the guest-init
-// binary is not found (support/guest_init_binary.h).
+// checksum, timeouts, signals, env/cwd, and several execs at once. Skipped (doctest's skip) when
+// the guest-init binary is not found (support/guest_init_binary.h).
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -114,14 +114,14 @@ Run run(std::vector<std::string> argv, core::ExecOptions o = {}, int in_fd = -1)
 
 }  // namespace
 
-#define NEED_AGENT()                                                                          \
-  AgentScope agent_scope;                                                                     \
-  if (!agent().ok()) {                                                                        \
-    MESSAGE("skipped: no guest-init binary (SPACE_GUEST_INIT, or next to this test binary)"); \
-    return;                                                                                   \
-  }
+// Each case runs its own agent; the cases are skipped (needs_guest_init) without the binary, and
+// an agent that does not start is a failure.
+#define NEED_AGENT()      \
+  AgentScope agent_scope; \
+  REQUIRE(agent().ok())
 
-TEST_CASE("exec: exit codes, signals, and stdout kept apart from stderr") {
+TEST_CASE("exec: exit codes, signals, and stdout kept apart from stderr" *
+          test::needs_guest_init()) {
   NEED_AGENT();
   auto r = run({"sh", "-c", "echo out; echo err >&2; exit 3"});
   CHECK(r.r.exit_code == 3);
@@ -134,7 +134,8 @@ TEST_CASE("exec: exit codes, signals, and stdout kept apart from stderr") {
   CHECK(k.r.status.kind == proto::ExitKind::Signaled);
 }
 
-TEST_CASE("exec: missing and non-executable commands give 127 and 126" * test::needs_root()) {
+TEST_CASE("exec: missing and non-executable commands give 127 and 126" *
+          test::needs_guest_init(/*as_root=*/true)) {
   NEED_AGENT();
   auto nf = run({"no-such-command-xyz"});
   CHECK(nf.r.exit_code == 127);
@@ -148,7 +149,7 @@ TEST_CASE("exec: missing and non-executable commands give 127 and 126" * test::n
   CHECK(cd.r.status.message.find("chdir /no/such/dir") != std::string::npos);
 }
 
-TEST_CASE("exec: env, cwd and guest-measured time") {
+TEST_CASE("exec: env, cwd and guest-measured time" * test::needs_guest_init()) {
   NEED_AGENT();
   core::ExecOptions o;
   o.env = {"SPACE_TEST_VAR=hello world", "PATH=/usr/bin:/bin"};
@@ -160,7 +161,8 @@ TEST_CASE("exec: env, cwd and guest-measured time") {
 }
 
 // Setting another uid's groups needs root.
-TEST_CASE("exec: an OCI process's groups, umask and resource limits" * test::needs_root()) {
+TEST_CASE("exec: an OCI process's groups, umask and resource limits" *
+          test::needs_guest_init(/*as_root=*/true)) {
   NEED_AGENT();
   core::ExecOptions o;
   o.uid = 1000;
@@ -179,7 +181,7 @@ TEST_CASE("exec: an OCI process's groups, umask and resource limits" * test::nee
   CHECK(b.r.status.message.find("setrlimit") != std::string::npos);
 }
 
-TEST_CASE("exec: --timeout kills the process group and gives 124") {
+TEST_CASE("exec: --timeout kills the process group and gives 124" * test::needs_guest_init()) {
   NEED_AGENT();
   core::ExecOptions o;
   o.timeout_ms = 300;
@@ -190,7 +192,8 @@ TEST_CASE("exec: --timeout kills the process group and gives 124") {
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
 }
 
-TEST_CASE("exec: stdin is streamed, ends with EOF, and is at EOF without -i") {
+TEST_CASE("exec: stdin is streamed, ends with EOF, and is at EOF without -i" *
+          test::needs_guest_init()) {
   NEED_AGENT();
   std::string data;
   for (int i = 0; i < 200000; i++) data += std::to_string(i) + "\n";
@@ -205,7 +208,8 @@ TEST_CASE("exec: stdin is streamed, ends with EOF, and is at EOF without -i") {
   CHECK(run({"cat"}).out.empty());  // no -i: EOF at once, cat ends
 }
 
-TEST_CASE("exec: a process that never reads stdin, or closes it early, does not block us") {
+TEST_CASE("exec: a process that never reads stdin, or closes it early, does not block us" *
+          test::needs_guest_init()) {
   NEED_AGENT();
   int p[2];
   REQUIRE(::pipe2(p, O_CLOEXEC) == 0);
@@ -232,7 +236,8 @@ TEST_CASE("exec: a process that never reads stdin, or closes it early, does not 
   CHECK(s.r.exit_code == 0);
 }
 
-TEST_CASE("exec: bulk output arrives complete while stdin is fed at the same time") {
+TEST_CASE("exec: bulk output arrives complete while stdin is fed at the same time" *
+          test::needs_guest_init()) {
   NEED_AGENT();
   std::string expect;
   for (int i = 1; i <= 300000; i++) expect += std::to_string(i) + "\n";
@@ -262,7 +267,7 @@ TEST_CASE("exec: bulk output arrives complete while stdin is fed at the same tim
   CHECK(r.err.find("4194304") != std::string::npos);
 }
 
-TEST_CASE("exec: several execs run at once on one agent") {
+TEST_CASE("exec: several execs run at once on one agent" * test::needs_guest_init()) {
   NEED_AGENT();
   std::vector<std::thread> ts;
   std::atomic<int> ok{0};

@@ -247,7 +247,10 @@ TEST_CASE("session: Hello and Poweroff in one write get HelloReply, Ack and one 
 TEST_CASE("session: the host closing mid-frame ends the session quietly") {
   Harness h;
   h.send_raw({5, 0, 0, 0, 1, 0});
-  // ~Harness closes the host end; the server thread must return so join() completes.
+  REQUIRE(::shutdown(h.host.get(), SHUT_WR) == 0);  // the host goes, its frame half sent
+  CHECK(h.recv(1).empty());                         // no reply to a frame that never came whole
+  CHECK(h.closed);  // and the session ended: its end closed within 5 s
+  CHECK(h.poweroffs == 0);
 }
 
 namespace {

@@ -1,9 +1,9 @@
 // PrivilegedXattrDir: a fresh directory on a file system that takes trusted.* and
 // security.capability extended attributes from this process (root, and a file system that keeps
 // them: ext4, btrfs, tmpfs), for the tests of what a copy keeps or drops; the first of /tmp,
-// /var/tmp and /dev/shm that does. `path` is empty when none does (the test then says so and
-// returns). Removed, with everything in it, when the test ends. cap_v2() is a valid file
-// capability to set.
+// /var/tmp and /dev/shm that does. `path` is empty when none does (needs_privileged_xattrs()
+// skips those tests then). Removed, with everything in it, when the test ends. cap_v2() is a valid
+// file capability to set.
 #pragma once
 #include <doctest/doctest.h>
 #include <fcntl.h>
@@ -52,13 +52,8 @@ struct PrivilegedXattrDir {
       }
     }
   }
-  // False, saying why the test is skipped, when no directory takes the attributes.
-  bool usable() const {
-    if (!path.empty()) return true;
-    MESSAGE("skipped: no directory takes trusted.* and security.capability xattrs (" << tried
-                                                                                     << ")");
-    return false;
-  }
+  // Whether a directory took the attributes (needs_privileged_xattrs() skips the case otherwise).
+  bool usable() const { return !path.empty(); }
   ~PrivilegedXattrDir() {
     if (path.empty()) return;
     try {
@@ -69,6 +64,13 @@ struct PrivilegedXattrDir {
   PrivilegedXattrDir(const PrivilegedXattrDir&) = delete;
   PrivilegedXattrDir& operator=(const PrivilegedXattrDir&) = delete;
 };
+
+// Skipped unless this process is root and some directory takes those attributes (probed once,
+// when the test binary starts): TEST_CASE("..." * test::needs_privileged_xattrs()).
+inline doctest::skip needs_privileged_xattrs() {
+  static const bool yes = ::geteuid() == 0 && PrivilegedXattrDir("probe").usable();
+  return doctest::skip(!yes);
+}
 
 // The value of extended attribute `name` of `path` (not followed), or "<none>".
 inline std::string xattr_of(const std::string& path, const char* name) {
