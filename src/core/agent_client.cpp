@@ -26,8 +26,9 @@ void write_frame(int fd, proto::Type type, std::span<const uint8_t> payload,
   std::vector<uint8_t> bytes;
   try {
     bytes = proto::encode_frame(type, payload);
-  } catch (const proto::ProtoError& e) {
-    fail(std::string("encode frame: ") + e.what());
+  } catch (proto::ProtoError& e) {
+    e.add_context("encode frame");
+    throw;
   }
   net::send_all(fd, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
                 dl);
@@ -48,8 +49,9 @@ std::optional<proto::Frame> read_frame(int fd, const net::Deadline& dl) {
     auto f = dec.next();
     if (!f) fail("incomplete frame");
     return f;
-  } catch (const proto::ProtoError& e) {
-    fail(std::string("malformed frame from the guest: ") + e.what());
+  } catch (proto::ProtoError& e) {
+    e.add_context("malformed frame from the guest");
+    throw;
   }
 }
 
@@ -94,8 +96,9 @@ proto::HelloReply read_hello_reply(int fd, const net::Deadline& dl) {
                std::to_string(proto::kVersion),
            "rebuild the rootfs so its guest-init matches this space binary");
     return reply;
-  } catch (const proto::ProtoError& e) {
-    fail(std::string("malformed handshake reply from the guest: ") + e.what());
+  } catch (proto::ProtoError& e) {
+    e.add_context("malformed handshake reply from the guest");
+    throw;
   }
 }
 

@@ -175,8 +175,9 @@ class Bridge {
         if (!f) break;
         on_frame(*f);
       }
-    } catch (const proto::ProtoError& e) {
-      fail(std::string("malformed frame from the guest: ") + e.what());
+    } catch (proto::ProtoError& e) {
+      e.add_context("malformed frame from the guest");
+      throw;
     }
   }
 

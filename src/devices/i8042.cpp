@@ -71,8 +71,9 @@ void I8042::restore(std::span<const uint8_t> state) {
     out_ = r.i32();
     r.finish();
     if (out_ < -1 || out_ > 255) fail("i8042: corrupt saved state");
-  } catch (const proto::ProtoError& e) {
-    fail(std::string("i8042: corrupt saved state: ") + e.what());
+  } catch (proto::ProtoError& e) {
+    e.add_context("i8042: corrupt saved state");
+    throw;
   }
 }
 

@@ -166,8 +166,9 @@ void Serial::restore(std::span<const uint8_t> state) {
     if (rx.size() > kFifoSize) fail("serial: saved receive FIFO holds more than 16 bytes");
     rx_.assign(rx.begin(), rx.end());
     r.finish();
-  } catch (const proto::ProtoError& e) {
-    fail(std::string("serial: corrupt saved state: ") + e.what());
+  } catch (proto::ProtoError& e) {
+    e.add_context("serial: corrupt saved state");
+    throw;
   }
 }
 

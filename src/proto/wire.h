@@ -1,7 +1,8 @@
 // Wire primitives shared by host and guest: a Writer that appends little-endian integers,
 // strings and byte blobs to a buffer, and a Reader that takes them back out with every length
 // checked against what remains. A Reader never reads past its span; malformed input throws
-// ProtoError, which callers turn into a failed request, never a crash.
+// ProtoError, a space::Error (so main() and every `catch (const Error&)` take it as any other),
+// which callers turn into a failed request, never a crash.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -10,10 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "util/error.h"
+
 namespace space::proto {
 
-struct ProtoError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+struct ProtoError : Error {
+  using Error::Error;
 };
 
 class Writer {

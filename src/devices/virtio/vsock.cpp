@@ -75,8 +75,9 @@ void VirtioVsock::restore_state(std::span<const uint8_t> state) {
     uint64_t cid = r.u64();
     r.finish();
     guest_cid_ = cid;
-  } catch (const proto::ProtoError& e) {
-    fail(std::string("virtio-vsock: bad state: ") + e.what());
+  } catch (proto::ProtoError& e) {
+    e.add_context("virtio-vsock: bad state");
+    throw;
   }
 }
 
