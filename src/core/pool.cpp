@@ -23,6 +23,7 @@
 #include "util/fs.h"
 #include "util/log.h"
 #include "util/process.h"
+#include "util/process_tree.h"
 
 namespace space::core {
 namespace {
@@ -132,25 +133,10 @@ bool adopt(const store::Context& ctx, const store::HostConfig& hc, const CreateO
 }
 
 // Every thread of process `pid` and of its descendants to nice `nice` (on Linux a thread's
-// own). Best effort: a thread that has just ended is skipped.
-void renice_tree(int pid, int nice) {
-  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
-  for (const auto& tid : fs::list_dir(tasks)) {
-    ::setpriority(PRIO_PROCESS, static_cast<id_t>(std::stoi(tid)), nice);
-    std::string children;
-    try {
-      children = fs::read_file(tasks + "/" + tid + "/children", 1 << 16);
-    } catch (const Error&) {
-      continue;
-    }
-    size_t i = 0;
-    while (i < children.size()) {
-      size_t j = children.find(' ', i);
-      if (j == std::string::npos) j = children.size();
-      if (j > i) renice_tree(std::stoi(children.substr(i, j - i)), nice);
-      i = j + 1;
-    }
-  }
+// own). Best effort: a thread or child that has just ended is skipped.
+void renice_tree(pid_t pid, int nice) {
+  for (pid_t tid : proc::threads_of(pid)) ::setpriority(PRIO_PROCESS, static_cast<id_t>(tid), nice);
+  for (pid_t child : proc::children_of(pid)) renice_tree(child, nice);
 }
 
 // One new member of `tmpl`'s pool, started (or an Error). A background refill runs at nice

@@ -5,7 +5,6 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/epoll.h>
-#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -24,11 +23,11 @@
 #include "jail/cgroup.h"
 #include "monitor/agent_pool.h"
 #include "monitor/control_server.h"
+#include "monitor/gvisor_host.h"
 #include "monitor/routes.h"
 #include "proto/agent.h"
 #include "proto/control.h"
 #include "proto/rpc.h"
-#include "store/loop.h"
 #include "store/paths.h"
 #include "store/vm_config.h"
 #include "util/error.h"
@@ -38,8 +37,8 @@
 #include "util/log.h"
 #include "util/phase_log.h"
 #include "util/process.h"
+#include "util/process_tree.h"
 #include "util/ready.h"
-#include "util/relay.h"
 #include "util/socket.h"
 
 namespace space::monitor {
@@ -63,67 +62,6 @@ int64_t unix_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-Fd block_signals() {
-  sigset_t set;
-  sigemptyset(&set);
-  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGCHLD}) sigaddset(&set, s);
-  if (::sigprocmask(SIG_BLOCK, &set, nullptr) != 0) throw_errno("sigprocmask");
-  Fd fd(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
-  if (!fd) throw_errno("signalfd");
-  return fd;
-}
-
-// A mount namespace of our own, private from the host's: what we mount there goes with it.
-// Moves this process (single threaded still) into the sandbox's cgroup `rel`, which the CLI made
-// with the sandbox's limits, in every hierarchy space uses; "" = none.
-void join_cgroup(const std::string& rel) {
-  if (rel.empty()) return;
-  try {
-    jail::join_group(jail::detect_layout(), rel);
-  } catch (Error& e) {
-    e.add_context("join the sandbox's cgroup");
-    throw;
-  }
-}
-
-// Returns the host's, to go back to once runsc's processes have taken what they need from ours
-// (a copy of every host mount, other sandboxes' stores among them, would otherwise stay pinned
-// for as long as the monitor lives).
-Fd enter_own_mount_namespace() {
-  Fd host(::open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC));
-  if (!host) throw_errno("open /proc/self/ns/mnt");
-  if (::unshare(CLONE_NEWNS) != 0) throw_errno("unshare(CLONE_NEWNS)");
-  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
-    throw_errno("make / private");
-  return host;
-}
-
-void make_dir(const std::string& path, mode_t mode) {
-  if (::mkdir(path.c_str(), mode) != 0 && errno != EEXIST) throw_errno("mkdir " + path);
-}
-
-void mount_read_only(const std::string& image, const std::string& target) {
-  make_dir(target, 0700);
-  // noload: no journal replay; the image was made by mkfs and never mounted writable.
-  store::loop::mount_image(image, target, "ext4", MS_RDONLY | MS_NOSUID | MS_NODEV, "noload");
-}
-
-// A guest connection to a helper's port: relayed to its socket in our run directory; `open`
-// counts the relays running.
-void forward_to_helper(Fd guest, std::string socket, std::atomic<int>& open) {
-  open++;
-  std::thread([g = std::move(guest), socket, &open]() mutable {
-    try {
-      Fd up = net::unix_connect(socket, net::Deadline::after_ms(5000));
-      relay(g.get(), up.get(), -1, -1);
-    } catch (const std::exception& e) {
-      log::debug("guest connection to " + socket + ": " + e.what());
-    }
-    g.reset();
-    open--;
-  }).detach();
 }
 
 struct Monitor {
@@ -374,24 +312,8 @@ struct Monitor {
     }
   }
 
-  // Our children's pids, from /proc/self/task/*/children.
-  std::vector<pid_t> children() const {
-    std::vector<pid_t> out;
-    std::string text;
-    try {
-      text = fs::read_file("/proc/self/task/" + std::to_string(::getpid()) + "/children", 1 << 16);
-    } catch (const Error&) {
-      return out;
-    }
-    size_t i = 0;
-    while (i < text.size()) {
-      size_t j = text.find(' ', i);
-      if (j == std::string::npos) j = text.size();
-      if (j > i) out.push_back(static_cast<pid_t>(std::stol(text.substr(i, j - i))));
-      i = j + 1;
-    }
-    return out;
-  }
+  // Our children's pids: runsc's sandbox and gofer.
+  std::vector<pid_t> children() const { return proc::children_of(::getpid()); }
 
   // A restored sandbox (a resume, a branch) still has the hostname of the one checkpointed: one
   // Hello names it, as a VM's monitor says Hello after every restore (monitor/guest_sync.h), and
@@ -590,7 +512,7 @@ int gvisor_main(const GvisorOptions& opts) {
   std::optional<ControlServer> control_server;
   Fd sigfd;
   try {
-    sigfd = block_signals();
+    sigfd = block_monitor_signals();
     if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) throw_errno("prctl(PR_SET_CHILD_SUBREAPER)");
     if (opts.runsc.empty()) fail("no runsc given", "apt-get install -t bookworm-backports runsc");
     join_cgroup(opts.cgroup);
