@@ -45,18 +45,13 @@ constexpr size_t kMaxOperatorLine = 1u << 20;  // a 64 KiB secret in base64 fits
 constexpr size_t kMaxQueued = 256 * 1024;      // replies waiting for a slow reader
 constexpr int kLockWaitMs = 3000;
 
-void report(Fd& ready, const std::string& line) {
-  ready::report_line(ready, line);
-  ready.reset();
-}
-
 class Helper {
  public:
   Helper(const HelperOptions& o, CredPaths p)
       : root_(o.root),
         paths_(std::move(p)),
         svc_(o.root, paths_, wall_clock_ms),
-        idle_ms_(int64_t{idle_seconds()} * 1000) {}
+        idle_(int64_t{idle_seconds()} * 1000) {}
 
   ~Helper() {
     for (auto& [fd, c] : conns_) loop_.remove(fd);
@@ -76,33 +71,21 @@ class Helper {
     op_listener_ = net::unix_listen(paths_.sock, 64);
     loop_.add(op_listener_.get(), EPOLLIN, [this](uint32_t) { on_accept(op_listener_.get(), ""); });
     sync_listeners();
-    sigfd_ = watch_signals();
-    loop_.add(sigfd_.get(), EPOLLIN, [this](uint32_t) {
-      signalfd_siginfo si;
-      while (::read(sigfd_.get(), &si, sizeof si) == sizeof si) {
-        log::info("signal " + std::to_string(si.ssi_signo) + ": exiting");
-        loop_.stop();
-      }
-    });
-    last_activity_ = timing::mono_ms();
-    report(ready, "ok");
+    sigfd_ = daemon::stop_loop_on_signals(loop_);
+    idle_.touch();
+    daemon::report_ready(ready);
     log::info("credential helper serving " + paths_.dir + " (idle exit after " +
-              std::to_string(idle_ms_ / 1000) + " s)");
+              std::to_string(idle_.idle_ms() / 1000) + " s)");
   }
 
   void run() {
     while (!loop_.stopping()) {
       auto next = svc_.sweep_expired();
       sync_listeners();  // a sandbox that got a run directory, or lost it, since
-      int64_t now = timing::mono_ms();
       // Idle only when no sandbox holds a grant: a jailed VMM cannot start a helper, so one
       // stays up while a running sandbox may ask it for a secret.
-      const bool needed = !conns_.empty() || !listeners_.empty();
-      if (!needed && now - last_activity_ >= idle_ms_) {
-        log::info("idle for " + std::to_string(idle_ms_ / 1000) + " s: exiting");
-        break;
-      }
-      int64_t wait = needed ? 1000 : idle_ms_ - (now - last_activity_);
+      int64_t wait = idle_.left(!conns_.empty() || !listeners_.empty(), 1000);
+      if (wait <= 0) break;
       if (next) {
         int64_t until = int64_t(*next) - int64_t(wall_clock_ms());
         wait = std::min(wait, std::max<int64_t>(until, 0) + 1);
@@ -125,19 +108,6 @@ class Helper {
     bool closing = false;     // close once `out` is empty
     uint32_t mask = EPOLLIN;  // the events watched
   };
-
-  static Fd watch_signals() {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGHUP);
-    if (::sigprocmask(SIG_BLOCK, &set, nullptr) != 0) throw_errno("sigprocmask");
-    Fd fd(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
-    if (!fd) throw_errno("signalfd");
-    ::signal(SIGPIPE, SIG_IGN);
-    return fd;
-  }
 
   // Opens a socket for every sandbox that should have one (and runs: has a run directory) and
   // closes the others. The socket is open to the run directory's group, the jail's.
@@ -178,7 +148,7 @@ class Helper {
         if (errno != EAGAIN) warn_.warn(std::string("accept: ") + std::strerror(errno));
         return;
       }
-      last_activity_ = timing::mono_ms();
+      idle_.touch();
       ucred cr{};
       socklen_t len = sizeof cr;
       if (::getsockopt(c.get(), SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0) {
@@ -215,7 +185,7 @@ class Helper {
   void close_conn(int fd) {
     loop_.remove(fd);
     conns_.erase(fd);
-    last_activity_ = timing::mono_ms();
+    idle_.touch();
   }
 
   // One handler per connection. Replies wait in c.out (wiped as they leave); while any are
@@ -233,7 +203,7 @@ class Helper {
       if (n < 0 && errno != EAGAIN && errno != EINTR) return close_conn(fd);
       if (n == 0) c.closing = true;  // the peer sent all it will; answer what came, then close
       if (n > 0) {
-        last_activity_ = timing::mono_ms();
+        idle_.touch();
         if (c.sandbox.empty()) {
           append_wiped(c.in.bytes, {reinterpret_cast<const char*>(buf), size_t(n)});
         } else {
@@ -369,14 +339,13 @@ class Helper {
   std::string root_;
   CredPaths paths_;
   CredService svc_;
-  int64_t idle_ms_;
+  daemon::IdleExit idle_;
   EventLoop loop_;
   Acceptor acceptor_;
   log::Throttle warn_;  // what sandboxes provoke is rate-limited
   Fd op_listener_, sigfd_;
   std::map<std::string, net::Listener> listeners_;
   std::map<int, Conn> conns_;
-  int64_t last_activity_ = 0;
 };
 
 }  // namespace
@@ -390,7 +359,7 @@ int idle_seconds() {
 }
 
 int credd_main(const HelperOptions& opts) {
-  Fd ready(opts.ready_fd >= 0 && ::fcntl(opts.ready_fd, F_GETFD) >= 0 ? opts.ready_fd : -1);
+  Fd ready = daemon::ready_pipe(opts.ready_fd);
   try {
     if (opts.protect_memory) protect_process_memory();  // before it holds any value
     CredPaths p =
@@ -401,7 +370,7 @@ int credd_main(const HelperOptions& opts) {
     Fd lock = daemon::take_lock(p.lock, kLockWaitMs);
     if (!lock) {
       log::info("a credential helper is already running for " + p.dir);
-      report(ready, "ok");
+      daemon::report_ready(ready);
       return 0;
     }
     bool store_ok = true;
@@ -416,9 +385,7 @@ int credd_main(const HelperOptions& opts) {
     h.run();
     return 0;
   } catch (const std::exception& e) {
-    int code = ready::report_failure(ready, e);
-    ready.reset();
-    return code;
+    return daemon::report_start_failure(ready, e);
   }
 }
 

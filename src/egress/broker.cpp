@@ -54,11 +54,6 @@ constexpr int kLockWaitMs = 3000;
 constexpr int kSyncEveryMs = 5000;
 constexpr size_t kMaxOperatorLine = 256;
 
-void report(Fd& ready, const std::string& line) {
-  ready::report_line(ready, line);
-  ready.reset();
-}
-
 // Raises the soft descriptor limit to the hard one: each connection holds two descriptors.
 void raise_nofile() {
   rlimit rl{};
@@ -75,7 +70,7 @@ class Broker {
         paths_(std::move(p)),
         max_per_sandbox_(size_t(std::max(o.max_per_sandbox, 1))),
         audit_(paths_, o.audit_max_bytes, timing::wall_ms),
-        idle_ms_(int64_t{broker_idle_seconds()} * 1000),
+        idle_(int64_t{broker_idle_seconds()} * 1000),
         stop_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
         done_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
     if (!stop_ || !done_) throw_errno("eventfd");
@@ -101,19 +96,12 @@ class Broker {
     op_listener_ = net::unix_listen(paths_.sock, 64);
     loop_.add(op_listener_.get(), EPOLLIN, [this](uint32_t) { on_operator(); });
     loop_.add(done_.get(), EPOLLIN, [this](uint32_t) { reap_workers(); });
-    sigfd_ = watch_signals();
-    loop_.add(sigfd_.get(), EPOLLIN, [this](uint32_t) {
-      signalfd_siginfo si;
-      while (::read(sigfd_.get(), &si, sizeof si) == sizeof si) {
-        log::info("signal " + std::to_string(si.ssi_signo) + ": exiting");
-        loop_.stop();
-      }
-    });
+    sigfd_ = daemon::stop_loop_on_signals(loop_);
     sync();
-    last_activity_ = timing::mono_ms();
-    report(ready, "ok");
+    idle_.touch();
+    daemon::report_ready(ready);
     log::info("network broker serving " + root_ + " (idle exit after " +
-              std::to_string(idle_ms_ / 1000) + " s)");
+              std::to_string(idle_.idle_ms() / 1000) + " s)");
   }
 
   void run() {
@@ -125,35 +113,17 @@ class Broker {
         audit_.flush(false);
         last_sync = now;
       }
-      int64_t wait = kSyncEveryMs - (now - last_sync);
       // Idle only when no sandbox needs us: a jailed VMM cannot start a broker, so one stays up
       // while a running sandbox has a policy.
-      if (active() == 0 && listeners_.empty()) {
-        int64_t idle_left = idle_ms_ - (now - last_activity_);
-        if (idle_left <= 0) {
-          log::info("idle for " + std::to_string(idle_ms_ / 1000) + " s: exiting");
-          return;
-        }
-        wait = std::min(wait, idle_left);
-      }
+      int64_t wait = kSyncEveryMs - (now - last_sync);
+      int64_t idle_left = idle_.left(active() > 0 || !listeners_.empty(), wait);
+      if (idle_left <= 0) return;
+      wait = std::min(wait, idle_left);
       loop_.run_once(int(std::max<int64_t>(wait, 1)));
     }
   }
 
  private:
-  static Fd watch_signals() {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGHUP);
-    if (::sigprocmask(SIG_BLOCK, &set, nullptr) != 0) throw_errno("sigprocmask");
-    Fd fd(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
-    if (!fd) throw_errno("signalfd");
-    ::signal(SIGPIPE, SIG_IGN);
-    return fd;
-  }
-
   size_t active() {
     std::lock_guard<std::mutex> g(mu_);
     return workers_.size();
@@ -206,7 +176,7 @@ class Broker {
     for (;;) {
       Fd c = acceptor_.accept(op_listener_.get(), SOCK_CLOEXEC);
       if (!c) return;
-      last_activity_ = timing::mono_ms();
+      idle_.touch();
       if (!net::peer_trusted(c.get())) continue;
       // A short blocking exchange: the operator socket is used by our own processes only.
       std::string reply;
@@ -234,7 +204,7 @@ class Broker {
         if (errno != EAGAIN) warn_.warn(std::string("accept: ") + std::strerror(errno));
         return;
       }
-      last_activity_ = timing::mono_ms();
+      idle_.touch();
       ucred cr{};
       socklen_t len = sizeof cr;
       int pid = ::getsockopt(c.get(), SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 ? cr.pid : -1;
@@ -356,14 +326,14 @@ class Broker {
       finished_.clear();
     }
     for (auto& t : done) t.join();
-    last_activity_ = timing::mono_ms();
+    idle_.touch();
   }
 
   std::string root_;
   EgressPaths paths_;
   size_t max_per_sandbox_;
   AuditLog audit_;  // thread-safe
-  int64_t idle_ms_;
+  daemon::IdleExit idle_;
   EventLoop loop_;
   Acceptor acceptor_;
   log::Throttle warn_;  // what sandboxes provoke is rate-limited
@@ -374,7 +344,6 @@ class Broker {
   std::vector<uint64_t> finished_;
   std::map<std::string, size_t> per_sandbox_;
   uint64_t next_worker_ = 0;
-  int64_t last_activity_ = 0;
 };
 
 }  // namespace
@@ -384,7 +353,7 @@ int broker_idle_seconds() {
 }
 
 int egress_main(const BrokerOptions& opts) {
-  Fd ready(opts.ready_fd >= 0 && ::fcntl(opts.ready_fd, F_GETFD) >= 0 ? opts.ready_fd : -1);
+  Fd ready = daemon::ready_pipe(opts.ready_fd);
   try {
     EgressPaths p = egress_paths(opts.root);
     make_egress_dirs(p);
@@ -392,7 +361,7 @@ int egress_main(const BrokerOptions& opts) {
     Fd lock = daemon::take_lock(p.lock, kLockWaitMs);
     if (!lock) {
       log::info("a network broker is already running for " + opts.root);
-      report(ready, "ok");
+      daemon::report_ready(ready);
       return 0;
     }
     raise_nofile();
@@ -401,9 +370,7 @@ int egress_main(const BrokerOptions& opts) {
     b.run();
     return 0;
   } catch (const std::exception& e) {
-    int code = ready::report_failure(ready, e);
-    ready.reset();
-    return code;
+    return daemon::report_start_failure(ready, e);
   }
 }
 

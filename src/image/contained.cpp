@@ -77,7 +77,7 @@ void child_error(const char* what) {
   for (;;) {
     int status = 0;
     pid_t got = ::waitpid(-1, &status, 0);
-    if (got == pid) ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+    if (got == pid) ::_exit(proc::exit_code_of(status));
     if (got < 0 && errno != EINTR) ::_exit(125);
   }
 }
@@ -149,7 +149,7 @@ int run_contained(const std::vector<std::string>& argv, const std::vector<std::s
   }
   if (!partial.empty() && on_line) on_line(partial);
   int status = init.wait();
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return proc::exit_code_of(status);
 }
 
 }  // namespace space::image

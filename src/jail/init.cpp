@@ -15,6 +15,7 @@
 #include "util/error.h"
 #include "util/fd.h"
 #include "util/log.h"
+#include "util/process.h"
 
 namespace space::jail {
 namespace {
@@ -73,12 +74,6 @@ void run_init(pid_t program, const InitPlan& plan) {
   serve_as_init(program);
 }
 
-int exit_code_of(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 1;
-}
-
 void serve_as_init(pid_t vmm) {
   sigset_t set;
   sigemptyset(&set);
@@ -97,7 +92,7 @@ void serve_as_init(pid_t vmm) {
         ::_exit(code);  // ECHILD: the jail is empty
       }
       if (pid == vmm) {
-        code = exit_code_of(status);
+        code = proc::exit_code_of(status);
         vmm_alive = false;
       }
     }

@@ -54,7 +54,5 @@ constexpr char kPlacementFailed = 'e';
 // Serves as init until no child is left; never returns. Call with the signals above blocked in
 // every thread of the process (it takes them with sigtimedwait) and with `vmm` its child.
 [[noreturn]] void serve_as_init(pid_t vmm);
-// The exit code for a waitpid() status: the code, or 128+N for a signal N.
-int exit_code_of(int status);
 
 }  // namespace space::jail

@@ -13,6 +13,7 @@
 
 #include "jail/cgroup.h"
 #include "store/loop.h"
+#include "util/daemon.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/relay.h"
@@ -21,13 +22,8 @@
 namespace space::monitor {
 
 Fd block_monitor_signals() {
-  sigset_t set;
-  sigemptyset(&set);
-  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGCHLD}) sigaddset(&set, s);
-  if (::sigprocmask(SIG_BLOCK, &set, nullptr) != 0) throw_errno("sigprocmask");
-  Fd fd(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
-  if (!fd) throw_errno("signalfd");
-  return fd;
+  // SIGPIPE keeps its default: runsc, which the monitor runs, would inherit it ignored.
+  return daemon::watch_signals({SIGTERM, SIGINT, SIGHUP, SIGCHLD}, /*ignore_sigpipe=*/false);
 }
 
 void join_cgroup(const std::string& rel) {

@@ -38,6 +38,7 @@
 #include "proto/agent.h"
 #include "store/paths.h"
 #include "store/vm_config.h"
+#include "util/daemon.h"
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -55,18 +56,9 @@ namespace {
 
 // Blocks the signals the event loop takes through a signalfd (before any thread starts, so
 // every thread inherits the mask).
+// SIGCHLD: a branch VMM forked from this one exited, to be reaped.
 Fd block_and_watch_signals() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGHUP);
-  sigaddset(&set, SIGCHLD);  // a branch VMM forked from this one exited: reap it
-  if (::pthread_sigmask(SIG_BLOCK, &set, nullptr) != 0) throw_errno("pthread_sigmask");
-  Fd fd(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
-  if (!fd) throw_errno("signalfd");
-  ::signal(SIGPIPE, SIG_IGN);
-  return fd;
+  return daemon::watch_signals({SIGTERM, SIGINT, SIGHUP, SIGCHLD});
 }
 
 // vmm.log keeps at most this much, restarting with a marker line (util/capped_writer.h).

@@ -2,7 +2,11 @@
 #include "util/daemon.h"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/epoll.h>
 #include <sys/file.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -11,6 +15,8 @@
 
 #include "util/env.h"
 #include "util/error.h"
+#include "util/log.h"
+#include "util/ready.h"
 #include "util/socket.h"
 #include "util/timing.h"
 
@@ -57,6 +63,58 @@ proc::Child start(const std::vector<std::string>& argv, const std::string& log_p
     throw Error(what + " failed: " + line->substr(7), 0, "see " + log_path);
   if (*line != "ok") fail(what + " sent an unexpected ready line: \"" + *line + "\"");
   return child;
+}
+
+Fd ready_pipe(int fd) {
+  return Fd(fd >= 0 && ::fcntl(fd, F_GETFD) >= 0 ? fd : -1);
+}
+
+void report_ready(Fd& ready, const std::string& line) {
+  ready::report_line(ready, line);
+  ready.reset();
+}
+
+int report_start_failure(Fd& ready, const std::exception& e) {
+  int code = ready::report_failure(ready, e);
+  ready.reset();
+  return code;
+}
+
+Fd watch_signals(std::initializer_list<int> signals, bool ignore_sigpipe) {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int s : signals) sigaddset(&set, s);
+  if (::sigprocmask(SIG_BLOCK, &set, nullptr) != 0) throw_errno("sigprocmask");
+  Fd fd(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
+  if (!fd) throw_errno("signalfd");
+  if (ignore_sigpipe) ::signal(SIGPIPE, SIG_IGN);
+  return fd;
+}
+
+Fd stop_loop_on_signals(EventLoop& loop) {
+  Fd fd = watch_signals({SIGTERM, SIGINT, SIGHUP});
+  int raw = fd.get();
+  loop.add(raw, EPOLLIN, [&loop, raw](uint32_t) {
+    signalfd_siginfo si;
+    while (::read(raw, &si, sizeof si) == sizeof si) {
+      log::info("signal " + std::to_string(si.ssi_signo) + ": exiting");
+      loop.stop();
+    }
+  });
+  return fd;
+}
+
+IdleExit::IdleExit(int64_t idle_ms) : idle_ms_(idle_ms), last_(timing::mono_ms()) {}
+
+void IdleExit::touch() {
+  last_ = timing::mono_ms();
+}
+
+int64_t IdleExit::left(bool busy, int64_t check_ms) {
+  if (busy) return check_ms;
+  int64_t left = idle_ms_ - (timing::mono_ms() - last_);
+  if (left <= 0) log::info("idle for " + std::to_string(idle_ms_ / 1000) + " s: exiting");
+  return left;
 }
 
 }  // namespace space::daemon

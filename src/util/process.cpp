@@ -699,4 +699,10 @@ Quiet wait_quiet(pid_t pid, int window_ms, int windows, double max_share, int li
   }
 }
 
+int exit_code_of(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
 }  // namespace space::proc

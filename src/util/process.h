@@ -201,5 +201,8 @@ Quiet wait_quiet(pid_t pid, int window_ms, int windows, double max_share, int li
 std::string signal_name(int sig);
 // "exited with status N" / "killed by signal N (SIGKILL)" for a waitpid() status.
 std::string describe_status(int status);
+// The exit code for a waitpid() status, as a shell gives it: the code, or 128+N for a signal N
+// (1 for anything else).
+int exit_code_of(int status);
 
 }  // namespace space::proc

@@ -29,6 +29,7 @@
 #include "support/temp_dir.h"
 #include "util/fd.h"
 #include "util/fs.h"
+#include "util/process.h"
 
 using namespace space;
 
@@ -165,20 +166,20 @@ TEST_CASE("init: an orphan that outlives the VMM keeps it alive; signals then go
   CHECK(ms >= 390);
 }
 
-TEST_CASE("init: exit_code_of") {
-  CHECK(jail::exit_code_of(W_EXITCODE(0, 0)) == 0);
-  CHECK(jail::exit_code_of(W_EXITCODE(7, 0)) == 7);
-  CHECK(jail::exit_code_of(W_EXITCODE(255, 0)) == 255);
-  CHECK(jail::exit_code_of(SIGKILL) == 137);
-  CHECK(jail::exit_code_of(SIGTERM) == 143);
-  CHECK(jail::exit_code_of(SIGSEGV | 0x80) == 139);  // with a core dump
-  CHECK(jail::exit_code_of(W_STOPCODE(SIGSTOP)) == 1);
+TEST_CASE("init: exit codes of waitpid statuses (proc::exit_code_of)") {
+  CHECK(space::proc::exit_code_of(W_EXITCODE(0, 0)) == 0);
+  CHECK(space::proc::exit_code_of(W_EXITCODE(7, 0)) == 7);
+  CHECK(space::proc::exit_code_of(W_EXITCODE(255, 0)) == 255);
+  CHECK(space::proc::exit_code_of(SIGKILL) == 137);
+  CHECK(space::proc::exit_code_of(SIGTERM) == 143);
+  CHECK(space::proc::exit_code_of(SIGSEGV | 0x80) == 139);  // with a core dump
+  CHECK(space::proc::exit_code_of(W_STOPCODE(SIGSTOP)) == 1);
   pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) ::_exit(42);
   int status = 0;
   REQUIRE(::waitpid(pid, &status, 0) == pid);
-  CHECK(jail::exit_code_of(status) == 42);
+  CHECK(space::proc::exit_code_of(status) == 42);
 }
 
 // run_init() as the PID 1 of a real PID namespace (cloned here, as root), with a forked child as
