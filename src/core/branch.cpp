@@ -37,6 +37,7 @@
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "util/procfs.h"
 #include "util/socket.h"
 
 namespace space::core {

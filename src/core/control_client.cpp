@@ -10,6 +10,7 @@
 
 #include "util/error.h"
 #include "util/process.h"
+#include "util/procfs.h"
 #include "util/socket.h"
 
 namespace space::core {

@@ -31,6 +31,7 @@
 #include "util/log.h"
 #include "util/phase_log.h"
 #include "util/process.h"
+#include "util/procfs.h"
 
 namespace space::core {
 

@@ -19,6 +19,7 @@
 #include "util/fs.h"
 #include "util/log.h"
 #include "util/process.h"
+#include "util/procfs.h"
 
 namespace space::core {
 

@@ -23,7 +23,7 @@
 #include "util/fs.h"
 #include "util/log.h"
 #include "util/process.h"
-#include "util/process_tree.h"
+#include "util/procfs.h"
 
 namespace space::core {
 namespace {

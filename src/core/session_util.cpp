@@ -20,6 +20,7 @@
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "util/procfs.h"
 
 namespace space::core {
 

@@ -12,6 +12,7 @@
 #include "util/fs.h"
 #include "util/log.h"
 #include "util/process.h"
+#include "util/procfs.h"
 
 namespace space::core {
 namespace {

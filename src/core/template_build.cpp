@@ -38,6 +38,7 @@
 #include "util/fd.h"
 #include "util/fs.h"
 #include "util/log.h"
+#include "util/procfs.h"
 #include "vmm/snapshot.h"
 
 #ifndef SPACE_VERSION

@@ -37,7 +37,7 @@
 #include "util/log.h"
 #include "util/phase_log.h"
 #include "util/process.h"
-#include "util/process_tree.h"
+#include "util/procfs.h"
 #include "util/ready.h"
 #include "util/socket.h"
 

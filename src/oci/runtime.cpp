@@ -33,6 +33,7 @@
 #include "util/fs.h"
 #include "util/log.h"
 #include "util/process.h"
+#include "util/procfs.h"
 #include "util/sha256.h"
 #include "util/socket.h"
 #include "util/utc.h"

@@ -11,6 +11,7 @@
 #include "store/paths.h"
 #include "util/error.h"
 #include "util/process.h"
+#include "util/procfs.h"
 #include "util/utc.h"
 
 namespace space::store {

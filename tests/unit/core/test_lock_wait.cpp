@@ -20,6 +20,7 @@
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/process.h"
+#include "util/procfs.h"
 
 using namespace space;
 using space::test::FakeSandbox;

@@ -18,6 +18,7 @@
 #include "support/temp_dir.h"
 #include "util/fs.h"
 #include "util/process.h"
+#include "util/procfs.h"
 
 using namespace space;
 

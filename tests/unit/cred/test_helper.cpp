@@ -33,6 +33,7 @@
 #include "util/fd.h"
 #include "util/fs.h"
 #include "util/process.h"
+#include "util/procfs.h"
 #include "util/socket.h"
 
 using namespace space;

@@ -34,6 +34,7 @@
 #include "util/fs.h"
 #include "util/json_lines.h"
 #include "util/process.h"
+#include "util/procfs.h"
 #include "util/socket.h"
 
 using namespace space;

@@ -15,6 +15,7 @@
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/process.h"
+#include "util/procfs.h"
 
 using namespace space;
 

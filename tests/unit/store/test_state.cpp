@@ -12,6 +12,7 @@
 #include "util/error.h"
 #include "util/fs.h"
 #include "util/process.h"
+#include "util/procfs.h"
 
 using namespace space;
 

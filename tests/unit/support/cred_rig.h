@@ -17,6 +17,7 @@
 #include "support/temp_dir.h"
 #include "util/fs.h"
 #include "util/process.h"
+#include "util/procfs.h"
 
 namespace space::test {
 

@@ -1,5 +1,6 @@
-// Unit tests for util/process_tree: this process's threads (its main thread and one started
-// here), its children (a forked sleep, and not once it is reaped), and a process that has gone.
+// Unit tests for util/procfs (threads and children): this process's threads (its main thread and
+// one started here), its children (a forked sleep, and not once it is reaped), and a process that
+// has gone.
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -9,7 +10,7 @@
 #include <atomic>
 #include <thread>
 
-#include "util/process_tree.h"
+#include "util/procfs.h"
 
 using namespace space;
 
