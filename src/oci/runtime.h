@@ -18,42 +18,12 @@
 #include <string>
 #include <vector>
 
+#include "oci/container.h"
 #include "oci/spec.h"
 #include "store/context.h"
 #include "util/json.h"
 
 namespace space::oci {
-
-struct Runtime {
-  std::string state_root = "/run/space-oci";  // --root: the engine's state directory
-  store::Context ctx;                         // the space store
-};
-
-// A container's record, <state_root>/<id>/state.json.
-struct ContainerRecord {
-  std::string id;
-  std::string sandbox;  // its sandbox's id (sandbox_id_for)
-  std::string bundle;   // absolute
-  std::string rootfs;   // root.path, absolute
-  std::string created;  // RFC 3339
-  int pid = 0;          // the shim
-  uint64_t pid_start_time = 0;
-  std::string hostname;
-  std::map<std::string, std::string> annotations;
-};
-json::Value record_json(const ContainerRecord& r);
-ContainerRecord parse_record(const json::Value& v);
-
-// The id of container `id`'s sandbox: the id itself when it has at most kMaxSandboxIdLength
-// characters, else its first 12 (the short id podman and docker show) and 8 hex digits of its
-// SHA-256: engines use 64-character ids, and the sandbox's socket paths must fit sun_path.
-constexpr size_t kMaxSandboxIdLength = 32;
-std::string sandbox_id_for(const std::string& id);
-// The network policy a container's sandbox is created with: the `space.net` annotation's, else
-// "" (config.toml's default), when the bundle names a network namespace to leave from; "none"
-// when it names none, whatever the annotation asks (with a warning): egress would otherwise
-// leave from the host's own namespace.
-std::string net_policy_for(const Spec& spec);
 
 // OCI status: creating, created, running, paused or stopped.
 std::string container_status(const Runtime& rt, const ContainerRecord& r);
