@@ -13,6 +13,7 @@
 #include "cred/openssl.h"
 #include "cred/sandbox_ca.h"
 #include "egress/intercept.h"
+#include "support/socket_pair.h"
 #include "support/temp_dir.h"
 #include "util/fd.h"
 #include "util/fs.h"
@@ -24,15 +25,7 @@ namespace {
 const char* kHost = "h.test";
 const std::string kToken = "space-placeholder-0123456789abcdef";
 
-struct Pair {
-  Fd a, b;
-  Pair() {
-    int sv[2];
-    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
-    a = Fd(sv[0]);
-    b = Fd(sv[1]);
-  }
-};
+using Pair = test::SocketPair;
 
 ossl::Cert read_cert(const std::string& pem) {
   const ossl::Lib& o = ossl::lib();

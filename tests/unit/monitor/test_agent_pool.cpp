@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "monitor/agent_pool.h"
+#include "support/socket_pair.h"
 #include "util/fd.h"
 #include "util/socket.h"
 
@@ -20,15 +21,7 @@ using monitor::AgentPool;
 
 namespace {
 
-struct Pair {
-  Fd a, b;
-  Pair() {
-    int fds[2];
-    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) == 0);
-    a = Fd(fds[0]);
-    b = Fd(fds[1]);
-  }
-};
+using Pair = test::SocketPair;
 
 std::string read_some(int fd, size_t n) {
   std::string out(n, '\0');

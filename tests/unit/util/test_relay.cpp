@@ -9,21 +9,14 @@
 #include <string>
 #include <thread>
 
+#include "support/socket_pair.h"
 #include "util/fd.h"
 #include "util/relay.h"
 
 using namespace space;
 
 namespace {
-struct Pair {
-  Fd x, y;
-  Pair() {
-    int sv[2];
-    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
-    x = Fd(sv[0]);
-    y = Fd(sv[1]);
-  }
-};
+using Pair = test::SocketPair;
 
 std::string drain(int fd) {
   std::string out;
@@ -37,20 +30,20 @@ std::string drain(int fd) {
 }  // namespace
 
 TEST_CASE("relay copies both ways, passes EOF on and counts the bytes") {
-  Pair left, right;  // client <-> left.y | relay | right.x <-> server
+  Pair left, right;  // client <-> left.b | relay | right.a <-> server
   auto done =
-      std::async(std::launch::async, [&] { return relay(left.y.get(), right.x.get(), -1, -1); });
+      std::async(std::launch::async, [&] { return relay(left.b.get(), right.a.get(), -1, -1); });
   std::string up(300'000, 'u'), down(200'000, 'd');
   std::thread client([&] {
-    REQUIRE(::send(left.x.get(), up.data(), up.size(), MSG_NOSIGNAL) == ssize_t(up.size()));
-    ::shutdown(left.x.get(), SHUT_WR);
+    REQUIRE(::send(left.a.get(), up.data(), up.size(), MSG_NOSIGNAL) == ssize_t(up.size()));
+    ::shutdown(left.a.get(), SHUT_WR);
   });
   std::thread server([&] {
-    REQUIRE(::send(right.y.get(), down.data(), down.size(), MSG_NOSIGNAL) == ssize_t(down.size()));
-    ::shutdown(right.y.get(), SHUT_WR);
+    REQUIRE(::send(right.b.get(), down.data(), down.size(), MSG_NOSIGNAL) == ssize_t(down.size()));
+    ::shutdown(right.b.get(), SHUT_WR);
   });
-  std::string at_server = drain(right.y.get());
-  std::string at_client = drain(left.x.get());
+  std::string at_server = drain(right.b.get());
+  std::string at_client = drain(left.a.get());
   client.join();
   server.join();
   RelayResult r = done.get();
@@ -64,16 +57,16 @@ TEST_CASE("relay copies both ways, passes EOF on and counts the bytes") {
 TEST_CASE("relay ends when idle, or when stop_fd is readable") {
   Pair left, right;
   SUBCASE("idle") {
-    RelayResult r = relay(left.y.get(), right.x.get(), 100, -1);
+    RelayResult r = relay(left.b.get(), right.a.get(), 100, -1);
     CHECK(r.ended.find("idle") != std::string::npos);
   }
   SUBCASE("stop") {
     Fd stop(::eventfd(0, EFD_CLOEXEC));
     auto done = std::async(std::launch::async,
-                           [&] { return relay(left.y.get(), right.x.get(), -1, stop.get()); });
-    REQUIRE(::send(left.x.get(), "abc", 3, MSG_NOSIGNAL) == 3);
+                           [&] { return relay(left.b.get(), right.a.get(), -1, stop.get()); });
+    REQUIRE(::send(left.a.get(), "abc", 3, MSG_NOSIGNAL) == 3);
     char buf[3];
-    REQUIRE(::recv(right.y.get(), buf, 3, MSG_WAITALL) == 3);
+    REQUIRE(::recv(right.b.get(), buf, 3, MSG_WAITALL) == 3);
     uint64_t one = 1;
     REQUIRE(::write(stop.get(), &one, sizeof one) == 8);
     RelayResult r = done.get();
@@ -85,21 +78,21 @@ TEST_CASE("relay ends when idle, or when stop_fd is readable") {
 TEST_CASE("a reader that does not read stops its writer, not the relay's memory") {
   Pair left, right;
   int small = 16 * 1024;
-  for (int fd : {left.x.get(), left.y.get(), right.x.get(), right.y.get()}) {
+  for (int fd : {left.a.get(), left.b.get(), right.a.get(), right.b.get()}) {
     ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
     ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
   }
   Fd stop(::eventfd(0, EFD_CLOEXEC));
   auto done = std::async(std::launch::async,
-                         [&] { return relay(left.y.get(), right.x.get(), -1, stop.get()); });
+                         [&] { return relay(left.b.get(), right.a.get(), -1, stop.get()); });
   // The client writes without blocking until the path is full; the server never reads.
   std::string chunk(4096, 'x');
   size_t sent = 0;
   for (int i = 0; i < 2000; i++) {
-    ssize_t n = ::send(left.x.get(), chunk.data(), chunk.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t n = ::send(left.a.get(), chunk.data(), chunk.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n <= 0) {
       ::usleep(20'000);
-      n = ::send(left.x.get(), chunk.data(), chunk.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      n = ::send(left.a.get(), chunk.data(), chunk.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
       if (n <= 0) break;
     }
     sent += size_t(n);
