@@ -429,6 +429,7 @@ void copy_specs_into(const store::Context& ctx, const std::string& id,
     CopyOptions o;
     o.sources = {c.host};
     o.dest = id + ":" + c.guest;
+    o.archive = c.archive;
     try {
       copy_files(ctx, o);
     } catch (Error& e) {

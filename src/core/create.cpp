@@ -22,6 +22,7 @@
 #include "core/template.h"
 #include "cred/hooks.h"
 #include "cred/paths.h"
+#include "jail/cgroup.h"
 #include "store/btrfs.h"
 #include "store/config.h"
 #include "store/store.h"
@@ -263,6 +264,24 @@ store::SandboxState make_sandbox(const store::Context& ctx, const CreateOptions&
 
 }  // namespace
 
+namespace {
+
+// What an OCI bundle asks of its sandbox (CreateOptions' netns, CPU quota, memory limit).
+void apply_bundle_settings(const store::Context& ctx, const store::SandboxState& st,
+                           const CreateOptions& opts) {
+  if (opts.memory_limit_bytes && *opts.memory_limit_bytes < uint64_t{st.memory_mib} << 20)
+    fail("linux.resources.memory.limit (" + std::to_string(*opts.memory_limit_bytes >> 20) +
+             " MiB) is below the template's guest memory (" + std::to_string(st.memory_mib) +
+             " MiB)",
+         "raise the limit, or pick a smaller template with the annotation space.template");
+  if (!opts.netns_path.empty()) set_netns(ctx, st.id, opts.netns_path);
+  if (opts.cpu_quota_us && !st.cgroup.empty())  // linux.resources.cpu: the sandbox's cgroup
+    jail::set_cpu_quota(jail::detect_layout(), st.cgroup, *opts.cpu_quota_us,
+                        opts.cpu_period_us.value_or(100000));
+}
+
+}  // namespace
+
 store::SandboxState create_sandbox(const store::Context& ctx, const CreateOptions& opts) {
   // Outermost, so that a signal during the hand-over rolls the sandbox back as one during the
   // making does (make_sandbox has a guard of its own for its steps).
@@ -270,6 +289,7 @@ store::SandboxState create_sandbox(const store::Context& ctx, const CreateOption
   store::SandboxState st = make_sandbox(ctx, opts);
   try {
     sig.check();
+    apply_bundle_settings(ctx, st, opts);
     core::grant_secrets(ctx, st.id, opts.secrets);  // bindings checked, the CA installed
     sig.check();
     copy_specs_into(ctx, st.id, opts.copies);

@@ -14,6 +14,7 @@ namespace space::core {
 // create/run --copy HOST_PATH:GUEST_PATH, split at the last ":/" (the guest path is absolute).
 struct CopySpec {
   std::string host, guest;
+  bool archive = false;  // keep owners, modes and times (cp -a): the OCI shim's bind mounts
 };
 
 struct CreateOptions {
@@ -39,6 +40,13 @@ struct CreateOptions {
   // comes, the sandbox is destroyed and create throws.
   std::vector<cred::GrantSpec> secrets;
   std::vector<CopySpec> copies;
+  // The OCI shim's, from the bundle (oci/shim.h), applied in the same transaction before the
+  // secrets: the network namespace the sandbox's connections leave from (core/net.h set_netns;
+  // "" = none named), its cgroup's CPU quota (linux.resources.cpu), and a memory limit its
+  // memory must fit under (linux.resources.memory.limit: refused, naming the template, if not).
+  std::string netns_path;
+  std::optional<uint64_t> cpu_quota_us, cpu_period_us;
+  std::optional<uint64_t> memory_limit_bytes;
 };
 
 }  // namespace space::core

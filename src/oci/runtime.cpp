@@ -18,12 +18,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include "core/copy.h"
 #include "core/exec.h"
-#include "core/net.h"
 #include "core/sandbox.h"
 #include "core/session.h"
-#include "jail/cgroup.h"
 #include "oci/rootfs.h"
 #include "oci/shim.h"
 #include "oci/spec.h"

@@ -13,10 +13,7 @@
 #include <cstdio>
 #include <ctime>
 
-#include "core/copy.h"
-#include "core/net.h"
 #include "core/sandbox.h"
-#include "jail/cgroup.h"
 #include "oci/mount_stage.h"
 #include "store/paths.h"
 #include "util/daemon.h"
@@ -180,33 +177,22 @@ void detach_shim(int keep_fd) {
     if (a != spec.annotations.end()) co.template_name = a->second;
     co.net = net_policy_for(spec);
     co.image = image.name;
-    store::SandboxState st = core::create_sandbox(rt.ctx, co);
-    made = true;
-    if (!spec.netns_path.empty()) core::set_netns(rt.ctx, r.sandbox, spec.netns_path);
-    if (spec.cpu_quota && !st.cgroup.empty())  // linux.resources.cpu: the VM's cgroup
-      jail::set_cpu_quota(jail::detect_layout(), st.cgroup, *spec.cpu_quota,
-                          spec.cpu_period.value_or(100000));
-    if (spec.memory_limit && *spec.memory_limit < uint64_t{st.memory_mib} << 20)
-      fail("linux.resources.memory.limit (" + std::to_string(*spec.memory_limit >> 20) +
-               " MiB) is below the template's guest memory (" + std::to_string(st.memory_mib) +
-               " MiB)",
-           "raise the limit, or pick a smaller template with the annotation space.template");
-    std::string stage = container_dir(rt, req.id) + "/mounts";
+    co.netns_path = spec.netns_path;
+    co.cpu_quota_us = spec.cpu_quota;
+    co.cpu_period_us = spec.cpu_period;
+    co.memory_limit_bytes = spec.memory_limit;
     // The bind-mounted files and directories, staged under one directory mirroring their
-    // destinations (oci/mount_stage.h), so one copy puts them all in place.
-    if (stage_mounts(spec, stage).mounts > 0) {
-      core::CopyOptions c;
-      c.sources = {stage + "/."};
-      c.dest = r.sandbox + ":/";
-      c.archive = true;
-      try {
-        core::copy_files(rt.ctx, c);
-      } catch (...) {
-        fs::remove_tree(stage);
-        throw;
-      }
+    // destinations (oci/mount_stage.h), so that one copy in the create puts them all in place.
+    const std::string stage = container_dir(rt, req.id) + "/mounts";
+    if (stage_mounts(spec, stage).mounts > 0) co.copies.push_back({stage + "/.", "/", true});
+    try {
+      core::create_sandbox(rt.ctx, co);  // all or nothing, as any create
+    } catch (...) {
       fs::remove_tree(stage);
+      throw;
     }
+    fs::remove_tree(stage);
+    made = true;
     json::save_file(record_path(rt, req.id), record_json(r), 0644, fs::Sync::Volatile);
     net::Listener l = net::listen_at(shim_sock(rt, req.id), 4);
     daemon::report_ready(ready);

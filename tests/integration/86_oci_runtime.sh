@@ -2,7 +2,8 @@
 # Scenario: runc's command line alone, driven as conmon drives it (oci_engine.py: a subreaper
 # that waits for the pid in --pid-file), with a hand-written bundle. Every state transition
 # (created, running, paused, stopped, deleted), the process's stdio, exit status, user, cwd,
-# hostname, groups, umask, rlimits and bind-mounted files; the bundle's CPU quota on the VM's cgroup; egress from the
+# hostname, groups, umask, rlimits and bind-mounted files; the bundle's CPU quota on the VM's cgroup, a memory limit
+# under the guest's memory refused with nothing left; egress from the
 # bundle's network namespace; kill with a forwarded signal and with KILL; exec --process in
 # the foreground and detached; delete of a running container refused; a second container of the
 # same root reuses its image; a malformed config.json fails with exit 1 and leaves nothing.
@@ -193,6 +194,15 @@ assert_contains "$ERR" "config.json: process.args: expected an array" "a malform
 assert_contains "$(cat "$TEST_ROOT/oci.log")" '"level":"error"' "the --log line"
 [ ! -e "$STATE/bad" ] && [ ! -e "$TEST_ROOT/bad.pid" ] && [ ! -e "$SPACE_ROOT/store/sandboxes/bad" ] ||
   fail "a failed create left something behind"
+# 5. A memory limit under the template's guest memory: refused by the create (it names the limit
+# and the fix), and the sandbox it made is gone again with the staged bind mounts.
+write_config '["true"]'
+sed -i 's/"resources": {"cpu"/"resources": {"memory": {"limit": 67108864}, "cpu"/' "$bundle/config.json"
+expect_status 1 oci create --bundle "$bundle" --pid-file "$TEST_ROOT/small.pid" small
+assert_contains "$ERR" "linux.resources.memory.limit (64 MiB) is below the template's guest memory" \
+  "a memory limit under the guest's"
+[ ! -e "$STATE/small" ] && [ ! -e "$SPACE_ROOT/store/sandboxes/small" ] && [ ! -e "$SPACE_RUN_DIR/small" ] ||
+  fail "a refused create left something behind"
 # The two grammars stay apart: space's own `state` still answers for sandboxes.
 expect_status 125 space state bad
 assert_contains "$ERR" "does not exist" "space state after a failed OCI create"
