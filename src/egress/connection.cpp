@@ -13,6 +13,7 @@
 
 #include "egress/host_address.h"
 #include "egress/intercept.h"
+#include "egress/wait.h"
 #include "proto/agent.h"
 #include "proto/net.h"
 #include "util/error.h"
@@ -24,22 +25,6 @@ namespace space::egress {
 namespace {
 
 constexpr size_t kMaxRequestBytes = 4096;  // a NetConnect frame is far smaller
-
-enum class Wait { Ready, Timeout, Stopped };
-
-// Waits until `fd` polls ready for `events`, the deadline passes or stop_fd is readable.
-Wait wait_for(int fd, short events, int64_t deadline, int stop_fd) {
-  for (;;) {
-    int left = int(std::max<int64_t>(deadline - timing::mono_ms(), 0));
-    pollfd p[2] = {{fd, events, 0}, {stop_fd, POLLIN, 0}};
-    int n = ::poll(p, stop_fd >= 0 ? 2 : 1, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Wait::Timeout;
-    if (stop_fd >= 0 && p[1].revents) return Wait::Stopped;
-    if (n == 0) return Wait::Timeout;
-    return Wait::Ready;
-  }
-}
 
 // Sends all of `data` within `ms`; false if the guest is gone or too slow.
 bool send_all(int fd, const std::vector<uint8_t>& data, int ms, int stop_fd) {

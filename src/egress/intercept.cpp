@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "egress/policy.h"
+#include "egress/wait.h"
 #include "util/error.h"
 #include "util/fd.h"
 #include "util/fs.h"
@@ -149,18 +150,6 @@ Contexts& contexts() {
 
 enum class Step { Done, Again, Failed };
 
-// Waits for `fd` to be ready for `events`, until `deadline` or the stop fd; false otherwise.
-bool wait_ready(int fd, short events, int64_t deadline, int stop_fd) {
-  for (;;) {
-    int left = int(std::max<int64_t>(deadline - timing::mono_ms(), 0));
-    pollfd p[2] = {{fd, events, 0}, {stop_fd, POLLIN, 0}};
-    int n = ::poll(p, stop_fd >= 0 ? 2 : 1, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0 || (stop_fd >= 0 && p[1].revents)) return false;
-    return true;
-  }
-}
-
 // Runs a handshake on non-blocking `fd` to its end; "" on success, else why not.
 std::string handshake(SSL* s, int fd, int ms, int stop_fd) {
   const ossl::Lib& o = ossl::lib();
@@ -178,7 +167,8 @@ std::string handshake(SSL* s, int fd, int ms, int stop_fd) {
       return err == SSL_ERROR_SYSCALL && e == "unknown TLS error" ? "the peer closed the connection"
                                                                   : e;
     }
-    if (!wait_ready(fd, events, deadline, stop_fd)) return "timed out (or the broker stopped)";
+    if (wait_for(fd, events, deadline, stop_fd) != Wait::Ready)
+      return "timed out (or the broker stopped)";
   }
 }
 
