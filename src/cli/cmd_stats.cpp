@@ -1,6 +1,7 @@
-// `space stats [ID...] [--follow [--interval S]]`: per sandbox, CPU time, host memory (the VMM's
-// RSS and PSS, the cgroup's charge and limit), disk allocated, the guest's uptime and the
-// connections to and from it (core/stats.h). A table, or with --format json an array (with
+// `space stats [ID...|--pool] [--follow [--interval S]]`: per sandbox (or gvisor pool member), CPU
+// time, host memory (the VMM's RSS and PSS, the cgroup's charge and limit), disk allocated, the
+// guest's uptime and the connections to and from it (core/stats.h). A table, or with --format json
+// an array (with
 // --follow, one array per line, every interval, until interrupted).
 #include <poll.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@ namespace {
 
 struct StatsFlags {
   std::vector<std::string> ids;
+  bool pool = false;
   bool follow = false;
   double interval_s = 2;
 };
@@ -66,18 +68,26 @@ void register_stats(CLI::App& app, GlobalOptions& g) {
   cmd->fallthrough();  // global flags (--format, --root, ...) may follow the command
   auto* f = g.hold<StatsFlags>();
   cmd->add_option("ids", f->ids, "Sandbox ids (default: all)");
+  cmd->add_flag("--pool", f->pool,
+                "The gvisor warm pools' ready sandboxes instead (TEMPLATE/MEMBER), what they cost "
+                "while they wait");
   cmd->add_flag("--follow,-f", f->follow, "Print again every interval until interrupted");
   cmd->add_option("--interval", f->interval_s, "Seconds between --follow samples (default 2)")
       ->check(CLI::Range(0.1, 3600.0));
   cmd->callback([&g, f] {
     store::Context ctx = g.context();
+    if (f->pool && !f->ids.empty())
+      fail("--pool shows the pools' members, not sandboxes", "drop the ids");
+    auto sample = [&] {
+      return f->pool ? core::pool_stats(ctx) : core::sandbox_stats(ctx, f->ids);
+    };
     if (!f->follow) {
-      print(core::sandbox_stats(ctx, f->ids), false, g.format);
+      print(sample(), false, g.format);
       return;
     }
     proc::SignalGuard sig;
     for (;;) {
-      print(core::sandbox_stats(ctx, f->ids), true, g.format);
+      print(sample(), true, g.format);
       if (!g.json()) std::printf("\n");
       pollfd pf{sig.fd(), POLLIN, 0};
       if (::poll(&pf, 1, static_cast<int>(f->interval_s * 1000)) > 0) return;  // Ctrl-C

@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 
 #include "core/control_client.h"
+#include "core/pool_members.h"
 #include "core/sandbox.h"
+#include "core/template.h"
 #include "jail/cgroup.h"
 #include "store/paths.h"
 #include "store/store.h"
@@ -38,9 +40,8 @@ json::Value or_null(const std::optional<T>& v) {
   return v ? json::Value(*v) : json::Value();
 }
 
-SandboxStats stats_of(const store::Context& ctx, const store::SandboxState& st,
+SandboxStats stats_of(const store::SandboxPaths& p, const store::SandboxState& st,
                       const jail::CgroupLayout& layout) {
-  store::SandboxPaths p = store::sandbox_paths(ctx.root, st.id);
   SandboxStats s;
   s.id = st.id;
   s.status = st.status;
@@ -91,13 +92,33 @@ std::vector<SandboxStats> sandbox_stats(const store::Context& ctx,
   }
   jail::CgroupLayout layout = jail::detect_layout();
   std::vector<SandboxStats> out;
-  for (const auto& st : states) out.push_back(stats_of(ctx, st, layout));
+  for (const auto& st : states)
+    out.push_back(stats_of(store::sandbox_paths(ctx.root, st.id), st, layout));
+  return out;
+}
+
+std::vector<SandboxStats> pool_stats(const store::Context& ctx) {
+  jail::CgroupLayout layout = jail::detect_layout();
+  std::vector<SandboxStats> out;
+  for (const auto& t : list_templates(ctx)) {
+    if (!t.meta || t.meta->engine != "gvisor") continue;
+    for (const auto& m : pool_members(ctx, t.name)) {
+      if (!m.st) continue;  // being started
+      store::SandboxState st = *m.st;
+      st.status = store::observed_status(st);
+      SandboxStats s = stats_of(m.p, st, layout);
+      s.id = t.name + "/" + m.name;
+      s.pool = t.name;
+      out.push_back(std::move(s));
+    }
+  }
   return out;
 }
 
 json::Value stats_json(const SandboxStats& s) {
   json::Value v = json::Value::object();
   v.set("id", s.id);
+  if (!s.pool.empty()) v.set("pool", s.pool);
   v.set("status", store::status_name(s.status));
   v.set("engine", s.engine);
   v.set("pid", s.pid ? json::Value(s.pid) : json::Value());

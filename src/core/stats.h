@@ -18,7 +18,8 @@
 namespace space::core {
 
 struct SandboxStats {
-  std::string id;
+  std::string id;    // for a pool member, "<template>/<member>"
+  std::string pool;  // a gvisor pool member's template (core/pool.h); "" for a sandbox
   store::Status status = store::Status::Stopped;
   std::string engine = "vm";
   int pid = 0;
@@ -37,7 +38,11 @@ struct SandboxStats {
 // exist; a VMM that does not answer leaves its fields null (logged).
 std::vector<SandboxStats> sandbox_stats(const store::Context& ctx,
                                         const std::vector<std::string>& ids);
-// {"id", "status", "pid", "cpu_ns", "rss_bytes", ... } with nulls for what is unknown.
+// The same for every member of the gvisor warm pools (core/pool.h), by template then age: what
+// the ready sandboxes cost while they wait.
+std::vector<SandboxStats> pool_stats(const store::Context& ctx);
+// {"id", "status", "pid", "cpu_ns", "rss_bytes", ... } with nulls for what is unknown (and
+// "pool", the template, for a pool member).
 json::Value stats_json(const SandboxStats& s);
 
 }  // namespace space::core

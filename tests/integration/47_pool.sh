@@ -1,5 +1,6 @@
 # Scenario: the gvisor engine's warm pool ([engine.gvisor] pool = 2, core/pool.h), on gvisor
-# whatever the host (a VM host runs it on gvisor too). `template pool NAME` fills the pool; a
+# whatever the host (a VM host runs it on gvisor too). `template pool NAME` fills the pool
+# (`check` and `stats --pool` show it); a
 # create from the template takes a ready sandbox (its monitor is the member's, already running)
 # and it is that sandbox in every way: its id as hostname, exec, files in and out, a network
 # policy through the broker (127.0.0.2 allowed, 127.0.0.3 not), pause/resume, checkpoint and a
@@ -32,6 +33,15 @@ assert_contains "$OUT" "base" "template pool base"
 [ "$(members | wc -l)" = 2 ] || fail "pool members on disk: $(members)"
 space check | grep -q '^gvisor pool  *2 per gvisor template; base 2 ready' ||
   fail "space check's pool line: $(space check | grep pool)"
+# What they cost while they wait: stats --pool, one row per member, its memory counted.
+space stats --pool --format json | python3 -c '
+import json, sys
+rows = json.load(sys.stdin)
+assert len(rows) == 2, rows
+for r in rows:
+    assert r["pool"] == "base" and r["id"].startswith("base/"), r
+    assert r["status"] == "running" and r["pss_bytes"] and r["memory_bytes"], r
+' || fail "stats --pool: $(space stats --pool --format json)"
 for m in $(members); do
   [ -S "$SPACE_RUN_DIR/.pool-$m/control.sock" ] || fail "member $m has no control socket"
 done
