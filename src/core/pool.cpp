@@ -99,12 +99,13 @@ bool adopt(const store::Context& ctx, const store::HostConfig& hc, const CreateO
     discard_member(hc, m);
     return false;
   }
+  int interrupted = 0;  // a signal taken here: the create ends, it does not start afresh
   try {
     // runsc recorded its state's paths (its lock, its control socket) under the member's run
     // directory: they lead to the moved one through this link, which destroy removes.
     if (::symlink(id.c_str(), m.p.run_dir.c_str()) != 0)
       throw_errno("link " + m.p.run_dir + " to " + p.run_dir);
-    sig.check();
+    if ((interrupted = sig.take())) fail("interrupted by " + proc::signal_name(interrupted));
     set_policy(ctx, id, policy);  // before the guest's first Hello, as a create's
     control_call(p.control_sock, proto::control::AdoptRequest{id, expires_at(st), st.on_expiry},
                  kAdoptTimeoutMs);
@@ -119,7 +120,7 @@ bool adopt(const store::Context& ctx, const store::HostConfig& hc, const CreateO
     } catch (const Error& cleanup) {
       log::error("sandbox " + id + ": could not remove it: " + cleanup.what());
     }
-    if (sig.take()) {
+    if (interrupted || sig.take()) {
       e.add_context("create sandbox " + id);
       throw;
     }
