@@ -2,6 +2,7 @@
 #include "core/pool_members.h"
 
 #include <algorithm>
+#include <cerrno>
 
 #include "core/jail_setup.h"
 #include "core/sandbox.h"
@@ -95,7 +96,12 @@ void discard_member(const store::HostConfig& hc, const PoolMember& m) {
 
 uint32_t drain_pool(const store::Context& ctx, const std::string& tmpl) {
   PoolDir d = pool_dir(ctx, tmpl);
-  if (!fs::is_dir(d.dir)) return 0;
+  if (!fs::is_dir(d.dir)) {
+    if (!fs::is_dir(store::store_paths(ctx.root).templates + "/" + tmpl))
+      throw Error("template " + tmpl + " does not exist", ENOENT,
+                  "'space template pool' shows the pools");
+    return 0;  // a template without a pool
+  }
   store::HostConfig hc = store::load_host_config(ctx.root);
   Fd filling = daemon::take_lock(d.fill_lock, kPoolFillWaitMs);
   if (!filling) fail("a refill of the pool of " + tmpl + " does not end");

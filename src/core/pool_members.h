@@ -44,7 +44,7 @@ std::vector<PoolMember> pool_members(const store::Context& ctx, const std::strin
 // (also where a claim that died midway moved it), and its subvolume. Logs, never throws.
 void discard_member(const store::HostConfig& hc, const PoolMember& m);
 // Removes every member of `template_name`'s pool, and the pool, after any refill of it ends.
-// Returns how many there were.
+// Returns how many there were; throws when there is neither such a pool nor such a template.
 uint32_t drain_pool(const store::Context& ctx, const std::string& template_name);
 
 }  // namespace space::core

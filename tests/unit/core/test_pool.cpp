@@ -16,6 +16,7 @@
 #include "store/config.h"
 #include "store/state.h"
 #include "support/temp_dir.h"
+#include "util/error.h"
 #include "util/fs.h"
 #include "util/process.h"
 #include "util/procfs.h"
@@ -156,6 +157,8 @@ TEST_CASE("pool: drained, members and all") {
   CHECK(f.monitors[0].exited());
   CHECK_FALSE(f.monitors[1].exited());  // its record names another process: never signalled
   CHECK_FALSE(fs::exists(core::pool_dir(f.ctx, "base").dir));
-  CHECK(core::drain_pool(f.ctx, "base") == 0);  // nothing there: nothing to do
+  CHECK_THROWS_WITH_AS(core::drain_pool(f.ctx, "base"), "template base does not exist", Error);
+  fs::mkdir_p(f.root.path + "/store/templates/base");
+  CHECK(core::drain_pool(f.ctx, "base") == 0);  // a template without a pool: nothing to do
   CHECK_THROWS(core::drain_pool(f.ctx, "../x"));
 }
