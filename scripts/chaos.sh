@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Fault campaign (issue 16, item 3): trials that kill -9 a VMM, a CLI command or the credential
 # helper at a random moment while an operation runs (create, exec, pause, checkpoint, resume,
-# branch, destroy, template build), or SIGSTOP a VMM (a hung VMM), deterministically from a seed.
+# branch, destroy, template build, and an idle checkpoint, whose "CLI" is the expiry reaper that
+# takes it: core/idle.h), or SIGSTOP a VMM (a hung VMM), deterministically from a seed.
 # After every trial it checks that:
 #   - every state.json parses, and `space list` agrees with reality: a sandbox listed running or
 #     paused has a live VMM answering its control socket, one listed stopped has none;
 #   - a checkpoint reported complete restores, and the file the guest wrote before it is intact;
+#   - after a cut idle checkpoint, the next exec wakes the sandbox and reads that file, or ends
+#     with a clear error;
 #   - commands against a stopped or hung VMM end with a clear error (exit 125, "space: error")
 #     within a bounded time, never hang;
 #   - `destroy --force` of everything, then `template list` (which sweeps dead template builds),
@@ -99,6 +102,10 @@ def jail_pids():
     runsc = subprocess.run(["pgrep", "-f", f"--root={run_dir.rstrip('/')}/"], capture_output=True, text=True)
     return [int(p) for p in out.stdout.split() + runsc.stdout.split()]
 
+def reaper_pids():
+    out = subprocess.run(["pgrep", "-f", f"--root {root}( .* | )__expire"], capture_output=True, text=True)
+    return [int(p) for p in out.stdout.split()]
+
 def credd_pid():
     out = subprocess.run(["pgrep", "-f", f"__credd --cred-dir {cred_dir}"], capture_output=True, text=True)
     return [int(p) for p in out.stdout.split()]
@@ -150,10 +157,10 @@ def clear_error(rc, err):
 sh("secret", "set", "CHAOS", inp="chaos-value", check=True)
 BASE_MOUNTS, BASE_LOOPS = mounts(), loops()
 
-OPS = ["create", "exec", "pause", "checkpoint", "resume", "branch", "destroy", "template"]
+OPS = ["create", "exec", "pause", "checkpoint", "resume", "branch", "destroy", "template", "idle"]
 # How long each operation roughly takes here, to draw the moment of the kill from.
 SPAN = {"create": 0.08, "exec": 2.5, "pause": 0.05, "checkpoint": 0.5, "resume": 0.1,
-        "branch": 0.2, "destroy": 0.1, "template": 20.0}
+        "branch": 0.2, "destroy": 0.1, "template": 20.0, "idle": 0.3}
 table = collections.Counter()
 lines = []
 
@@ -167,7 +174,8 @@ for t in range(trials):
     problems.clear()
     # Set-up: a running sandbox with a marker file (and a grant, for the helper to be there).
     if op != "create" and op != "template":
-        rc, _, err, _ = sh("create", "--template", "base", "--secret", "CHAOS", sid)
+        idle = ["--idle-checkpoint", "1s"] if op == "idle" else []
+        rc, _, err, _ = sh("create", "--template", "base", "--secret", "CHAOS", *idle, sid)
         if rc != 0:
             problems.append(f"set-up create failed: {err.strip()}")
         else:
@@ -181,13 +189,26 @@ for t in range(trials):
             "resume": ["resume", sid],
             "branch": ["branch", sid, "--count", "2", "--name", f"{sid}b"],
             "destroy": ["destroy", sid],
-            "template": ["template", "build", f"t{t}"]}[op]
+            "template": ["template", "build", f"t{t}"],
+            "idle": ["exec", sid, "--", "cat", "/root/mark"]}[op]
     before = state(sid)
-    proc = subprocess.Popen([space, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = None
+    if op == "idle":  # the reaper's checkpoint is the operation; the exec comes after the kill
+        d = f"{root}/store/sandboxes/{sid}"
+        deadline = time.monotonic() + 60
+        while (not os.path.isdir(f"{d}/checkpoint.tmp") and not os.path.isdir(f"{d}/checkpoint")
+               and time.monotonic() < deadline):
+            time.sleep(0.002)
+    else:
+        proc = subprocess.Popen([space, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(delay)
     victim = None
     st = state(sid)
-    if target == "cli":
+    if target == "cli" and proc is None:
+        for p in reaper_pids():
+            victim = p
+            os.kill(p, signal.SIGKILL)
+    elif target == "cli":
         victim = proc.pid
         os.kill(proc.pid, signal.SIGKILL)
     elif target in ("vmm", "stop-vmm"):
@@ -210,6 +231,8 @@ for t in range(trials):
         check(rc2 is not None, "pause of a hung VMM hung")
         check(rc2 == 0 or clear_error(rc2, err2), f"pause of a hung VMM: exit {rc2}: {err2.strip()[:200]}")
         os.kill(victim, signal.SIGCONT)
+    if proc is None:
+        proc = subprocess.Popen([space, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         out, err = proc.communicate(timeout=limit)
         rc = proc.returncode
@@ -222,7 +245,7 @@ for t in range(trials):
         problems.append(f"'space {' '.join(args)}' did not end within {limit} s")
     elif rc == 0:
         outcome = "completed"
-    elif rc < 0 and target == "cli":
+    elif rc < 0 and target == "cli" and op != "idle":
         outcome = "cli killed"
     elif clear_error(rc, err):
         outcome = "clear error"
@@ -251,6 +274,10 @@ for t in range(trials):
             elif l["status"] in ("stopped", "checkpointed"):
                 check(not l.get("pid") or not alive(l["pid"]) or l["status"] == "stopped",
                       f"{i} listed {l['status']} with a live VMM")
+
+    # After a cut idle checkpoint, an exec that completed read the guest's file.
+    if op == "idle" and rc == 0:
+        check(out.strip() == f"mark-{t}", f"file after a cut idle checkpoint: '{out.strip()}'")
 
     # A checkpoint reported complete restores with the guest's file.
     if op == "checkpoint" and rc == 0:

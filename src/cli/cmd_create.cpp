@@ -1,6 +1,7 @@
 // `space create [--template NAME | --cold] [--image NAME [--disk-size SIZE]] [--cpus N]
 // [--memory MiB] [--kernel PATH] [--rootfs PATH] [--secret NAME[:ttl=D][:uses=N]]...
 // [--copy HOST:GUEST]... [--net none|allow=RULE,...] [--ttl D [--on-expiry destroy|checkpoint]]
+// [--idle-pause D] [--idle-checkpoint D]
 // [ID]`: makes a sandbox, from a template (restored) or by a cold boot, with the --secret names
 // granted and the --copy files copied in (core's create transaction: all or nothing), and prints
 // its id once it runs.
@@ -23,6 +24,7 @@ struct CreateFlags {
   core::CreateOptions opts;
   BootFlags boot;
   ExpiryFlags expiry;
+  IdleFlags idle;
   std::string disk_size;
   std::vector<std::string> secrets, copies, inject;
 };
@@ -64,11 +66,13 @@ void register_create(CLI::App& app, GlobalOptions& g) {
       "Network: none (the default, or config.toml [net] allow), or allow=RULE[,RULE...]: names "
       "(pypi.org:443), wildcards (*.example.com), addresses or CIDRs (127.0.0.2:8080, 10.0.0.0/8)");
   f->expiry.add(cmd, "the sandbox");
+  f->idle.add(cmd);
   cmd->add_option("id", f->opts.id, "Sandbox id (default: 12 random hex digits)");
   cmd->callback([&g, f] {
     f->boot.apply(f->opts.vcpus, f->opts.memory_mib);
     f->opts.ttl_ms = f->expiry.ttl_ms();
     f->opts.on_expiry = f->expiry.on_expiry;
+    f->opts.idle = f->idle.options();
     if (!f->disk_size.empty()) f->opts.disk_bytes = image::parse_disk_size(f->disk_size);
     for (const auto& s : f->secrets) f->opts.secrets.push_back(cred::parse_grant_spec(s));
     for (const auto& i : f->inject) cred::apply_inject_flag(f->opts.secrets, i);

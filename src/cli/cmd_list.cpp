@@ -1,13 +1,15 @@
-// `space list`: a table of sandboxes (ID STATUS ENGINE PID CREATED CPUS MEMORY IMAGE EXPIRES), or
-// with
-// --format json an array of their state objects. The status is the observed one (a dead VMM shows
-// stopped).
+// `space list`: a table of sandboxes (ID STATUS ENGINE PID CREATED CPUS MEMORY IMAGE EXPIRES IDLE),
+// or with --format json an array of their state objects. The status is the observed one (a dead
+// VMM shows stopped; "paused (idle)" and "checkpointed (idle)" when idleness put it to sleep,
+// core/idle.h), and IDLE how long it has been unused and its next idle step.
+#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "cli/app.h"
 #include "cli/table.h"
+#include "core/idle.h"
 #include "core/sandbox.h"
 #include "util/json.h"
 
@@ -21,19 +23,23 @@ void register_list(CLI::App& app, GlobalOptions& g) {
     auto all = core::list_sandboxes(g.context());
     if (g.json()) {
       json::Value arr = json::Value::array();
-      for (const auto& s : all) arr.push_back(store::state_to_json(s));
+      for (const auto& s : all) arr.push_back(core::state_json(g.context(), s));
       print_json(arr, 2);
       return;
     }
     std::vector<std::vector<std::string>> rows = {
-        {"ID", "STATUS", "ENGINE", "PID", "CREATED", "CPUS", "MEMORY", "IMAGE", "EXPIRES"}};
+        {"ID", "STATUS", "ENGINE", "PID", "CREATED", "CPUS", "MEMORY", "IMAGE", "EXPIRES", "IDLE"}};
+    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
     for (const auto& s : all) {
       bool live = store::claims_vmm(s.status, s.pid);
-      rows.push_back({s.id, store::status_name(s.status), s.engine,
-                      live && s.pid ? std::to_string(s.pid) : "-", s.created,
-                      std::to_string(s.vcpus), std::to_string(s.memory_mib) + "MiB",
-                      s.image.empty() ? "-" : s.image,
-                      s.expires.empty() ? "-" : s.expires + " (" + s.on_expiry + ")"});
+      auto idle = core::idle_view(store::sandbox_paths(g.context().root, s.id), s, now);
+      rows.push_back(
+          {s.id, core::status_text(s), s.engine, live && s.pid ? std::to_string(s.pid) : "-",
+           s.created, std::to_string(s.vcpus), std::to_string(s.memory_mib) + "MiB",
+           s.image.empty() ? "-" : s.image,
+           s.expires.empty() ? "-" : s.expires + " (" + s.on_expiry + ")", core::idle_text(idle)});
     }
     std::printf("%s", format_table(rows).c_str());
   });

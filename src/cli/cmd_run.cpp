@@ -1,12 +1,13 @@
 // `space run [--template NAME | --cold] [--image NAME [--disk-size SIZE]] [--cpus N] [--memory MiB]
 // [--kernel P] [--rootfs P] [--name ID] [--rm|--keep] [--secret SPEC]... [--copy H:G]...
-// [--net none|allow=RULE,...] [exec flags]
+// [--net none|allow=RULE,...] [--idle-pause D] [--idle-checkpoint D] [exec flags]
 // [-- CMD [ARG...]]`: create a sandbox (as `create` does), run one command in it (with --image and
 // no command, the image's Entrypoint and Cmd), destroy it (even on failure or SIGINT/SIGTERM,
 // which are forwarded to the command first); returns the command's exit code.
 #include "cli/app.h"
 #include "cli/boot_flags.h"
 #include "cli/exec_flags.h"
+#include "cli/expiry_flags.h"
 #include "core/copy.h"
 #include "core/exec.h"
 #include "cred/grants.h"
@@ -20,6 +21,7 @@ struct RunFlags {
   ExecFlags exec;
   core::RunOptions run;
   BootFlags boot;
+  IdleFlags idle;
   bool rm = false;
   std::string disk_size;
   std::vector<std::string> secrets, copies, inject;
@@ -61,6 +63,7 @@ void register_run(CLI::App& app, GlobalOptions& g) {
                   "Copy HOST_PATH into the sandbox at GUEST_PATH before the command runs: "
                   "HOST_PATH:GUEST_PATH (repeatable)")
       ->allow_extra_args(false);
+  f->idle.add(cmd);
   add_exec_flags(cmd, &f->exec);
   cmd->add_option("command", f->exec.command,
                   "The command and its arguments, after -- (optional with --image)");
@@ -69,6 +72,7 @@ void register_run(CLI::App& app, GlobalOptions& g) {
     if (!f->disk_size.empty()) f->run.create.disk_bytes = image::parse_disk_size(f->disk_size);
     finish_exec_flags(&f->exec, /*command_optional=*/!f->run.create.image.empty());
     f->run.exec = f->exec.opts;
+    f->run.create.idle = f->idle.options();
     for (const auto& s : f->secrets) f->run.create.secrets.push_back(cred::parse_grant_spec(s));
     for (const auto& i : f->inject) cred::apply_inject_flag(f->run.create.secrets, i);
     for (const auto& c : f->copies) f->run.create.copies.push_back(core::parse_copy_spec(c));

@@ -1,7 +1,9 @@
-// `space state ID`: the sandbox's state as JSON (the observed status, as list shows it).
+// `space state ID`: the sandbox's state as JSON (the observed status, as list shows it, and its
+// idleness: core/idle.h).
 #include <cstdio>
 
 #include "cli/app.h"
+#include "core/idle.h"
 #include "core/sandbox.h"
 #include "util/json.h"
 
@@ -14,7 +16,7 @@ void register_state(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("id", *id, "Sandbox id")->required();
   cmd->callback([&g, id] {
     auto s = core::sandbox_state(g.context(), *id);
-    print_json(store::state_to_json(s), 2);
+    print_json(core::state_json(g.context(), s), 2);
   });
 }
 

@@ -47,15 +47,16 @@ void print(const std::vector<core::SandboxStats>& all, bool json_lines, const st
   } else {
     std::vector<std::vector<std::string>> rows = {{"ID", "STATUS", "ENGINE", "CPU", "RSS", "PSS",
                                                    "MEMORY", "LIMIT", "DISK", "UPTIME",
-                                                   "CONNECTIONS"}};
+                                                   "CONNECTIONS", "IDLE"}};
     for (const auto& s : all)
-      rows.push_back({s.id, store::status_name(s.status), s.engine, seconds(s.cpu_ns),
-                      opt_size(s.rss_bytes), opt_size(s.pss_bytes), opt_size(s.memory_bytes),
+      rows.push_back({s.id, s.status_text, s.engine, seconds(s.cpu_ns), opt_size(s.rss_bytes),
+                      opt_size(s.pss_bytes), opt_size(s.memory_bytes),
                       opt_size(s.memory_limit_bytes), store::human_size(s.disk_bytes),
                       seconds(s.guest_uptime_ns),
                       s.host_connections ? std::to_string(*s.host_connections) + " in, " +
                                                std::to_string(*s.guest_connections) + " out"
-                                         : "-"});
+                                         : "-",
+                      core::idle_text(s.idle)});
     std::printf("%s", format_table(rows).c_str());
   }
   std::fflush(stdout);

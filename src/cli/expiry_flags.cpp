@@ -22,4 +22,24 @@ uint64_t ExpiryFlags::ttl_ms() const {
   return parse_duration_ms(ttl, "--ttl ");
 }
 
+void IdleFlags::add(CLI::App* cmd) {
+  cmd->add_option("--idle-pause", pause,
+                  "Pause the sandbox after this long unused (no exec, cp, forwarded or network "
+                  "connection): 30s, 10m, 2h; the next exec, cp or connection resumes it. off: "
+                  "never (default: config.toml [defaults] idle_pause, else off)");
+  cmd->add_option(
+      "--idle-checkpoint", checkpoint,
+      "Checkpoint the sandbox to disk and stop its VMM after this long unused; the next "
+      "exec, cp or connection restores it. off: never (default: config.toml "
+      "[defaults] idle_checkpoint, else off)");
+}
+
+core::IdleOptions IdleFlags::options() const {
+  core::IdleOptions o;
+  if (!pause.empty()) o.pause_ms = core::parse_idle_duration(pause, "--idle-pause");
+  if (!checkpoint.empty())
+    o.checkpoint_ms = core::parse_idle_duration(checkpoint, "--idle-checkpoint");
+  return o;
+}
+
 }  // namespace space::cli

@@ -1,9 +1,11 @@
 // --ttl DURATION and --on-expiry destroy|checkpoint, shared by create, branch and resume
-// (core/expiry.h).
+// (core/expiry.h); --idle-pause and --idle-checkpoint, shared by create and run (core/idle.h).
 #pragma once
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
+
+#include "core/idle.h"
 
 namespace space::cli {
 
@@ -15,6 +17,13 @@ struct ExpiryFlags {
   // The ttl in milliseconds (0 when --ttl was not given). Throws with a hint for a bad value, or
   // for --on-expiry without --ttl.
   uint64_t ttl_ms() const;
+};
+
+struct IdleFlags {
+  std::string pause, checkpoint;
+  void add(CLI::App* cmd);
+  // The flags given (unset ones left to config.toml). Throws with a hint for a bad value.
+  core::IdleOptions options() const;
 };
 
 }  // namespace space::cli

@@ -94,6 +94,8 @@ store::VmConfig prepare_branch(const store::HostConfig& hc, const store::Sandbox
   b.vcpus = src.vcpus;
   b.memory_mib = src.memory_mib;
   b.annotations = src.annotations;
+  b.idle_pause_ms = src.idle_pause_ms;  // a branch idles as its source does (core/idle.h)
+  b.idle_checkpoint_ms = src.idle_checkpoint_ms;
   b.uid = src.uid;
   if (b.expires.empty()) {  // no --ttl of its own: the source's expiry
     b.expires = src.expires;
@@ -228,7 +230,7 @@ std::vector<store::SandboxState> make_branches(const store::Context& ctx, const 
     if (was_running && !source_resumed)
       vmm_op(s.p, proto::control::ResumeRequest{}, kPauseTimeoutMs);
     if (policy && !out.empty()) ensure_network(ctx, out.front().id);  // one sync serves them all
-    if (!out.empty() && !out.front().expires.empty()) ensure_reaper(ctx);
+    if (!out.empty() && needs_reaper(out.front())) ensure_reaper(ctx);
     auto t_end = Clock::now();
     log::info("branch " + id + " into " + std::to_string(out.size()) + ": pause " +
               ms(t0, t_paused) + " ms, clones and records " + ms(t_paused, t_cloned) +

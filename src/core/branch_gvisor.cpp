@@ -95,6 +95,8 @@ std::vector<store::SandboxState> branch_gvisor_sandbox(const store::Context& ctx
       b.vcpus = s.st.vcpus;
       b.memory_mib = s.st.memory_mib;
       b.annotations = s.st.annotations;
+      b.idle_pause_ms = s.st.idle_pause_ms;  // a branch idles as its source does (core/idle.h)
+      b.idle_checkpoint_ms = s.st.idle_checkpoint_ms;
       b.cgroup = hc.jail_cgroup_parent + "/" + id;
       if (opts.ttl_ms) {
         set_expiry(b, opts.ttl_ms, opts.on_expiry);
@@ -120,7 +122,7 @@ std::vector<store::SandboxState> branch_gvisor_sandbox(const store::Context& ctx
     fs::remove_tree(image_dir);  // each branch has restored it
     if (was_running) vmm_op(s.p, proto::control::ResumeRequest{}, kPauseTimeoutMs);
     if (policy && !out.empty()) ensure_network(ctx, out.front().id);
-    if (!out.empty() && !out.front().expires.empty()) ensure_reaper(ctx);
+    if (!out.empty() && needs_reaper(out.front())) ensure_reaper(ctx);
     auto ms = [](Clock::time_point a, Clock::time_point b) {
       return std::to_string(std::chrono::duration<double, std::milli>(b - a).count());
     };

@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "core/agent_client.h"
+#include "core/idle.h"
 #include "core/image_use.h"
 #include "core/sandbox.h"
 #include "core/session.h"
@@ -68,7 +69,7 @@ class Repause {
 class Conn {
  public:
   Conn(const store::Context& ctx, const std::string& id, proc::SignalGuard& sig)
-      : id_(id), sig_(sig), repause_(ctx, id) {
+      : id_(id), sig_(sig), use_(use_sandbox(ctx, id)), repause_(ctx, id) {
     store::SandboxPaths p = store::sandbox_paths(ctx.root, id);
     require_sandbox(p, id);
     store::Status s = store::observed_status(store::read_state(p.state));
@@ -166,6 +167,7 @@ class Conn {
 
   std::string id_;
   proc::SignalGuard& sig_;
+  store::ActivityHold use_;  // the sandbox is in use (and awake: core/idle.h) while we copy
   Repause repause_;
   Fd sock_;
   bool image_ = false;

@@ -12,6 +12,7 @@
 #include "core/create_gvisor.h"
 #include "core/engine.h"
 #include "core/expiry.h"
+#include "core/idle.h"
 #include "core/image_use.h"
 #include "core/inject.h"
 #include "core/jail_setup.h"
@@ -173,7 +174,7 @@ void start(const store::Context& ctx, const store::HostConfig& hc, const store::
   store::write_state(p.state, st, fs::Sync::Volatile);
   ph.mark("state");
   ensure_network(ctx, st.id);  // the broker listens for it before its guest dials out
-  if (!st.expires.empty()) ensure_reaper(ctx);
+  if (needs_reaper(st)) ensure_reaper(ctx);
 }
 
 }  // namespace
@@ -190,6 +191,10 @@ store::SandboxState make_sandbox(const store::Context& ctx, const CreateOptions&
   try {
     check_socket_paths(p);
     store::HostConfig hc = store::load_host_config(ctx.root);
+    {
+      store::SandboxState checked;  // the idle settings are checked before anything is made
+      set_idle(checked, opts.idle, hc);
+    }
     EngineChoice engine = choose_engine(opts.engine, hc);  // probed once the flags are checked
     if (engine.engine == Engine::Gvisor) {
       if (!opts.image.empty()) store::validate_id(opts.image, "image name");
@@ -235,6 +240,7 @@ store::SandboxState make_sandbox(const store::Context& ctx, const CreateOptions&
     st.created = store::rfc3339_now();
     st.template_name = src.template_name;
     set_expiry(st, opts.ttl_ms, opts.on_expiry);
+    set_idle(st, opts.idle, hc);  // checked above
     std::optional<proc::Child> vmm;
     auto undo = [&] {
       vmm.reset();  // SIGKILL + reap

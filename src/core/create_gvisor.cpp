@@ -4,6 +4,7 @@
 
 #include "core/engine.h"
 #include "core/expiry.h"
+#include "core/idle.h"
 #include "core/image_use.h"
 #include "core/jail_setup.h"
 #include "core/net.h"
@@ -97,6 +98,7 @@ store::SandboxState create_gvisor_sandbox(const store::Context& ctx, const store
   st.created = store::rfc3339_now();
   st.cgroup = hc.jail_cgroup_parent + "/" + id;
   set_expiry(st, opts.ttl_ms, opts.on_expiry);
+  set_idle(st, opts.idle, hc);
   store::VmConfig cfg;
   cfg.id = id;
   cfg.engine = "gvisor";
@@ -164,7 +166,7 @@ store::SandboxState create_gvisor_sandbox(const store::Context& ctx, const store
     st.status = store::Status::Running;
     store::write_state(p.state, st, fs::Sync::Volatile);
     ensure_network(ctx, id);
-    if (!st.expires.empty()) ensure_reaper(ctx);
+    if (needs_reaper(st)) ensure_reaper(ctx);
     monitor->release();
     return st;
   } catch (Error& e) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/idle.h"
 #include "cred/grants.h"
 
 namespace space::core {
@@ -35,6 +36,7 @@ struct CreateOptions {
   std::string net;
   uint64_t ttl_ms = 0;                // --ttl: the sandbox ends this long after it starts
   std::string on_expiry = "destroy";  // --on-expiry: destroy or checkpoint (core/expiry.h)
+  IdleOptions idle;                   // --idle-pause, --idle-checkpoint (core/idle.h)
   // What the sandbox is handed before create returns (the create transaction): these secrets
   // granted (--secret), then these host files copied in (--copy). If either fails, or a signal
   // comes, the sandbox is destroyed and create throws.

@@ -12,6 +12,7 @@
 
 #include "core/agent_client.h"
 #include "core/exec_bridge.h"
+#include "core/idle.h"
 #include "core/image_use.h"
 #include "core/inject.h"
 #include "core/net.h"
@@ -119,6 +120,7 @@ ExecResult exec_in_sandbox(const store::Context& ctx, const std::string& id,
   if (opts.argv.empty() || opts.argv[0].empty())
     fail("no command given", "space exec ID -- CMD [ARG...]");
   store::SandboxPaths p = store::sandbox_paths(ctx.root, id);
+  store::ActivityHold use = use_sandbox(ctx, id);  // in use while it runs; woken if asleep
   require_running(p, id);
   ExecOptions o = opts;
   o.sandbox = opts.hostname.empty() ? id : opts.hostname;

@@ -37,6 +37,10 @@ int64_t expires_at(const store::SandboxState& st) {
   return store::parse_rfc3339(st.expires).value_or(0);
 }
 
+bool needs_reaper(const store::SandboxState& st) {
+  return !st.expires.empty() || st.idle_pause_ms || st.idle_checkpoint_ms;
+}
+
 std::string reaper_lock_path(const store::Context& ctx) {
   return fs::absolute(ctx.root) + "/expire.lock";
 }

@@ -15,9 +15,11 @@
 #include <cstring>
 #include <list>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "core/agent_client.h"
+#include "core/idle.h"
 #include "core/image_use.h"
 #include "core/sandbox.h"
 #include "proto/agent.h"
@@ -99,9 +101,16 @@ std::string describe(const ForwardSpec& s) {
          std::to_string(s.guest_port);
 }
 
+// Running, or asleep from idleness (core/idle.h): the next connection wakes it.
+bool can_serve(const store::SandboxState& st) {
+  store::Status s = store::observed_status(st);
+  return s == store::Status::Running ||
+         (st.idle_asleep && (s == store::Status::Paused || s == store::Status::Checkpointed));
+}
+
 bool still_running(const store::SandboxPaths& p) {
   try {
-    return store::observed_status(store::read_state(p.state)) == store::Status::Running;
+    return can_serve(store::read_state(p.state));
   } catch (const Error&) {
     return false;  // destroyed
   }
@@ -110,10 +119,10 @@ bool still_running(const store::SandboxPaths& p) {
 // Carries one client connection to the guest port; returns "" or why it could not.
 std::string carry(int client, const store::SandboxPaths& p, const std::string& id, bool image,
                   uint16_t guest_port, int stop_fd) {
-  auto dl = net::Deadline::after_ms(kDialMs);
-  dl.cancel_on(stop_fd);
   Fd conn;
   try {
+    auto dl = net::Deadline::after_ms(kDialMs);
+    dl.cancel_on(stop_fd);
     conn = vsock_dial(p.vsock_sock, proto::kAgentPort, dl);
     auto bytes = proto::encode_frame(proto::Type::Hello,
                                      make_hello(id, image ? proto::Hello::kImage : 0).encode());
@@ -198,8 +207,9 @@ std::string forward_ports(const store::Context& ctx, const std::string& id,
   if (opts.specs.empty()) fail("nothing to forward", std::string("give ") + kForms);
   store::SandboxPaths p = store::sandbox_paths(ctx.root, id);
   require_sandbox(p, id);
-  store::Status st = store::observed_status(store::read_state(p.state));
-  if (st != store::Status::Running)
+  store::SandboxState rec = store::read_state(p.state);
+  store::Status st = store::observed_status(rec);
+  if (!can_serve(rec))
     fail("sandbox " + id + " is " + store::status_name(st) + ", not running",
          st == store::Status::Paused || st == store::Status::Checkpointed
              ? "space resume " + id
@@ -269,17 +279,26 @@ std::string forward_ports(const store::Context& ctx, const std::string& id,
                           " connections at once already; closed");
           continue;
         }
-        active++;
         uint16_t gp = specs[i].guest_port;
         std::string what = describe(specs[i]);
+        std::optional<store::ActivityHold> use;  // here, so that a wake takes our signals
+        try {
+          use.emplace(use_sandbox(ctx, id));  // in use while the connection lasts
+        } catch (const Error& e) {
+          if (opts.on_error) opts.on_error(what + ": " + e.what());
+          continue;
+        }
+        active++;
         Worker& w = workers.emplace_back();
-        w.thread = std::thread([&, gp, what, done = w.done, fd = std::move(c)]() mutable {
-          std::string err = carry(fd.get(), p, id, image, gp, stop.get());
-          if (!err.empty() && opts.on_error) opts.on_error(what + ": " + err);
-          fd.reset();
-          active--;
-          done->store(true);
-        });
+        w.thread = std::thread(
+            [&, gp, what, done = w.done, fd = std::move(c), use = std::move(use)]() mutable {
+              std::string err = carry(fd.get(), p, id, image, gp, stop.get());
+              if (!err.empty() && opts.on_error) opts.on_error(what + ": " + err);
+              fd.reset();
+              use.reset();
+              active--;
+              done->store(true);
+            });
       }
     }
   }

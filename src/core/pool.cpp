@@ -10,6 +10,7 @@
 #include "core/control_client.h"
 #include "core/create_gvisor.h"
 #include "core/expiry.h"
+#include "core/idle.h"
 #include "core/net.h"
 #include "core/pool_members.h"
 #include "core/sandbox.h"
@@ -80,6 +81,7 @@ bool adopt(const store::Context& ctx, const store::HostConfig& hc, const CreateO
     st.status = store::Status::Creating;
     st.created = store::rfc3339_now();
     set_expiry(st, opts.ttl_ms, opts.on_expiry);
+    set_idle(st, opts.idle, hc);
     store::write_state(m.p.state, st, fs::Sync::Volatile);  // the intent: discard() reads it
     store::VmConfig cfg = store::load_vm_config(m.p.config);
     cfg.id = id;
@@ -113,7 +115,7 @@ bool adopt(const store::Context& ctx, const store::HostConfig& hc, const CreateO
     st.status = store::Status::Running;
     store::write_state(p.state, st, fs::Sync::Volatile);
     ensure_network(ctx, id);
-    if (!st.expires.empty()) ensure_reaper(ctx);
+    if (needs_reaper(st)) ensure_reaper(ctx);
   } catch (Error& e) {
     try {
       destroy_sandbox(ctx, id, /*force=*/true);

@@ -1,6 +1,6 @@
 // The expiry reaper, `space __expire` (core/expiry.h says when a sandbox expires and starts the
-// reaper): one per root, it ends each sandbox at its time, destroying it or checkpointing it, and
-// exits once no running sandbox has an expiry.
+// reaper): one per root, it ends each sandbox at its time, destroying it or checkpointing it,
+// takes the idle steps due (core/idle.h), and exits once no sandbox needs it.
 #pragma once
 #include <string>
 

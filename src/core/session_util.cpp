@@ -119,6 +119,17 @@ LockedSandbox lock_sandbox(const store::Context& ctx, const std::string& id) {
   return s;
 }
 
+std::optional<LockedSandbox> try_lock_sandbox(const store::Context& ctx, const std::string& id) {
+  LockedSandbox s;
+  s.p = store::sandbox_paths(ctx.root, id);
+  store::ensure_store(ctx, store::StoreUse::Existing);
+  s.lock.emplace(s.p.lock, /*nonblocking=*/true, store::LockFile::Existing);
+  if (!s.lock->held() || !fs::exists(s.p.state)) return std::nullopt;
+  s.st = store::read_state(s.p.state);
+  s.observed = store::observed_status(s.st);
+  return s;
+}
+
 void wrong_status(const LockedSandbox& s, const std::string& verb) {
   const std::string& id = s.st.id;
   const store::Status o = s.observed;

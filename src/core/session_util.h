@@ -40,6 +40,10 @@ store::SandboxLock wait_sandbox_lock(const store::SandboxPaths& p, const std::st
 // reads its state. Throws "sandbox <id> does not exist".
 LockedSandbox lock_sandbox(const store::Context& ctx, const std::string& id);
 
+// lock_sandbox() without waiting: nullopt when another command holds the lock, or the sandbox is
+// gone (the reaper's idle steps, core/idle.h, skip such a sandbox this round).
+std::optional<LockedSandbox> try_lock_sandbox(const store::Context& ctx, const std::string& id);
+
 // Throws the error for `verb` ("pause", "branch", ...) on a sandbox whose observed status does
 // not allow it, with a hint naming what does.
 [[noreturn]] void wrong_status(const LockedSandbox& s, const std::string& verb);

@@ -3,6 +3,8 @@
 
 #include <sys/stat.h>
 
+#include <chrono>
+
 #include "core/control_client.h"
 #include "core/pool_members.h"
 #include "core/sandbox.h"
@@ -47,6 +49,11 @@ SandboxStats stats_of(const store::SandboxPaths& p, const store::SandboxState& s
   s.status = st.status;
   s.engine = st.engine;
   s.disk_bytes = allocated(p.dir);
+  s.status_text = status_text(st);
+  s.idle = idle_view(p, st,
+                     std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count());
   if (!store::claims_vmm(st.status, st.pid)) return s;
   s.pid = st.pid;
   if (!st.cgroup.empty()) {
@@ -134,6 +141,18 @@ json::Value stats_json(const SandboxStats& s) {
   v.set("running_since_ms", or_null(s.running_since_ms));
   v.set("host_connections", or_null(s.host_connections));
   v.set("guest_connections", or_null(s.guest_connections));
+  if (s.idle.configured) {
+    json::Value idle = json::Value::object();
+    idle.set("asleep", s.idle.asleep);
+    idle.set("unused_ms", s.idle.unused_ms);
+    bool next = s.idle.next != IdleStep::None;
+    idle.set("next", next ? json::Value(idle_step_name(s.idle.next)) : json::Value());
+    idle.set("next_at",
+             next ? json::Value(store::rfc3339((s.idle.next_at_ms + 999) / 1000)) : json::Value());
+    v.set("idle", std::move(idle));
+  } else {
+    v.set("idle", json::Value());
+  }
   return v;
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/idle.h"
 #include "store/context.h"
 #include "store/state.h"
 #include "util/json.h"
@@ -32,6 +33,8 @@ struct SandboxStats {
   std::optional<uint64_t> guest_uptime_ns;
   std::optional<int64_t> running_since_ms;
   std::optional<uint64_t> host_connections, guest_connections;
+  std::string status_text;  // "paused (idle)" when idleness put it to sleep (core/idle.h)
+  IdleView idle;            // its idleness, when it has an idle pause or checkpoint
 };
 
 // The stats of sandboxes `ids` (empty: every sandbox, in list order). Throws if an id does not
@@ -42,7 +45,8 @@ std::vector<SandboxStats> sandbox_stats(const store::Context& ctx,
 // the ready sandboxes cost while they wait.
 std::vector<SandboxStats> pool_stats(const store::Context& ctx);
 // {"id", "status", "pid", "cpu_ns", "rss_bytes", ... } with nulls for what is unknown (and
-// "pool", the template, for a pool member).
+// "pool", the template, for a pool member; "idle": {"asleep", "unused_ms", "next", "next_at"} or
+// null).
 json::Value stats_json(const SandboxStats& s);
 
 }  // namespace space::core

@@ -31,6 +31,7 @@
 #include "egress/policy_store.h"
 #include "proto/agent.h"
 #include "proto/net.h"
+#include "store/activity.h"
 #include "store/config.h"
 #include "store/paths.h"
 #include "store/state.h"
@@ -292,6 +293,16 @@ class Broker {
                            if (auto ns = load_netns(paths_, id)) enter_netns(*ns);
                          } catch (const std::exception& e) {
                            problem = std::string("the sandbox's network namespace: ") + e.what();
+                         }
+                       }
+                       // A connection is a use of its sandbox: not idle while it lasts
+                       // (store/activity.h). Never waits: an idle pause under way wins.
+                       std::optional<store::ActivityHold> use;
+                       if (problem.empty()) {
+                         try {
+                           use.emplace(store::sandbox_paths(root_, id).activity,
+                                       store::ActivityHold::Wait::NonBlocking);
+                         } catch (const std::exception&) {
                          }
                        }
                        std::optional<Injection> inj = injection_for(id);

@@ -12,6 +12,7 @@
 #include "core/branch.h"
 #include "core/copy.h"
 #include "core/exec.h"
+#include "core/idle.h"
 #include "core/sandbox.h"
 #include "core/session.h"
 #include "store/paths.h"
@@ -95,6 +96,14 @@ json::Value input_schema(const std::string& tool, bool confined) {
     b.add("allow", string_array("Network rules the sandbox may connect to: host:port, "
                                 "*.example.com, an address or CIDR. None = no network"));
     b.add("ttl", prop("string", "The sandbox ends this long after it starts, e.g. 30m, 2h"));
+    b.add("idle_pause",
+          prop("string",
+               "Pause the sandbox after this long unused, e.g. 5m; the next call that "
+               "uses it resumes it (\"off\": never)"));
+    b.add("idle_checkpoint",
+          prop("string",
+               "Checkpoint the sandbox to disk, freeing its memory, after this long "
+               "unused, e.g. 30m; the next call that uses it restores it"));
     b.add("keep", prop("boolean",
                        "Keep the sandbox when this MCP session ends (default: it is "
                        "destroyed then)"));
@@ -385,6 +394,10 @@ json::Value Toolbox::run(const std::string& name, const json::Value& args) {
     }
     std::string ttl = str_arg(args, "ttl");
     if (!ttl.empty()) o.ttl_ms = parse_duration_ms(ttl, "ttl");
+    if (std::string v = str_arg(args, "idle_pause"); !v.empty())
+      o.idle.pause_ms = core::parse_idle_duration(v, "idle_pause");
+    if (std::string v = str_arg(args, "idle_checkpoint"); !v.empty())
+      o.idle.checkpoint_ms = core::parse_idle_duration(v, "idle_checkpoint");
     const bool keep = bool_arg(args, "keep");
     store::SandboxState st = core::create_sandbox(ctx_, o);
     if (!keep) made_.push_back(st.id);
@@ -508,7 +521,7 @@ json::Value Toolbox::run(const std::string& name, const json::Value& args) {
   }
   if (name == "list") {
     json::Value arr = json::Value::array();
-    for (const auto& s : core::list_sandboxes(ctx_)) arr.push_back(store::state_to_json(s));
+    for (const auto& s : core::list_sandboxes(ctx_)) arr.push_back(core::state_json(ctx_, s));
     json::Value out = json::Value::object();
     out.set("sandboxes", arr);
     return structured_result(out);

@@ -8,6 +8,7 @@
 
 #include "store/paths.h"
 #include "store/toml_fields.h"
+#include "util/duration.h"
 #include "util/error.h"
 #include "util/fs.h"
 
@@ -57,6 +58,15 @@ HostConfig parse_host_config(std::string_view text, const std::string& source) {
           f.bad(full, e.what());
         }
         c.default_template = *v;
+      } else if (table == "defaults" && (key == "idle_pause" || key == "idle_checkpoint")) {
+        std::string v = f.str(n, full);
+        uint64_t ms = 0;
+        try {
+          if (v != "off") ms = parse_duration_ms(v, key + " = ");
+        } catch (const Error& e) {
+          f.bad(full, std::string(e.what()) + " (or \"off\")");
+        }
+        (key == "idle_pause" ? c.idle_pause_ms : c.idle_checkpoint_ms) = ms;
       } else if (table == "engine" && key == "default") {
         c.engine_default = f.str(n, full);
         if (c.engine_default != "vm" && c.engine_default != "gvisor")

@@ -25,8 +25,12 @@ struct HostConfig {
   std::string kernel;                        // [defaults] kernel, "" when unset
   std::string rootfs;                        // [defaults] rootfs, "" when unset
   std::string default_template = "default";  // [defaults] template: what create restores from
-  uint32_t store_size_gib = 20;              // [store] size_gib
-  uint32_t cp_max_size_mib = 1024;           // [cp] max_size_mib: space cp's --max-size
+  // [defaults] idle_pause, idle_checkpoint: a create's or run's --idle-pause and
+  // --idle-checkpoint when not given (core/idle.h); 0 ("off", the default) = never.
+  uint64_t idle_pause_ms = 0;
+  uint64_t idle_checkpoint_ms = 0;
+  uint32_t store_size_gib = 20;     // [store] size_gib
+  uint32_t cp_max_size_mib = 1024;  // [cp] max_size_mib: space cp's --max-size
   // [net] allow: the rules a sandbox gets when create/run has no --net (empty: no network).
   // Checked by core (the rule grammar is egress/policy.h's).
   std::vector<std::string> net_allow;

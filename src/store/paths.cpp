@@ -73,6 +73,7 @@ SandboxPaths paths_in(const std::string& dir, const std::string& run_dir) {
   p.console_log = p.dir + "/console.log";
   p.vmm_log = p.dir + "/vmm.log";
   p.lock = p.dir + "/lock";
+  p.activity = p.dir + "/activity";
   p.run_dir = run_dir;
   p.control_sock = p.run_dir + "/control.sock";
   p.vsock_sock = p.run_dir + "/vsock.sock";

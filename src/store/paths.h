@@ -29,6 +29,7 @@ struct SandboxPaths {        // all absolute
   std::string console_log;   // <dir>/console.log
   std::string vmm_log;       // <dir>/vmm.log
   std::string lock;          // <dir>/lock  (flock target)
+  std::string activity;      // <dir>/activity  (idle tracking: store/activity.h)
   std::string run_dir;       // <run base>/<id>
   std::string control_sock;  // <run_dir>/control.sock
   std::string vsock_sock;    // <run_dir>/vsock.sock

@@ -67,6 +67,16 @@ json::Value state_to_json(const SandboxState& s) {
   v.set("expires", or_null(s.expires));
   v.set("on_expiry", or_null(s.on_expiry));
   v.set("disk_limit_bytes", s.disk_limit ? json::Value(s.disk_limit) : json::Value());
+  if (s.idle_pause_ms || s.idle_checkpoint_ms) {
+    auto ms_or_null = [](uint64_t ms) { return ms ? json::Value(ms) : json::Value(); };
+    json::Value idle = json::Value::object();
+    idle.set("pause_after_ms", ms_or_null(s.idle_pause_ms));
+    idle.set("checkpoint_after_ms", ms_or_null(s.idle_checkpoint_ms));
+    idle.set("asleep", s.idle_asleep);
+    v.set("idle", std::move(idle));
+  } else {
+    v.set("idle", json::Value());
+  }
   json::Value ann = json::Value::object();
   for (auto& [k, val] : s.annotations) ann.set(k, val);
   v.set("annotations", std::move(ann));
@@ -102,6 +112,20 @@ SandboxState state_from_json(const json::Value& v) {
     s.disk_limit = json::uint_field(v, "disk_limit_bytes");
   if (!s.on_expiry.empty() && s.on_expiry != "destroy" && s.on_expiry != "checkpoint")
     fail("field \"on_expiry\": \"" + s.on_expiry + "\" is neither destroy nor checkpoint");
+  if (const json::Value* idle = v.find("idle"); idle && !idle->is_null()) {
+    if (!idle->is_object()) fail("field \"idle\": expected an object or null");
+    auto ms = [&](const char* key) -> uint64_t {
+      const json::Value* f = idle->find(key);
+      if (!f || f->is_null()) return 0;
+      return json::uint_field(*idle, key);
+    };
+    s.idle_pause_ms = ms("pause_after_ms");
+    s.idle_checkpoint_ms = ms("checkpoint_after_ms");
+    if (const json::Value* a = idle->find("asleep"); a && !a->is_null()) {
+      if (!a->is_bool()) fail("field \"idle.asleep\": expected true or false");
+      s.idle_asleep = a->as_bool();
+    }
+  }
   if (const json::Value* ann = v.find("annotations"); ann && !ann->is_null()) {
     if (!ann->is_object()) fail("field \"annotations\": expected an object");
     for (auto& [k, val] : ann->as_object()) {

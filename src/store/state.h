@@ -43,6 +43,14 @@ struct SandboxState {
   std::string expires;      // RFC 3339 (UTC): when it ends (--ttl); "" (null) = never
   std::string on_expiry;    // "destroy" or "checkpoint": what ending means; "" with no expiry
   uint64_t disk_limit = 0;  // bytes of its own its subvolume may hold (btrfs qgroup), 0 = none
+  // Idle pause and idle checkpoint (core/idle.h): unused this long, it is paused, or
+  // checkpointed (0 = never). `idle_asleep`: its pause or checkpoint came from idleness, so the
+  // next exec, cp or forwarded connection wakes it (an explicit one is never undone that way).
+  // JSON "idle": null when neither is set, else {"pause_after_ms", "checkpoint_after_ms",
+  // "asleep"}.
+  uint64_t idle_pause_ms = 0;
+  uint64_t idle_checkpoint_ms = 0;
+  bool idle_asleep = false;
   std::map<std::string, std::string> annotations;
 };
 

@@ -176,3 +176,14 @@ TEST_CASE("config.toml: [engine.gvisor] pool") {
   CHECK(error_of("[engine.gvisor]\npool = \"2\"\n").find("engine.gvisor.pool") !=
         std::string::npos);
 }
+
+TEST_CASE("config.toml: idle pause and checkpoint defaults") {
+  auto c = store::parse_host_config("[defaults]\nidle_pause = \"5m\"\nidle_checkpoint = \"off\"\n",
+                                    "config.toml");
+  CHECK(c.idle_pause_ms == 300'000);
+  CHECK(c.idle_checkpoint_ms == 0);
+  CHECK(store::parse_host_config("", "config.toml").idle_pause_ms == 0);
+  CHECK(error_of("[defaults]\nidle_checkpoint = \"soon\"\n").find("defaults.idle_checkpoint") !=
+        std::string::npos);
+  CHECK(error_of("[defaults]\nidle_pause = 30\n").find("defaults.idle_pause") != std::string::npos);
+}

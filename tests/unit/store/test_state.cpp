@@ -90,6 +90,35 @@ TEST_CASE("state.json round trip") {
   CHECK(store::read_state(path).status == store::Status::Paused);
 }
 
+TEST_CASE("state.json: idle settings round trip, null when none, absent in older records") {
+  store::SandboxState s;
+  s.id = "idle1";
+  s.status = store::Status::Paused;
+  CHECK(store::state_to_json(s).find("idle")->is_null());
+  s.idle_pause_ms = 30'000;
+  s.idle_checkpoint_ms = 0;
+  s.idle_asleep = true;
+  json::Value v = store::state_to_json(s);
+  const json::Value* idle = v.find("idle");
+  REQUIRE(idle != nullptr);
+  CHECK(json::uint_field(*idle, "pause_after_ms") == 30'000);
+  CHECK(idle->find("checkpoint_after_ms")->is_null());
+  CHECK(idle->find("asleep")->as_bool());
+  store::SandboxState back = store::state_from_json(v);
+  CHECK(back.idle_pause_ms == 30'000);
+  CHECK(back.idle_checkpoint_ms == 0);
+  CHECK(back.idle_asleep);
+  store::SandboxState old = store::state_from_json(json::parse(R"({"id":"o","status":"running"})"));
+  CHECK(old.idle_pause_ms == 0);
+  CHECK_FALSE(old.idle_asleep);
+  CHECK_THROWS_WITH_AS(
+      store::state_from_json(json::parse(R"({"id":"o","status":"running","idle":5})")),
+      doctest::Contains("idle"), Error);
+  CHECK_THROWS_WITH_AS(store::state_from_json(
+                           json::parse(R"({"id":"o","status":"running","idle":{"asleep":"yes"}})")),
+                       doctest::Contains("idle.asleep"), Error);
+}
+
 TEST_CASE("state.json reading is checked") {
   auto v = store::state_to_json(sample());
   v.set("status", "exploded");
