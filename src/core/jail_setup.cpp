@@ -158,6 +158,13 @@ void remove_sandbox_cgroup(const std::string& rel) {
   if (rel.empty()) return;
   jail::CgroupLayout l = jail::detect_layout();
   try {
+    // A gvisor sandbox paused through the freezer, whose monitor died: its processes die of
+    // their SIGKILL only once thawed.
+    jail::freeze_group(rel, false);
+  } catch (const Error& e) {
+    log::warn(std::string("cgroup ") + rel + ": " + e.what());
+  }
+  try {
     for (int i = 0; i < 100; i++) {
       if (jail::remove_group(l, rel)) return;
       // Its VMM is gone, so whatever is left there is a process of the sandbox that no record

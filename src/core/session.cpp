@@ -79,6 +79,7 @@ void pause_locked(LockedSandbox& s, int64_t* pause_us, bool idle) {
 void resume_locked(const store::Context& ctx, LockedSandbox& s, int64_t* resume_us,
                    proc::SignalGuard& sig) {
   const std::string& id = s.st.id;
+  const bool was_asleep = s.st.idle_asleep;
   s.st.idle_asleep = false;
   if (s.observed == store::Status::Paused) {
     auto r = vmm_op(s.p, proto::control::ResumeRequest{}, kPauseTimeoutMs);
@@ -99,8 +100,22 @@ void resume_locked(const store::Context& ctx, LockedSandbox& s, int64_t* resume_
     // The disk must be the one the checkpoint's memory knows (its page cache, its journal).
     if (fs::exists(ck + "/rootfs.ext4")) replace_disk(s.p.rootfs, ck + "/rootfs.ext4");
     if (fs::exists(ck + "/image.ext4")) replace_disk(s.p.image_disk, ck + "/image.ext4");
-    proc::Child vmm = start_restored(ctx, s.p, s.st, ck, sig);
-    vmm.release();
+    std::optional<proc::Child> vmm;
+    try {
+      vmm.emplace(start_restored(ctx, s.p, s.st, ck, sig));
+    } catch (...) {
+      if (was_asleep) {  // still asleep: the next use tries again (start_restored put it back)
+        try {
+          store::SandboxState back = store::read_state(s.p.state);
+          back.idle_asleep = true;
+          store::write_state(s.p.state, back);
+        } catch (const Error& e) {
+          log::error("sandbox " + id + ": " + e.what());
+        }
+      }
+      throw;
+    }
+    vmm->release();
     ensure_network(ctx, id);
     cred::listen_for_sandbox(ctx, id);
   }

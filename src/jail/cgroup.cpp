@@ -409,4 +409,38 @@ CgroupUsage read_usage(const CgroupLayout& l, const std::string& rel) {
   return u;
 }
 
+bool freeze_group(const std::string& rel, bool frozen, int wait_ms) {
+  std::string text;
+  try {
+    text = fs::read_file("/proc/self/mountinfo", 1u << 20);
+  } catch (const Error&) {
+    return false;
+  }
+  std::string dir;
+  for (const CgroupMount& m : cgroup_mounts(text)) {
+    if (m.type != "cgroup") continue;
+    for (auto opt : split(m.options, ','))
+      if (opt == "freezer") dir = m.point + "/" + rel;
+    if (!dir.empty()) break;
+  }
+  if (dir.empty() || !fs::is_dir(dir)) return false;
+  const std::string file = dir + "/freezer.state";
+  const std::string want = frozen ? "FROZEN" : "THAWED";
+  auto state = [&] {
+    std::string v = fs::read_file(file, 64);
+    while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.pop_back();
+    return v;
+  };
+  write_value(file, want);
+  for (int waited_us = 0; state() != want; waited_us += 200) {
+    if (waited_us >= wait_ms * 1000) {
+      if (frozen) write_value(file, "THAWED");
+      fail("cgroup " + rel + ": " + file + " does not read " + want + " after " +
+           std::to_string(wait_ms) + " ms");
+    }
+    ::usleep(200);
+  }
+  return true;
+}
+
 }  // namespace space::jail

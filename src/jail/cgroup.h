@@ -91,6 +91,15 @@ std::vector<int> group_pids(const CgroupLayout& l, const std::string& rel);
 // Moves the calling process into group `rel`'s cgroup.procs files (writes "0"). Throws.
 void join_group(const CgroupLayout& l, const std::string& rel);
 
+// Freezes (or thaws) every process in group `rel` through cgroup v1's freezer hierarchy and
+// waits, up to `wait_ms`, until the kernel says they all are (freezer.state FROZEN or THAWED).
+// Stopping a gvisor sandbox this way takes about a millisecond, against a runsc start for `runsc
+// pause`. Returns false, having done nothing, when the host has no v1 freezer hierarchy or the
+// group is not in it (cgroup v2's cgroup.freeze would freeze the gvisor monitor too: it shares
+// the sandbox's group there). Throws naming the file on an error, or when the freeze does not
+// finish in time (the group is then thawed again).
+bool freeze_group(const std::string& rel, bool frozen, int wait_ms = 2000);
+
 struct CgroupUsage {
   std::optional<uint64_t> cpu_ns;             // CPU time of the group's processes
   std::optional<uint64_t> memory_bytes;       // charged memory now

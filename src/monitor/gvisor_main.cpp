@@ -82,6 +82,7 @@ struct Monitor {
   std::vector<Fd> guest_listeners;
   std::atomic<int> forwards{0};  // guest connections relayed to the helpers now
   bool paused = false;
+  bool frozen = false;  // paused through the cgroup freezer (jail::freeze_group), not runsc
   bool stop_requested = false;
   bool sandbox_gone = false;
   int64_t running_since_ms = 0;
@@ -304,6 +305,14 @@ struct Monitor {
         ::kill(pid, SIGKILL);
         any = true;
       }
+      if (frozen) {  // a frozen process dies of its SIGKILL only once thawed
+        try {
+          jail::freeze_group(o.cgroup, false);
+        } catch (const Error& e) {
+          log::error(std::string("could not thaw the sandbox to end it: ") + e.what());
+        }
+        frozen = false;
+      }
       if (!any) break;
       int status;
       while (::waitpid(-1, &status, 0) > 0) {
@@ -346,11 +355,20 @@ struct Handlers {
   control::PingReply operator()(const control::PingRequest&) const {
     return {m.state(), static_cast<int64_t>(::getpid())};
   }
-  // Pauses (`pause`) or resumes the sandbox through runsc unless it is so already; the time it
-  // took, in microseconds.
+  // Pauses (`pause`) or resumes the sandbox unless it is so already; the time it took, in
+  // microseconds. Through the cgroup freezer where the host has one for the sandbox's group
+  // (about a millisecond; runsc's sandbox, gofer and stubs stop where they are, as a VM's
+  // vCPUs do), else through `runsc pause` (a runsc start, ~40 ms).
   int64_t set_paused(bool pause) const {
     auto t0 = std::chrono::steady_clock::now();
-    if (m.paused != pause) gvisor::run_runsc(m.runsc, {pause ? "pause" : "resume", m.o.id});
+    if (m.paused != pause) {
+      if (m.frozen || (pause && !m.o.cgroup.empty() && jail::freeze_group(m.o.cgroup, true))) {
+        if (!pause) jail::freeze_group(m.o.cgroup, false);
+        m.frozen = pause;
+      } else {
+        gvisor::run_runsc(m.runsc, {pause ? "pause" : "resume", m.o.id});
+      }
+    }
     m.paused = pause;
     return since_us(t0);
   }

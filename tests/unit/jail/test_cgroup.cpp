@@ -7,6 +7,7 @@
 // measured and removed; and core::remove_sandbox_cgroup kills a process left in a group (a branch
 // VMM no record names) and removes the group.
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -486,4 +487,72 @@ TEST_CASE("cgroup: remove_sandbox_cgroup kills a process left in the group, then
   // The kill came first, the rmdir after it once the process was reaped: at most a second.
   for (int i = 0; i < 100 && !jail::remove_group(l, rel); i++) ::usleep(10'000);
   for (auto& d : jail::group_dirs(l, rel)) CHECK_FALSE(fs::exists(d));
+}
+
+namespace {
+// The mount point of this host's cgroup v1 freezer hierarchy, or "".
+std::string v1_freezer_mount() {
+  std::string text = fs::read_file("/proc/self/mountinfo", 1u << 20);
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(at, end - at);
+    at = end + 1;
+    size_t dash = line.find(" - cgroup ");
+    if (dash == std::string::npos || line.find("freezer", dash) == std::string::npos) continue;
+    size_t f = 0;
+    for (int i = 0; i < 4; i++) f = line.find(' ', f) + 1;
+    return line.substr(f, line.find(' ', f) - f);
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("cgroup: freeze_group stops a group's processes and thaws them" *
+          doctest::skip(::geteuid() != 0 || v1_freezer_mount().empty())) {
+  const std::string rel = "space-unit-test/freeze-" + std::to_string(::getpid());
+  const std::string dir = v1_freezer_mount() + "/" + rel;
+  fs::mkdir_p(dir);
+  CHECK_FALSE(jail::freeze_group("space-unit-test/no-such-group", true));
+  Pipe ticks = Pipe::make();
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {  // a tick every millisecond
+    for (;;) {
+      (void)!::write(ticks.write.get(), "t", 1);
+      ::usleep(1000);
+    }
+  }
+  ticks.write.reset();
+  set_nonblocking(ticks.read.get());
+  {
+    Fd procs(::open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC));
+    REQUIRE(procs.valid());
+    std::string text = std::to_string(pid);
+    write_all(procs.get(), text.data(), text.size());
+  }
+  auto drain = [&] {
+    char b[4096];
+    ssize_t n, total = 0;
+    while ((n = ::read(ticks.read.get(), b, sizeof b)) > 0) total += n;
+    return total;
+  };
+  REQUIRE(jail::freeze_group(rel, true));
+  CHECK(fs::read_file(dir + "/freezer.state").rfind("FROZEN", 0) == 0);
+  drain();
+  ::usleep(50'000);
+  CHECK(drain() == 0);  // frozen: no tick in 50 ms
+  REQUIRE(jail::freeze_group(rel, false));
+  ::usleep(50'000);
+  CHECK(drain() > 0);
+  // Frozen again and killed: remove_sandbox_cgroup thaws it, so the kill takes effect.
+  REQUIRE(jail::freeze_group(rel, true));
+  ::kill(pid, SIGKILL);
+  core::remove_sandbox_cgroup(rel);
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  CHECK(WIFSIGNALED(status));
+  ::rmdir(dir.c_str());
+  ::rmdir((v1_freezer_mount() + "/space-unit-test").c_str());
 }
