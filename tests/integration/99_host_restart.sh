@@ -24,6 +24,11 @@ pids="$(jail_pids) $(runsc_pids)"  # (gvisor: the monitors, and runsc's sandboxe
 [ -n "${pids// /}" ] || fail "no VMMs to kill"
 kill -9 $pids $(pgrep -f -- "__credd --cred-dir $TEST_ROOT/" || true) \
   $(pgrep -f -- "--root $SPACE_ROOT( .* | )__(egress|expire)" || true) 2>/dev/null || true
+# A paused gvisor sandbox is frozen (the cgroup v1 freezer): its processes die of a SIGKILL only
+# once thawed, as a crash would leave nothing frozen.
+for f in /sys/fs/cgroup/freezer/"$CGROUP_PARENT"/*/freezer.state; do
+  if [ -e "$f" ]; then echo THAWED >"$f"; fi
+done
 for p in $pids; do wait_until 10 gone "$p"; done
 loop=$(losetup -j "$SPACE_ROOT/store.img" -O NAME -n)
 umount "$SPACE_ROOT/store"
