@@ -113,7 +113,7 @@ void finish_exec_flags(ExecFlags* f, bool command_optional) {
   if (env_stats && std::string(env_stats) == "1") f->stats = true;
 }
 
-int report_exec(const core::ExecResult& r, const ExecFlags& f) {
+int report_exec(const agent::ExecResult& r, const ExecFlags& f) {
   std::string why = utf8::printable(core::describe_exit(r, f.opts));  // the guest wrote it
   if (!why.empty()) std::fprintf(stderr, "space: %s\n", why.c_str());
   if (f.stats) std::fprintf(stderr, "space: %s\n", core::format_stats(r).c_str());

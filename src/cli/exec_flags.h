@@ -1,6 +1,6 @@
 // The flags `space exec` and `space run` share (-i, -t, -e, --secret-env, -w, -u, --timeout and the
 // hidden
-// --stats), how they become core::ExecOptions, and how an exec's result is reported: the
+// --stats), how they become agent::ExecOptions, and how an exec's result is reported: the
 // reason on stderr when the command did not run or end by itself, the --stats line, and the
 // exit code main() returns.
 #pragma once
@@ -13,7 +13,7 @@
 namespace space::cli {
 
 struct ExecFlags {
-  core::ExecOptions opts;
+  agent::ExecOptions opts;
   std::vector<std::string> env;         // -e K=V or -e K (the value of K here; skipped if unset)
   std::vector<std::string> secret_env;  // --secret-env VAR=NAME
   std::string user;                     // -u UID[:GID]
@@ -27,6 +27,6 @@ void add_exec_flags(CLI::App* cmd, ExecFlags* f);
 // Fills f->opts from the parsed flags. Throws Error on a bad -u, -e or --timeout.
 void finish_exec_flags(ExecFlags* f, bool command_optional = false);
 // Prints what the user must know about `r` (and the stats if asked) to stderr; returns the code.
-int report_exec(const core::ExecResult& r, const ExecFlags& f);
+int report_exec(const agent::ExecResult& r, const ExecFlags& f);
 
 }  // namespace space::cli

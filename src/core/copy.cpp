@@ -13,7 +13,7 @@
 #include <memory>
 #include <optional>
 
-#include "core/agent_client.h"
+#include "agent/client.h"
 #include "core/idle.h"
 #include "core/image_use.h"
 #include "core/sandbox.h"
@@ -90,7 +90,7 @@ class Conn {
     auto dl = net::Deadline::after_ms(kConnectTimeoutMs);
     dl.cancel_on(sig_.fd());
     try {
-      sock_ = vsock_dial(p.vsock_sock, proto::kAgentPort, dl);
+      sock_ = agent::vsock_dial(p.vsock_sock, proto::kAgentPort, dl);
     } catch (const Error& e) {
       if (e.err() == ENOENT || e.err() == ECONNREFUSED)
         throw Error("sandbox " + id + " is not running (its VMM does not answer): " + e.what(),
@@ -102,28 +102,28 @@ class Conn {
 
   // Hello and the request in one write, then the HelloReply.
   void open(proto::Type type, const std::vector<uint8_t>& request) {
-    auto bytes = proto::encode_frame(proto::Type::Hello,
-                                     make_hello(id_, image_ ? proto::Hello::kImage : 0).encode());
+    auto bytes = proto::encode_frame(
+        proto::Type::Hello, agent::make_hello(id_, image_ ? proto::Hello::kImage : 0).encode());
     auto req = proto::encode_frame(type, request);
     bytes.insert(bytes.end(), req.begin(), req.end());
     net::send_all(sock_.get(), {reinterpret_cast<const char*>(bytes.data()), bytes.size()}, dl());
-    read_hello_reply(sock_.get(), dl());
+    agent::read_hello_reply(sock_.get(), dl());
   }
 
   // Sends a frame; an Error the guest sent meanwhile (it gave up) is thrown instead.
   void send(proto::Type type, std::span<const uint8_t> payload = {}) {
     pollfd pfd{sock_.get(), POLLIN, 0};
     if (::poll(&pfd, 1, 0) > 0) {
-      auto f = read_frame(sock_.get(), dl());
+      auto f = agent::read_frame(sock_.get(), dl());
       if (!f) fail("guest-init closed the connection");
       throw_guest(*f);
     }
     try {
-      write_frame(sock_.get(), type, payload, dl());
+      agent::write_frame(sock_.get(), type, payload, dl());
     } catch (const Error& e) {
       if (e.err() != EPIPE && e.err() != ECONNRESET) throw;
       // The guest gave up while we wrote: its Error, if it sent one, says why.
-      if (auto f = read_frame(sock_.get(), dl())) throw_guest(*f);
+      if (auto f = agent::read_frame(sock_.get(), dl())) throw_guest(*f);
       throw;
     }
   }
@@ -131,7 +131,7 @@ class Conn {
   // The next frame, within `stall_ms`; an Error frame is thrown, and so is the end of the
   // connection.
   proto::Frame recv(int stall_ms = kStallMs) {
-    auto f = read_frame(sock_.get(), dl(stall_ms));
+    auto f = agent::read_frame(sock_.get(), dl(stall_ms));
     if (!f) fail("guest-init closed the connection in the middle of the copy");
     if (f->type == proto::Type::Error) throw_guest(*f);
     return std::move(*f);
@@ -141,7 +141,8 @@ class Conn {
   void abort() noexcept {
     try {
       proto::ErrorMsg m{"the host gave up on the copy"};
-      write_frame(sock_.get(), proto::Type::Error, m.encode(), net::Deadline::after_ms(1000));
+      agent::write_frame(sock_.get(), proto::Type::Error, m.encode(),
+                         net::Deadline::after_ms(1000));
     } catch (...) {
     }
   }

@@ -10,8 +10,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "core/agent_client.h"
-#include "core/exec_bridge.h"
+#include "agent/client.h"
+#include "agent/exec_bridge.h"
 #include "core/idle.h"
 #include "core/image_use.h"
 #include "core/inject.h"
@@ -86,43 +86,15 @@ void explain_if_gone(const Error& e, const std::string& id, const store::Sandbox
 
 }  // namespace
 
-proto::ExecRequest make_exec_request(const ExecOptions& opts, const StdioFds& io) {
-  proto::ExecRequest req;
-  req.argv = opts.argv;
-  req.env = opts.env;
-  req.cwd = opts.cwd;
-  req.uid = opts.uid;
-  req.gid = opts.gid;
-  req.user = opts.user;
-  req.tty = opts.tty;
-  req.with_stdin = opts.interactive;
-  req.timeout_ms = opts.timeout_ms;
-  req.secret_env = opts.secret_env;
-  req.groups = opts.groups;
-  req.umask = opts.umask;
-  req.rlimits = opts.rlimits;
-  if (opts.tty) {
-    auto size = term::window_size(io.in);
-    if (!size) size = term::window_size(io.out);
-    req.rows = size ? size->rows : 24;
-    req.cols = size ? size->cols : 80;
-    bool has_term = false;
-    for (const auto& e : req.env) has_term |= e.rfind("TERM=", 0) == 0;
-    const char* term = std::getenv("TERM");
-    if (!has_term) req.env.push_back(std::string("TERM=") + (term && *term ? term : "xterm"));
-  }
-  return req;
-}
-
-ExecResult exec_in_sandbox(const store::Context& ctx, const std::string& id,
-                           const ExecOptions& opts, const StdioFds& io) {
+agent::ExecResult exec_in_sandbox(const store::Context& ctx, const std::string& id,
+                                  const agent::ExecOptions& opts, const agent::StdioFds& io) {
   const auto t0 = std::chrono::steady_clock::now();
   if (opts.argv.empty() || opts.argv[0].empty())
     fail("no command given", "space exec ID -- CMD [ARG...]");
   store::SandboxPaths p = store::sandbox_paths(ctx.root, id);
   store::ActivityHold use = use_sandbox(ctx, id);  // in use while it runs; woken if asleep
   require_running(p, id);
-  ExecOptions o = opts;
+  agent::ExecOptions o = opts;
   o.sandbox = opts.hostname.empty() ? id : opts.hostname;
   // The helpers its guest may need, if one died since: a jailed VMM cannot start them.
   cred::ensure_helper_for(ctx, id);
@@ -153,14 +125,14 @@ ExecResult exec_in_sandbox(const store::Context& ctx, const std::string& id,
     auto dl = net::Deadline::after_ms(kConnectTimeoutMs);
     dl.cancel_on(sig.fd());
     try {
-      sock = vsock_dial(p.vsock_sock, proto::kAgentPort, dl);
+      sock = agent::vsock_dial(p.vsock_sock, proto::kAgentPort, dl);
     } catch (const net::Cancelled&) {
       fail("interrupted by " + proc::signal_name(sig.take()) + " before the command started");
     } catch (const Error& e) {
       explain_connect_error(e, id, p);
     }
     const int64_t connect_us = us_since(t0);
-    ExecResult r = exec_on_connection(sock.get(), o, io, sig);
+    agent::ExecResult r = agent::exec_on_connection(sock.get(), o, io, sig);
     r.stats.connect_us = connect_us;
     r.stats.total_us = us_since(t0);
     return r;
@@ -171,44 +143,7 @@ ExecResult exec_in_sandbox(const store::Context& ctx, const std::string& id,
   }
 }
 
-ExecResult exec_on_connection(int sock, const ExecOptions& opts, const StdioFds& io,
-                              proc::SignalGuard& sig) {
-  const auto t0 = std::chrono::steady_clock::now();
-  ExecResult r;
-  auto dl = net::Deadline::after_ms(kConnectTimeoutMs);
-  dl.cancel_on(sig.fd());
-  try {
-    // Hello and Exec leave in one write: no round trip between them.
-    auto bytes = proto::encode_frame(
-        proto::Type::Hello,
-        make_hello(opts.sandbox, (opts.image ? proto::Hello::kImage : 0) | opts.hello_flags)
-            .encode());
-    auto exec = proto::encode_frame(proto::Type::Exec, make_exec_request(opts, io).encode());
-    bytes.insert(bytes.end(), exec.begin(), exec.end());
-    net::send_all(sock, {reinterpret_cast<const char*>(bytes.data()), bytes.size()}, dl);
-    read_hello_reply(sock, dl);
-  } catch (const net::Cancelled&) {
-    fail("interrupted by " + proc::signal_name(sig.take()) + " before the command started");
-  } catch (const proto::ProtoError& e) {
-    fail(std::string("exec request: ") + e.what(), "the command line or environment is too long");
-  } catch (const Error& e) {
-    if (e.err() == ECONNRESET || e.err() == ETIMEDOUT || e.err() == EPIPE)
-      throw Error(std::string("guest-init does not answer: ") + e.what(), e.err());
-    throw;
-  }
-  r.stats.hello_us = us_since(t0);
-  {
-    std::optional<term::RawMode> raw;
-    if (opts.tty && opts.interactive) raw.emplace(io.in);
-    r.status = bridge_exec(sock, opts, io, sig);
-  }
-  r.stats.total_us = us_since(t0);
-  r.stats.guest_us = r.status.duration_us;
-  r.exit_code = proto::exit_code_of(r.status);
-  return r;
-}
-
-std::string describe_exit(const ExecResult& r, const ExecOptions& opts) {
+std::string describe_exit(const agent::ExecResult& r, const agent::ExecOptions& opts) {
   switch (r.status.kind) {
     case proto::ExitKind::NotFound:
     case proto::ExitKind::CannotExecute:
@@ -224,7 +159,7 @@ std::string describe_exit(const ExecResult& r, const ExecOptions& opts) {
   }
 }
 
-std::string format_stats(const ExecResult& r) {
+std::string format_stats(const agent::ExecResult& r) {
   auto ms = [](int64_t us) {
     char b[32];
     std::snprintf(b, sizeof b, "%.3f", static_cast<double>(us) / 1000.0);

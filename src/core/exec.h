@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/exec_options.h"
+#include "agent/exec_options.h"
 #include "core/sandbox.h"
 #include "proto/exec.h"
 #include "store/context.h"
@@ -22,26 +22,24 @@ namespace space::core {
 // inside the image, with the image's config under opts (core/image_use.h). Throws Error (exit 125)
 // if the sandbox does not exist or is not running, or the guest cannot be reached or breaks the
 // protocol; a command that cannot start is a result (126/127), not an error.
-ExecResult exec_in_sandbox(const store::Context& ctx, const std::string& id,
-                           const ExecOptions& opts, const StdioFds& io = {});
-
-// The Exec request for `opts`, with the window size and TERM of the caller's terminal (`io`).
-proto::ExecRequest make_exec_request(const ExecOptions& opts, const StdioFds& io);
+agent::ExecResult exec_in_sandbox(const store::Context& ctx, const std::string& id,
+                                  const agent::ExecOptions& opts, const agent::StdioFds& io = {});
 
 struct RunOptions {
   CreateOptions create;
-  ExecOptions exec;
+  agent::ExecOptions exec;
   bool keep = false;  // keep the sandbox afterwards (its id goes to stderr)
 };
 
 // Creates a sandbox, runs the command in it and destroys it, also when the exec fails or a
 // signal arrives (the signal is forwarded first). Returns the exec's result.
-ExecResult run_sandbox(const store::Context& ctx, const RunOptions& opts, const StdioFds& io = {});
+agent::ExecResult run_sandbox(const store::Context& ctx, const RunOptions& opts,
+                              const agent::StdioFds& io = {});
 
 // What to tell the user about `r` on stderr ("" if the command ran and ended by itself), e.g.
 // "exec nosuch: No such file or directory" or "timed out after 5 s: killed".
-std::string describe_exit(const ExecResult& r, const ExecOptions& opts);
+std::string describe_exit(const agent::ExecResult& r, const agent::ExecOptions& opts);
 // The --stats line: host and guest times of `r` in milliseconds.
-std::string format_stats(const ExecResult& r);
+std::string format_stats(const agent::ExecResult& r);
 
 }  // namespace space::core

@@ -18,7 +18,7 @@
 #include <optional>
 #include <thread>
 
-#include "core/agent_client.h"
+#include "agent/client.h"
 #include "core/idle.h"
 #include "core/image_use.h"
 #include "core/sandbox.h"
@@ -123,15 +123,15 @@ std::string carry(int client, const store::SandboxPaths& p, const std::string& i
   try {
     auto dl = net::Deadline::after_ms(kDialMs);
     dl.cancel_on(stop_fd);
-    conn = vsock_dial(p.vsock_sock, proto::kAgentPort, dl);
-    auto bytes = proto::encode_frame(proto::Type::Hello,
-                                     make_hello(id, image ? proto::Hello::kImage : 0).encode());
+    conn = agent::vsock_dial(p.vsock_sock, proto::kAgentPort, dl);
+    auto bytes = proto::encode_frame(
+        proto::Type::Hello, agent::make_hello(id, image ? proto::Hello::kImage : 0).encode());
     auto req =
         proto::encode_frame(proto::Type::Forward, proto::ForwardRequest{guest_port}.encode());
     bytes.insert(bytes.end(), req.begin(), req.end());
     net::send_all(conn.get(), {reinterpret_cast<const char*>(bytes.data()), bytes.size()}, dl);
-    read_hello_reply(conn.get(), dl);
-    auto f = read_frame(conn.get(), dl);
+    agent::read_hello_reply(conn.get(), dl);
+    auto f = agent::read_frame(conn.get(), dl);
     if (!f) return "guest-init closed the connection";
     if (f->type == proto::Type::Error) return proto::ErrorMsg::decode(f->payload).message;
     if (f->type != proto::Type::NetResult)

@@ -66,7 +66,7 @@ std::optional<image::ImageMeta> attached_image(const store::SandboxPaths& p) {
   });
 }
 
-void apply_image_config(const store::ImageConfig& c, ExecOptions& o) {
+void apply_image_config(const store::ImageConfig& c, agent::ExecOptions& o) {
   std::vector<std::string> env = c.env;
   env.insert(env.end(), o.env.begin(), o.env.end());  // later entries win in the guest
   o.env = std::move(env);

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/exec_options.h"
+#include "agent/exec_options.h"
 #include "image/image.h"
 #include "store/context.h"
 #include "store/paths.h"
@@ -29,7 +29,7 @@ image::ImageMeta attach_image(const store::Context& ctx, const std::string& name
 std::optional<image::ImageMeta> attached_image(const store::SandboxPaths& p);
 // Applies an image's config to an exec: its Env first and the exec's entries over it, its
 // WorkingDir when the exec names none, its User when the exec gives no uid or gid.
-void apply_image_config(const store::ImageConfig& c, ExecOptions& o);
+void apply_image_config(const store::ImageConfig& c, agent::ExecOptions& o);
 // What `run --image NAME` runs without a command: Entrypoint then Cmd. Throws (naming the fix)
 // when the image has neither.
 std::vector<std::string> image_command(const image::ImageMeta& m);

@@ -15,7 +15,7 @@
 #include <cstring>
 #include <optional>
 
-#include "core/agent_client.h"
+#include "agent/client.h"
 #include "jail/init.h"
 #include "jail/seccomp_prebuilt.h"
 #include "util/env.h"
@@ -297,8 +297,8 @@ proto::HelloReply wait_guest_ready(const store::SandboxPaths& p, const net::Dead
   const uint32_t flags = fs::exists(p.image_meta) ? proto::Hello::kImage : 0;
   for (int attempt = 1;; attempt++) {
     try {
-      Fd fd = vsock_dial(p.vsock_sock, proto::kAgentPort, dl);
-      auto reply = agent_hello(fd.get(), dl, flags);
+      Fd fd = agent::vsock_dial(p.vsock_sock, proto::kAgentPort, dl);
+      auto reply = agent::agent_hello(fd.get(), dl, flags);
       log::debug("guest-init answered after " + std::to_string(attempt) +
                  " attempts: " + reply.agent);
       return reply;

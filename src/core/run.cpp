@@ -16,14 +16,15 @@ namespace {
 constexpr int kRunGiveUpMs = 10'000;
 }  // namespace
 
-ExecResult run_sandbox(const store::Context& ctx, const RunOptions& opts, const StdioFds& io) {
+agent::ExecResult run_sandbox(const store::Context& ctx, const RunOptions& opts,
+                              const agent::StdioFds& io) {
   proc::SignalGuard sig;
   CreateOptions copts = opts.create;
   if (copts.id.empty()) copts.id = store::generate_id();
   store::SandboxState st = create_sandbox(ctx, copts);
-  ExecOptions eopts = opts.exec;
+  agent::ExecOptions eopts = opts.exec;
   if (!eopts.give_up_after_signal_ms) eopts.give_up_after_signal_ms = kRunGiveUpMs;
-  ExecResult result;
+  agent::ExecResult result;
   std::optional<Error> failure;
   try {
     if (eopts.argv.empty()) {

@@ -18,11 +18,11 @@
 #include <chrono>
 #include <cstdio>
 
-#include "core/agent_client.h"
+#include "agent/client.h"
+#include "agent/exec_bridge.h"
 #include "core/control_client.h"
 #include "core/engine.h"
 #include "core/exec.h"
-#include "core/exec_bridge.h"
 #include "core/image_use.h"
 #include "core/launcher.h"
 #include "core/sandbox.h"
@@ -56,7 +56,7 @@ std::string build_run_dir(const std::string& rand) {
 // Runs `cmd` with sh -c in the build's VM (inside its image, with the image's config), its
 // output on our stderr; throws unless it exits 0.
 void run_in_build(const store::SandboxPaths& p, const std::string& cmd, proc::SignalGuard& sig) {
-  ExecOptions o;
+  agent::ExecOptions o;
   o.argv = {"/bin/sh", "-c", cmd};
   if (auto image = attached_image(p)) {
     apply_image_config(image->config, o);
@@ -64,8 +64,8 @@ void run_in_build(const store::SandboxPaths& p, const std::string& cmd, proc::Si
   }
   auto dl = net::Deadline::after_ms(10'000);
   dl.cancel_on(sig.fd());
-  Fd sock = vsock_dial(p.vsock_sock, proto::kAgentPort, dl);
-  ExecResult r = exec_on_connection(sock.get(), o, StdioFds{0, 2, 2}, sig);
+  Fd sock = agent::vsock_dial(p.vsock_sock, proto::kAgentPort, dl);
+  agent::ExecResult r = agent::exec_on_connection(sock.get(), o, agent::StdioFds{0, 2, 2}, sig);
   if (r.exit_code == 0) return;
   std::string why = describe_exit(r, o);
   fail("--run \"" + cmd + "\" exited with status " + std::to_string(r.exit_code) +

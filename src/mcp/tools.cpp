@@ -409,7 +409,7 @@ json::Value Toolbox::run(const std::string& name, const json::Value& args) {
     return structured_result(out);
   }
   if (name == "exec") {
-    core::ExecOptions o;
+    agent::ExecOptions o;
     o.sandbox = sandbox_arg(args);
     std::vector<std::string> argv = strings_arg(args, "command");
     std::string shell = str_arg(args, "shell");
@@ -441,11 +441,11 @@ json::Value Toolbox::run(const std::string& name, const json::Value& args) {
     });
     std::thread out_reader([&] { out_c.drain(out.read.get()); });
     std::thread err_reader([&] { err_c.drain(err.read.get()); });
-    core::ExecResult r;
+    agent::ExecResult r;
     std::exception_ptr failed;
     try {
       r = core::exec_in_sandbox(ctx_, o.sandbox, o,
-                                core::StdioFds{in.read.get(), out.write.get(), err.write.get()});
+                                agent::StdioFds{in.read.get(), out.write.get(), err.write.get()});
     } catch (...) {
       failed = std::current_exception();
     }

@@ -1,7 +1,7 @@
 // AgentPool: the gVisor monitor's side of the agent channel. The host cannot connect into a
 // gVisor sandbox, so guest-init dials the monitor's agent socket and leaves idle connections
 // there (guest-init/dialer.h); a host client arrives on vsock.sock with the same "CONNECT
-// <port>\n" convention as a VM's (core/agent_client.h), is answered "OK <port>\n" once it has a
+// <port>\n" convention as a VM's (agent/client.h), is answered "OK <port>\n" once it has a
 // guest connection, and the two are relayed (util/relay.h) until either side ends. So exec, cp
 // and forward work unchanged on both engines. Clients wait for a guest connection up to their
 // deadline; idle guest connections the guest has closed are dropped when found. Before a

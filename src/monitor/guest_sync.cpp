@@ -12,7 +12,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "core/agent_client.h"
+#include "agent/client.h"
 #include "proto/agent.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -45,7 +45,7 @@ void GuestSync::kick() noexcept {
     if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
       throw_errno("connect " + uds_);
     std::string req = "CONNECT " + std::to_string(proto::kAgentPort) + "\n";
-    auto hello = proto::encode_frame(proto::Type::Hello, core::make_hello(id_, flags_).encode());
+    auto hello = proto::encode_frame(proto::Type::Hello, agent::make_hello(id_, flags_).encode());
     req.append(hello.begin(), hello.end());
     ssize_t n = ::send(fd.get(), req.data(), req.size(), MSG_NOSIGNAL);
     if (n != static_cast<ssize_t>(req.size())) throw_errno("send Hello");

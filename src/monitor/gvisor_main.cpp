@@ -17,7 +17,7 @@
 #include <chrono>
 #include <thread>
 
-#include "core/agent_client.h"
+#include "agent/client.h"
 #include "gvisor/runsc.h"
 #include "gvisor/spec.h"
 #include "jail/cgroup.h"
@@ -333,8 +333,8 @@ struct Monitor {
       Fd conn = pool.take_one(kClientWaitMs);
       if (!conn) fail("no agent connection");
       uint32_t flags = cfg.image_disk.empty() ? 0 : proto::Hello::kImage;
-      core::write_frame(conn.get(), proto::Type::Hello, core::make_hello(id, flags).encode(), dl);
-      core::read_hello_reply(conn.get(), dl);
+      agent::write_frame(conn.get(), proto::Type::Hello, agent::make_hello(id, flags).encode(), dl);
+      agent::read_hello_reply(conn.get(), dl);
     } catch (const std::exception& e) {
       log::warn(std::string("no Hello to the restored guest: ") + e.what());
     }

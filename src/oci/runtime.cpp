@@ -234,7 +234,7 @@ int exec_container(const Runtime& given_rt, const ExecRequest& given) {
   bool tty = req.tty.value_or(p.terminal);
   if (tty && req.console_socket.empty() && req.detach)
     fail("a detached exec with a terminal needs --console-socket");
-  core::ExecOptions o = exec_options(r, p, tty);
+  agent::ExecOptions o = exec_options(r, p, tty);
   if (!req.detach) {
     write_pid_file(req.pid_file, ::getpid());
     if (tty && !req.console_socket.empty()) {
@@ -261,7 +261,7 @@ int exec_container(const Runtime& given_rt, const ExecRequest& given) {
       ::_exit(1);
     }
     daemon::report_ready(wr);
-    core::StdioFds io;
+    agent::StdioFds io;
     if (t) io = {t.get(), t.get(), t.get()};
     ::_exit(run_process(rt, r, o, io));
   }

@@ -88,8 +88,8 @@ Fd console_for(const std::string& console_socket) {
   return slave;
 }
 
-core::ExecOptions exec_options(const ContainerRecord& r, const Process& p, bool tty) {
-  core::ExecOptions o;
+agent::ExecOptions exec_options(const ContainerRecord& r, const Process& p, bool tty) {
+  agent::ExecOptions o;
   o.argv = p.args;
   o.env = p.env;
   o.cwd = p.cwd;
@@ -105,10 +105,10 @@ core::ExecOptions exec_options(const ContainerRecord& r, const Process& p, bool 
   return o;
 }
 
-int run_process(const Runtime& rt, const ContainerRecord& r, const core::ExecOptions& o,
-                const core::StdioFds& io) {
+int run_process(const Runtime& rt, const ContainerRecord& r, const agent::ExecOptions& o,
+                const agent::StdioFds& io) {
   try {
-    core::ExecResult res = core::exec_in_sandbox(rt.ctx, r.sandbox, o, io);
+    agent::ExecResult res = core::exec_in_sandbox(rt.ctx, r.sandbox, o, io);
     std::string why = core::describe_exit(res, o);
     if (!why.empty()) ::dprintf(io.err, "space-oci: %s\n", why.c_str());
     return res.exit_code;
@@ -199,7 +199,7 @@ void detach_shim(int keep_fd) {
     code = wait_for_start(rt, r, l);
     net::unlink_if_ours(shim_sock(rt, req.id), l);
     if (code == 0) {
-      core::StdioFds io;
+      agent::StdioFds io;
       if (tty) io = {tty.get(), tty.get(), tty.get()};
       code = run_process(rt, r, exec_options(r, spec.process, spec.process.terminal), io);
     }

@@ -24,11 +24,11 @@ const std::vector<int>& forwarded_signals();
 // resize on the master reaches us as SIGWINCH). Returns the slave. Call after setsid().
 Fd console_for(const std::string& console_socket);
 // What runs `p` in the container's sandbox, with its stdio a pty when `tty`.
-core::ExecOptions exec_options(const ContainerRecord& r, const Process& p, bool tty);
+agent::ExecOptions exec_options(const ContainerRecord& r, const Process& p, bool tty);
 // Runs the exec and returns the exit code a container's process reports; errors on the way are
 // printed on io.err (the container's stderr), as runc's init prints its own.
-int run_process(const Runtime& rt, const ContainerRecord& r, const core::ExecOptions& o,
-                const core::StdioFds& io);
+int run_process(const Runtime& rt, const ContainerRecord& r, const agent::ExecOptions& o,
+                const agent::StdioFds& io);
 // Reads the shim's one ready line; "" once it wrote "ok", else why it failed.
 std::string read_report(const Fd& ready);
 // A shim's start: its own session, out of the caller's directory, and no descriptor of the

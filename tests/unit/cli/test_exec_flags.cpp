@@ -57,7 +57,7 @@ ExecFlags with_command(std::vector<std::string> cmd = {"true"}) {
 }
 
 // What report_exec writes to stderr, and what it returns.
-std::pair<std::string, int> report(const core::ExecResult& r, const ExecFlags& f) {
+std::pair<std::string, int> report(const agent::ExecResult& r, const ExecFlags& f) {
   test::TempDir d("report");
   std::string path = d.path + "/stderr";
   Fd file(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
@@ -240,7 +240,7 @@ TEST_CASE("finish_exec_flags: --timeout in milliseconds, rounded up; SPACE_EXEC_
 TEST_CASE(
     "report_exec: the exit code, the reason when the command did not end by itself, --stats") {
   ExecFlags f = with_command();
-  core::ExecResult r;
+  agent::ExecResult r;
   r.status = {proto::ExitKind::Exited, 3, 0, ""};
   r.exit_code = 3;
   CHECK(report(r, f) == std::pair<std::string, int>{"", 3});

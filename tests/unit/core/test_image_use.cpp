@@ -20,7 +20,7 @@ store::ImageConfig sample_config() {
 }  // namespace
 
 TEST_CASE("apply_image_config: the image's Env first, the exec's entries after (they win)") {
-  core::ExecOptions o;
+  agent::ExecOptions o;
   o.env = {"LANG=fr_FR.UTF-8"};
   core::apply_image_config(sample_config(), o);
   CHECK(o.env ==
@@ -30,17 +30,17 @@ TEST_CASE("apply_image_config: the image's Env first, the exec's entries after (
 }
 
 TEST_CASE("apply_image_config: -w and -u given on the command line are kept") {
-  core::ExecOptions o;
+  agent::ExecOptions o;
   o.cwd = "/tmp";
   o.uid = 0;
   core::apply_image_config(sample_config(), o);
   CHECK(o.cwd == "/tmp");
   CHECK(o.user.empty());  // numeric ids exclude the image's User
-  core::ExecOptions named;
+  agent::ExecOptions named;
   named.user = "root";
   core::apply_image_config(sample_config(), named);
   CHECK(named.user == "root");
-  core::ExecOptions bare;  // an image with no config changes nothing
+  agent::ExecOptions bare;  // an image with no config changes nothing
   core::apply_image_config(store::ImageConfig{}, bare);
   CHECK(bare.env.empty());
   CHECK(bare.cwd.empty());

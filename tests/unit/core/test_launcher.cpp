@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "core/agent_client.h"
+#include "agent/client.h"
 #include "core/launcher.h"
 #include "store/config.h"
 #include "store/paths.h"
@@ -55,7 +55,7 @@ TEST_CASE("vsock dial and agent handshake, retried while the guest boots") {
       },
       "vsock.sock");
   try {
-    core::vsock_dial(srv.path, proto::kAgentPort, net::Deadline::after_ms(2000));
+    agent::vsock_dial(srv.path, proto::kAgentPort, net::Deadline::after_ms(2000));
     FAIL("first dial should be reset");
   } catch (const Error& e) {
     CHECK(e.err() == ECONNRESET);

@@ -12,7 +12,7 @@
 #include <string>
 #include <thread>
 
-#include "core/agent_client.h"
+#include "agent/client.h"
 #include "guest-init/context.h"
 #include "guest-init/dialer.h"
 #include "support/temp_dir.h"
@@ -45,7 +45,7 @@ TEST_CASE("dialer: idle connections to the monitor, each served once the host wr
   REQUIRE(first.valid());
   REQUIRE(second.valid());
   // The host speaks first: guest-init answers as on any agent connection.
-  auto reply = core::agent_hello(first.get(), net::Deadline::after_ms(5000));
+  auto reply = agent::agent_hello(first.get(), net::Deadline::after_ms(5000));
   CHECK(reply.hostname == "dialed");
   // The used connection is replaced by a new idle one.
   Fd third = accept_within(listener.get(), 5000);

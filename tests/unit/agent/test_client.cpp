@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/agent_client.h"
+#include "agent/client.h"
 #include "proto/agent.h"
 #include "support/fake_server.h"
 #include "util/error.h"
@@ -50,7 +50,7 @@ std::string handshake_error(const std::vector<uint8_t>& reply) {
   write_all(guest.get(), reply.data(), reply.size());
   ::shutdown(guest.get(), SHUT_WR);  // and then nothing more (the Hello can still be sent)
   try {
-    core::agent_hello(host.get(), soon());
+    agent::agent_hello(host.get(), soon());
   } catch (const Error& e) {
     return e.what();
   }
@@ -74,20 +74,20 @@ TEST_CASE("vsock_dial: CONNECT <port>, then OK; a closed connection is ECONNRESE
     ::usleep(100'000);  // let the client read before this end closes
   });
   try {
-    core::vsock_dial(srv.path, 1024, soon());
+    agent::vsock_dial(srv.path, 1024, soon());
     FAIL("dialed");
   } catch (const Error& e) {
     CHECK(e.err() == ECONNRESET);
     CHECK(std::string(e.what()).find("connect to guest port 1024") != std::string::npos);
   }
   try {
-    core::vsock_dial(srv.path, 77, soon());
+    agent::vsock_dial(srv.path, 77, soon());
     FAIL("dialed");
   } catch (const Error& e) {
     CHECK(e.err() == 0);  // not retryable
     CHECK(std::string(e.what()) == "connect to guest port 77: unexpected reply \"NOPE\"");
   }
-  Fd fd = core::vsock_dial(srv.path, 4294967294u, soon());
+  Fd fd = agent::vsock_dial(srv.path, 4294967294u, soon());
   char rest[8] = {};
   CHECK(::read(fd.get(), rest, 5) == 5);  // what follows the OK line is left for the caller
   CHECK(std::string(rest) == "after");
@@ -103,21 +103,21 @@ TEST_CASE("read_frame: whole frames, EOF only at a frame boundary, malformed hea
   int sv[2];
   REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
   Fd a(sv[0]), b(sv[1]);
-  core::write_frame(a.get(), proto::Type::Stdout, std::vector<uint8_t>{1, 2, 3}, soon());
-  core::write_frame(a.get(), proto::Type::Ack, {}, soon());
-  auto f = core::read_frame(b.get(), soon());
+  agent::write_frame(a.get(), proto::Type::Stdout, std::vector<uint8_t>{1, 2, 3}, soon());
+  agent::write_frame(a.get(), proto::Type::Ack, {}, soon());
+  auto f = agent::read_frame(b.get(), soon());
   REQUIRE(f);
   CHECK(f->type == proto::Type::Stdout);
   CHECK(f->payload == std::vector<uint8_t>{1, 2, 3});
-  f = core::read_frame(b.get(), soon());
+  f = agent::read_frame(b.get(), soon());
   REQUIRE(f);
   CHECK(f->type == proto::Type::Ack);
   CHECK(f->payload.empty());
   std::vector<uint8_t> big(proto::kMaxPayload + 1);
-  CHECK_THROWS_WITH_AS(core::write_frame(b.get(), proto::Type::Stdout, big, soon()),
+  CHECK_THROWS_WITH_AS(agent::write_frame(b.get(), proto::Type::Stdout, big, soon()),
                        doctest::Contains("encode frame"), Error);
   a.reset();
-  CHECK_FALSE(core::read_frame(b.get(), soon()).has_value());  // EOF at a boundary
+  CHECK_FALSE(agent::read_frame(b.get(), soon()).has_value());  // EOF at a boundary
 
   // The error read_frame throws when the peer sends `bytes` and closes.
   auto error_after = [](std::vector<uint8_t> bytes) -> std::string {
@@ -127,7 +127,7 @@ TEST_CASE("read_frame: whole frames, EOF only at a frame boundary, malformed hea
     write_all(w.get(), bytes.data(), bytes.size());
     w.reset();
     try {
-      core::read_frame(r.get(), soon());
+      agent::read_frame(r.get(), soon());
     } catch (const Error& e) {
       return e.what();
     }
@@ -143,9 +143,9 @@ TEST_CASE("read_frame: whole frames, EOF only at a frame boundary, malformed hea
 
 TEST_CASE("make_hello: fresh entropy, the host's time and the sandbox id") {
   uint64_t before = now_ns();
-  auto h = core::make_hello("box-1");
+  auto h = agent::make_hello("box-1");
   uint64_t after = now_ns();
-  auto h2 = core::make_hello();
+  auto h2 = agent::make_hello();
   CHECK(h.client == "space");
   CHECK(h.sandbox == "box-1");
   CHECK(h2.sandbox.empty());
@@ -164,10 +164,10 @@ TEST_CASE("agent_hello: a HelloReply of our version, or an error saying what cam
   ok.agent = "guest-init 9";
   ok.hostname = "hx";
   send_frame(guest.get(), proto::Type::HelloReply, ok.encode());
-  auto r = core::agent_hello(host.get(), soon());
+  auto r = agent::agent_hello(host.get(), soon());
   CHECK(r.agent == "guest-init 9");
   CHECK(r.hostname == "hx");
-  auto sent = core::read_frame(guest.get(), soon());  // what the guest received
+  auto sent = agent::read_frame(guest.get(), soon());  // what the guest received
   REQUIRE(sent);
   CHECK(sent->type == proto::Type::Hello);
   CHECK(proto::Hello::decode(sent->payload).client == "space");

@@ -13,11 +13,11 @@
 #include <cstdint>
 #include <optional>
 
-#include "core/exec_options.h"
+#include "agent/exec_options.h"
 #include "proto/exec.h"
 #include "util/process.h"
 
-namespace space::core {
+namespace space::agent {
 
 constexpr size_t kHostOutLimit = 4u << 20;
 
@@ -29,6 +29,9 @@ constexpr size_t kHostOutLimit = 4u << 20;
 proto::ExitStatus bridge_exec(int sock, const ExecOptions& opts, const StdioFds& io,
                               proc::SignalGuard& sig);
 
+// The Exec request for `opts`, with the window size and TERM of the caller's terminal (`io`).
+proto::ExecRequest make_exec_request(const ExecOptions& opts, const StdioFds& io);
+
 // The whole exec on a fresh agent connection: Hello and Exec in one write, HelloReply, then
 // bridge_exec (the caller's terminal raw meanwhile with -i -t). exec_in_sandbox calls it after
 // dialing; tests call it on a guest-init --serve-unix socket. Stats: hello_us, total_us (from
@@ -36,4 +39,4 @@ proto::ExitStatus bridge_exec(int sock, const ExecOptions& opts, const StdioFds&
 ExecResult exec_on_connection(int sock, const ExecOptions& opts, const StdioFds& io,
                               proc::SignalGuard& sig);
 
-}  // namespace space::core
+}  // namespace space::agent

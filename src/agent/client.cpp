@@ -1,5 +1,5 @@
 // vsock dialing and agent framing over it; see agent_client.h.
-#include "core/agent_client.h"
+#include "agent/client.h"
 
 #include <sys/random.h>
 #include <time.h>
@@ -9,7 +9,7 @@
 
 #include "util/error.h"
 
-namespace space::core {
+namespace space::agent {
 
 Fd vsock_dial(const std::string& vsock_sock, uint32_t port, const net::Deadline& dl) {
   Fd fd = net::unix_connect(vsock_sock, dl);
@@ -102,4 +102,4 @@ proto::HelloReply read_hello_reply(int fd, const net::Deadline& dl) {
   }
 }
 
-}  // namespace space::core
+}  // namespace space::agent

@@ -13,7 +13,7 @@
 #include "util/fd.h"
 #include "util/socket.h"
 
-namespace space::core {
+namespace space::agent {
 
 // A stream to guest vsock `port`. Throws Error (ECONNRESET when the guest did not accept).
 Fd vsock_dial(const std::string& vsock_sock, uint32_t port, const net::Deadline& dl);
@@ -34,4 +34,4 @@ proto::Hello make_hello(const std::string& sandbox = "", uint32_t flags = 0);
 // behind their Hello). Throws like agent_hello.
 proto::HelloReply read_hello_reply(int fd, const net::Deadline& dl);
 
-}  // namespace space::core
+}  // namespace space::agent

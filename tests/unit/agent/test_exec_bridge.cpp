@@ -1,4 +1,4 @@
-// Exec end to end without a VM: the host side (core::exec_on_connection, the bridge) against the
+// Exec end to end without a VM: the host side (agent::exec_on_connection, the bridge) against the
 // real guest-init binary in its --serve-unix mode, which spawns on this machine. Covers exit
 // codes, stdout/stderr separation, stdin (whole, closed early, never read), bulk output with a
 // checksum, timeouts, signals, env/cwd, and several execs at once. Skipped (doctest's skip) when
@@ -21,7 +21,7 @@
 #include <sstream>
 #include <thread>
 
-#include "core/exec_bridge.h"
+#include "agent/exec_bridge.h"
 #include "support/guest_init_binary.h"
 #include "support/skip.h"
 #include "support/temp_dir.h"
@@ -72,7 +72,7 @@ struct Agent {
 // it ends, so no child of this process outlives the exec tests: other tests in the same binary
 // (guest-init's Reaper) wait for this process to have no children at all.
 Agent* current_agent = nullptr;
-Agent& agent() {
+Agent& shared_agent() {
   return *current_agent;
 }
 struct AgentScope {
@@ -89,24 +89,24 @@ std::string slurp(const std::string& path) {
 }
 
 struct Run {
-  core::ExecResult r;
+  agent::ExecResult r;
   std::string out, err;
 };
 
 // Runs `argv` with stdout/stderr in files; stdin from `in_fd` (-1: /dev/null).
-Run run(std::vector<std::string> argv, core::ExecOptions o = {}, int in_fd = -1) {
+Run run(std::vector<std::string> argv, agent::ExecOptions o = {}, int in_fd = -1) {
   static std::atomic<int> n{0};
-  Agent& a = agent();
+  Agent& a = shared_agent();
   std::string base = a.dir + "/run" + std::to_string(n++);
   Fd out(::open((base + ".out").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
   Fd err(::open((base + ".err").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
   Fd null(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   o.argv = std::move(argv);
-  core::StdioFds io{in_fd >= 0 ? in_fd : null.get(), out.get(), err.get()};
+  agent::StdioFds io{in_fd >= 0 ? in_fd : null.get(), out.get(), err.get()};
   Fd sock = a.connect();
   proc::SignalGuard sig({SIGWINCH});
   Run r;
-  r.r = core::exec_on_connection(sock.get(), o, io, sig);
+  r.r = agent::exec_on_connection(sock.get(), o, io, sig);
   r.out = slurp(base + ".out");
   r.err = slurp(base + ".err");
   return r;
@@ -118,7 +118,7 @@ Run run(std::vector<std::string> argv, core::ExecOptions o = {}, int in_fd = -1)
 // an agent that does not start is a failure.
 #define NEED_AGENT()      \
   AgentScope agent_scope; \
-  REQUIRE(agent().ok())
+  REQUIRE(shared_agent().ok())
 
 TEST_CASE("exec: exit codes, signals, and stdout kept apart from stderr" *
           test::needs_guest_init()) {
@@ -142,7 +142,7 @@ TEST_CASE("exec: missing and non-executable commands give 127 and 126" *
   CHECK(nf.r.status.message.find("No such file") != std::string::npos);
   CHECK(run({"/no/such/path"}).r.exit_code == 127);
   CHECK(run({"/etc/hostname"}).r.exit_code == 126);
-  core::ExecOptions o;
+  agent::ExecOptions o;
   o.cwd = "/no/such/dir";
   auto cd = run({"true"}, o);
   CHECK(cd.r.exit_code == 126);
@@ -151,7 +151,7 @@ TEST_CASE("exec: missing and non-executable commands give 127 and 126" *
 
 TEST_CASE("exec: env, cwd and guest-measured time" * test::needs_guest_init()) {
   NEED_AGENT();
-  core::ExecOptions o;
+  agent::ExecOptions o;
   o.env = {"SPACE_TEST_VAR=hello world", "PATH=/usr/bin:/bin"};
   o.cwd = "/tmp";
   auto r = run({"sh", "-c", "echo \"$SPACE_TEST_VAR\"; pwd"}, o);
@@ -164,7 +164,7 @@ TEST_CASE("exec: env, cwd and guest-measured time" * test::needs_guest_init()) {
 TEST_CASE("exec: an OCI process's groups, umask and resource limits" *
           test::needs_guest_init(/*as_root=*/true)) {
   NEED_AGENT();
-  core::ExecOptions o;
+  agent::ExecOptions o;
   o.uid = 1000;
   o.gid = 1000;
   o.groups = {10, 20};
@@ -174,7 +174,7 @@ TEST_CASE("exec: an OCI process's groups, umask and resource limits" *
   CHECK(r.r.exit_code == 0);
   CHECK(r.out == "1000 10 20\n0027\n123\n456\n0\n");
   // A limit the process may not have is a clear failure to start, naming the step.
-  core::ExecOptions bad;
+  agent::ExecOptions bad;
   bad.rlimits = {{RLIMIT_NOFILE, 1u << 30, 1u << 30}};
   auto b = run({"true"}, bad);
   CHECK(b.r.exit_code == 126);
@@ -183,7 +183,7 @@ TEST_CASE("exec: an OCI process's groups, umask and resource limits" *
 
 TEST_CASE("exec: --timeout kills the process group and gives 124" * test::needs_guest_init()) {
   NEED_AGENT();
-  core::ExecOptions o;
+  agent::ExecOptions o;
   o.timeout_ms = 300;
   auto t0 = std::chrono::steady_clock::now();
   auto r = run({"sh", "-c", "sleep 30 & sleep 30"}, o);
@@ -197,10 +197,10 @@ TEST_CASE("exec: stdin is streamed, ends with EOF, and is at EOF without -i" *
   NEED_AGENT();
   std::string data;
   for (int i = 0; i < 200000; i++) data += std::to_string(i) + "\n";
-  auto path = agent().dir + "/stdin.txt";
+  auto path = shared_agent().dir + "/stdin.txt";
   std::ofstream(path) << data;
   Fd in(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  core::ExecOptions o;
+  agent::ExecOptions o;
   o.interactive = true;
   auto r = run({"cat"}, o, in.get());
   CHECK(r.r.exit_code == 0);
@@ -220,7 +220,7 @@ TEST_CASE("exec: a process that never reads stdin, or closes it early, does not 
       if (::write(wr.get(), chunk.data(), chunk.size()) < 0) break;
     wr.reset();
   });
-  core::ExecOptions o;
+  agent::ExecOptions o;
   o.interactive = true;
   Run r, s;
   try {
@@ -250,7 +250,7 @@ TEST_CASE("exec: bulk output arrives complete while stdin is fed at the same tim
       if (::write(wr.get(), chunk.data(), chunk.size()) < 0) break;
     wr.reset();
   });
-  core::ExecOptions o;
+  agent::ExecOptions o;
   o.interactive = true;
   // Output first (while nobody reads stdin), then consume the 4 MiB of stdin.
   Run r;

@@ -1,5 +1,5 @@
 // ExecBridge: one poll() loop and its buffers; see exec_bridge.h for the flow-control rules.
-#include "core/exec_bridge.h"
+#include "agent/exec_bridge.h"
 
 #include <poll.h>
 #include <signal.h>
@@ -7,15 +7,18 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "agent/client.h"
 #include "proto/frame_queue.h"
 #include "util/error.h"
 #include "util/nonblocking.h"
 #include "util/terminal.h"
 
-namespace space::core {
+namespace space::agent {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -257,4 +260,80 @@ proto::ExitStatus bridge_exec(int sock, const ExecOptions& opts, const StdioFds&
   return Bridge(sock, opts, io, sig).run();
 }
 
-}  // namespace space::core
+namespace {
+
+constexpr int kConnectTimeoutMs = 30'000;  // for guest-init's HelloReply
+
+int64_t us_since(std::chrono::steady_clock::time_point t0) {
+  auto d = std::chrono::steady_clock::now() - t0;
+  return std::chrono::duration_cast<std::chrono::microseconds>(d).count();
+}
+
+}  // namespace
+
+proto::ExecRequest make_exec_request(const ExecOptions& opts, const StdioFds& io) {
+  proto::ExecRequest req;
+  req.argv = opts.argv;
+  req.env = opts.env;
+  req.cwd = opts.cwd;
+  req.uid = opts.uid;
+  req.gid = opts.gid;
+  req.user = opts.user;
+  req.tty = opts.tty;
+  req.with_stdin = opts.interactive;
+  req.timeout_ms = opts.timeout_ms;
+  req.secret_env = opts.secret_env;
+  req.groups = opts.groups;
+  req.umask = opts.umask;
+  req.rlimits = opts.rlimits;
+  if (opts.tty) {
+    auto size = term::window_size(io.in);
+    if (!size) size = term::window_size(io.out);
+    req.rows = size ? size->rows : 24;
+    req.cols = size ? size->cols : 80;
+    bool has_term = false;
+    for (const auto& e : req.env) has_term |= e.rfind("TERM=", 0) == 0;
+    const char* term = std::getenv("TERM");
+    if (!has_term) req.env.push_back(std::string("TERM=") + (term && *term ? term : "xterm"));
+  }
+  return req;
+}
+
+ExecResult exec_on_connection(int sock, const ExecOptions& opts, const StdioFds& io,
+                              proc::SignalGuard& sig) {
+  const auto t0 = std::chrono::steady_clock::now();
+  ExecResult r;
+  auto dl = net::Deadline::after_ms(kConnectTimeoutMs);
+  dl.cancel_on(sig.fd());
+  try {
+    // Hello and Exec leave in one write: no round trip between them.
+    auto bytes = proto::encode_frame(
+        proto::Type::Hello,
+        make_hello(opts.sandbox, (opts.image ? proto::Hello::kImage : 0) | opts.hello_flags)
+            .encode());
+    auto exec = proto::encode_frame(proto::Type::Exec, make_exec_request(opts, io).encode());
+    bytes.insert(bytes.end(), exec.begin(), exec.end());
+    net::send_all(sock, {reinterpret_cast<const char*>(bytes.data()), bytes.size()}, dl);
+    read_hello_reply(sock, dl);
+  } catch (const net::Cancelled&) {
+    fail("interrupted by " + proc::signal_name(sig.take()) + " before the command started");
+  } catch (const proto::ProtoError& e) {
+    fail(std::string("exec request: ") + e.what(), "the command line or environment is too long");
+  } catch (const Error& e) {
+    if (e.err() == ECONNRESET || e.err() == ETIMEDOUT || e.err() == EPIPE)
+      throw Error(std::string("guest-init does not answer: ") + e.what(), e.err());
+    throw;
+  }
+  r.stats.hello_us = us_since(t0);
+  {
+    std::optional<term::RawMode> raw;
+    if (opts.tty && opts.interactive) raw.emplace(io.in);
+    r.status = bridge_exec(sock, opts, io, sig);
+  }
+  r.stats.total_us = us_since(t0);
+  r.stats.guest_us = r.status.duration_us;
+  r.exit_code = proto::exit_code_of(r.status);
+  return r;
+}
+
+}  // namespace space::agent

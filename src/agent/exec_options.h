@@ -9,7 +9,7 @@
 
 #include "proto/exec.h"
 
-namespace space::core {
+namespace space::agent {
 
 struct ExecOptions {
   std::string sandbox;   // the sandbox's id, sent in Hello (the guest's hostname)
@@ -57,4 +57,4 @@ struct ExecResult {
   ExecStats stats;
 };
 
-}  // namespace space::core
+}  // namespace space::agent
