@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "cli/app.h"
-#include "core/host_check.h"
+#include "report/host_check.h"
 #include "util/error.h"
 
 namespace space::cli {
@@ -12,11 +12,11 @@ void register_check(CLI::App& app, GlobalOptions& g) {
   auto* cmd = app.add_subcommand("check", "Check that this host can run sandboxes");
   cmd->fallthrough();  // global flags (--format, --root, ...) may follow the command
   cmd->callback([&g] {
-    auto r = core::check_host(g.context());
+    auto r = report::check_host(g.context());
     if (g.json())
-      print_json(core::host_report_json(r), 2);
+      print_json(report::host_report_json(r), 2);
     else
-      std::printf("%s", core::host_report_text(r).c_str());
+      std::printf("%s", report::host_report_text(r).c_str());
     std::fflush(stdout);
     if (!r.usable())
       fail("this host cannot run sandboxes yet (" + std::to_string(r.problems.size()) + " problem" +

@@ -1,7 +1,7 @@
 // `space stats [ID...|--pool] [--follow [--interval S]]`: per sandbox (or gvisor pool member), CPU
 // time, host memory (the VMM's RSS and PSS, the cgroup's charge and limit), disk allocated, the
-// guest's uptime and the connections to and from it (core/stats.h). A table, or with --format json
-// an array (with
+// guest's uptime and the connections to and from it (report/stats.h). A table, or with --format
+// json an array (with
 // --follow, one array per line, every interval, until interrupted).
 #include <poll.h>
 #include <unistd.h>
@@ -12,7 +12,7 @@
 
 #include "cli/app.h"
 #include "cli/table.h"
-#include "core/stats.h"
+#include "report/stats.h"
 #include "store/store.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -39,10 +39,11 @@ std::string seconds(const std::optional<uint64_t>& ns) {
   return b;
 }
 
-void print(const std::vector<core::SandboxStats>& all, bool json_lines, const std::string& format) {
+void print(const std::vector<report::SandboxStats>& all, bool json_lines,
+           const std::string& format) {
   if (format == "json") {
     json::Value arr = json::Value::array();
-    for (const auto& s : all) arr.push_back(core::stats_json(s));
+    for (const auto& s : all) arr.push_back(report::stats_json(s));
     print_json(arr, json_lines ? 0 : 2);
   } else {
     std::vector<std::vector<std::string>> rows = {{"ID", "STATUS", "ENGINE", "CPU", "RSS", "PSS",
@@ -80,7 +81,7 @@ void register_stats(CLI::App& app, GlobalOptions& g) {
     if (f->pool && !f->ids.empty())
       fail("--pool shows the pools' members, not sandboxes", "drop the ids");
     auto sample = [&] {
-      return f->pool ? core::pool_stats(ctx) : core::sandbox_stats(ctx, f->ids);
+      return f->pool ? report::pool_stats(ctx) : report::sandbox_stats(ctx, f->ids);
     };
     if (!f->follow) {
       print(sample(), false, g.format);

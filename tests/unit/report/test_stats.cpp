@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "core/stats.h"
+#include "report/stats.h"
 #include "support/fake_sandbox.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -15,7 +15,7 @@ using namespace space;
 TEST_CASE("stats of a sandbox whose VMM is alive but does not answer, and of a stopped one") {
   test::FakeSandbox sb("st1");
   fs::write_file_atomic(sb.p.dir + "/rootfs.ext4", std::string(64 * 1024, 'x'));
-  auto all = core::sandbox_stats(sb.ctx, {"st1"});
+  auto all = report::sandbox_stats(sb.ctx, {"st1"});
   REQUIRE(all.size() == 1);
   const auto& s = all[0];
   CHECK(s.id == "st1");
@@ -28,19 +28,19 @@ TEST_CASE("stats of a sandbox whose VMM is alive but does not answer, and of a s
   CHECK(s.cpu_ns.has_value());
   CHECK_FALSE(s.guest_uptime_ns.has_value());  // no control socket to ask
   CHECK_FALSE(s.memory_bytes.has_value());     // no cgroup
-  auto v = core::stats_json(s);
+  auto v = report::stats_json(s);
   CHECK(v.at("id").as_string() == "st1");
   CHECK(v.at("guest_uptime_ns").is_null());
   CHECK(v.at("rss_bytes").as_int() > 0);
 
   sb.vmm = proc::Child();  // the VMM is gone: stopped
-  auto stopped = core::sandbox_stats(sb.ctx, {})[0];
+  auto stopped = report::sandbox_stats(sb.ctx, {})[0];
   CHECK(stopped.status == store::Status::Stopped);
   CHECK(stopped.pid == 0);
   CHECK_FALSE(stopped.rss_bytes.has_value());
   CHECK(stopped.disk_bytes >= 64 * 1024);
-  CHECK(core::stats_json(stopped).at("pid").is_null());
+  CHECK(report::stats_json(stopped).at("pid").is_null());
 
-  CHECK_THROWS_WITH_AS(core::sandbox_stats(sb.ctx, {"nope"}), doctest::Contains("does not exist"),
+  CHECK_THROWS_WITH_AS(report::sandbox_stats(sb.ctx, {"nope"}), doctest::Contains("does not exist"),
                        Error);
 }

@@ -17,7 +17,7 @@
 #include "store/store.h"
 #include "util/json.h"
 
-namespace space::core {
+namespace space::report {
 
 struct HostReport {
   std::string host;  // "hardware", "pvm" or "unknown"
@@ -44,11 +44,11 @@ struct HostReport {
                                    // that was not tried
   double jail_start_ms = 0;        // its start, launch to ready, when "ok"
   // The engines (core/engine.h): each one's status, and the default with what chose it.
-  std::vector<EngineStatus> engines;
+  std::vector<core::EngineStatus> engines;
   std::string default_engine, default_engine_source;
   // The gvisor warm pools (core/pool.h): [engine.gvisor] pool, and each gvisor template's.
   uint32_t pool_wanted = 0;
-  std::vector<PoolStatus> pools;
+  std::vector<core::PoolStatus> pools;
   std::vector<std::string> notes;     // advice that does not prevent use
   std::vector<std::string> problems;  // each names what to fix; empty means usable
   bool usable() const { return problems.empty(); }
@@ -60,4 +60,4 @@ HostReport check_host(const store::Context& ctx);
 json::Value host_report_json(const HostReport& r);
 std::string host_report_text(const HostReport& r);
 
-}  // namespace space::core
+}  // namespace space::report

@@ -1,6 +1,6 @@
 // Host inspection for `space check`; see host_check.h. KVM access goes through vmm/kvm.h and
 // host detection through vmm/host.h, the same code the VMM uses.
-#include "core/host_check.h"
+#include "report/host_check.h"
 
 #include <sched.h>
 #include <sys/ioctl.h>
@@ -25,7 +25,7 @@
 #include "vmm/kvm.h"
 #include "vmm/kvm_api.h"
 
-namespace space::core {
+namespace space::report {
 
 namespace {
 
@@ -150,7 +150,7 @@ void check_jail(HostReport& r, const store::Context& ctx, const store::HostConfi
     r.jail_start = "not tried (needs root)";
   } else {
     try {
-      r.jail_start_ms = probe_vmm_start(ctx, hc).ms;
+      r.jail_start_ms = core::probe_vmm_start(ctx, hc).ms;
       r.jail_start = "ok";
     } catch (const Error& e) {
       r.jail_start = e.what();
@@ -164,20 +164,20 @@ void check_jail(HostReport& r, const store::Context& ctx, const store::HostConfi
 // the host's; the other's are notes.
 void check_engines(HostReport& r, const store::HostConfig& hc,
                    const std::vector<std::string>& vm_problems) {
-  EngineStatus vm{Engine::Vm, vm_problems.empty(), ""};
+  core::EngineStatus vm{core::Engine::Vm, vm_problems.empty(), ""};
   for (const auto& p : vm_problems) vm.detail += (vm.detail.empty() ? "" : "; ") + p;
   if (vm.usable) vm.detail = r.kvm_device + " (" + r.host + ")";
-  EngineStatus gvisor = probe_gvisor_engine(hc);
-  EngineChoice choice;
+  core::EngineStatus gvisor = core::probe_gvisor_engine(hc);
+  core::EngineChoice choice;
   try {
-    choice = choose_engine("", hc);
+    choice = core::choose_engine("", hc);
   } catch (const Error& e) {
     r.problems.push_back(std::string(e.what()) + " (" + e.hint() + ")");
   }
-  r.default_engine = engine_name(choice.engine);
+  r.default_engine = core::engine_name(choice.engine);
   r.default_engine_source = choice.source;
   r.engines = {vm, gvisor};
-  if (choice.engine == Engine::Vm) {
+  if (choice.engine == core::Engine::Vm) {
     r.problems.insert(r.problems.end(), vm_problems.begin(), vm_problems.end());
     if (!vm.usable && gvisor.usable)
       r.notes.push_back(
@@ -234,7 +234,7 @@ HostReport check_host(const store::Context& ctx) {
         "the root is not on btrfs and mkfs.btrfs is missing, so the loopback store "
         "cannot be made (apt-get install btrfs-progs)");
   r.default_template = hc.default_template;
-  std::string tdir = template_dir(ctx.root, hc.default_template);
+  std::string tdir = core::template_dir(ctx.root, hc.default_template);
   r.default_template_present = fs::is_dir(tdir);
   if (!r.default_template_present) {
     r.notes.push_back("no template \"" + hc.default_template +
@@ -243,7 +243,7 @@ HostReport check_host(const store::Context& ctx) {
                       hc.default_template + "' makes one");
   } else {
     try {
-      check_restorable(read_template_meta(tdir), hc.default_template);
+      core::check_restorable(core::read_template_meta(tdir), hc.default_template);
     } catch (const Error& e) {
       r.default_template_problem = e.what();
       r.problems.push_back(std::string(e.what()) + " (" + e.hint() + ")");
@@ -257,7 +257,7 @@ HostReport check_host(const store::Context& ctx) {
   check_engines(r, hc, vm_problems);
   r.pool_wanted = hc.gvisor_pool;
   try {
-    r.pools = pool_status(ctx);
+    r.pools = core::pool_status(ctx);
   } catch (const Error& e) {
     r.notes.push_back(std::string("the gvisor pools cannot be read: ") + e.what());
   }
@@ -286,10 +286,10 @@ json::Value host_report_json(const HostReport& r) {
   json::Value engines = json::Value::array();
   for (const auto& e : r.engines) {
     json::Value one = json::Value::object();
-    one.set("name", engine_name(e.engine));
+    one.set("name", core::engine_name(e.engine));
     one.set("usable", e.usable);
     one.set("detail", e.detail);
-    one.set("default", r.default_engine == engine_name(e.engine));
+    one.set("default", r.default_engine == core::engine_name(e.engine));
     engines.push_back(std::move(one));
   }
   v.set("engines", std::move(engines));
@@ -361,9 +361,9 @@ std::string host_report_text(const HostReport& r) {
   };
   line("host", r.host);
   for (const auto& e : r.engines)
-    line(std::string("engine ") + engine_name(e.engine),
+    line(std::string("engine ") + core::engine_name(e.engine),
          std::string(e.usable ? "usable: " : "not usable: ") + e.detail +
-             (r.default_engine == engine_name(e.engine)
+             (r.default_engine == core::engine_name(e.engine)
                   ? " [default, from " + r.default_engine_source + "]"
                   : ""));
   line("kvm", r.kvm_device + (r.kvm_ok ? ": ok, API version " + std::to_string(r.api_version)
@@ -402,4 +402,4 @@ std::string host_report_text(const HostReport& r) {
   return out;
 }
 
-}  // namespace space::core
+}  // namespace space::report

@@ -1,5 +1,5 @@
 // Sandbox statistics; see stats.h.
-#include "core/stats.h"
+#include "report/stats.h"
 
 #include <sys/stat.h>
 
@@ -18,7 +18,7 @@
 #include "util/process.h"
 #include "util/procfs.h"
 
-namespace space::core {
+namespace space::report {
 namespace {
 
 constexpr int kStatsTimeoutMs = 2000;
@@ -49,11 +49,11 @@ SandboxStats stats_of(const store::SandboxPaths& p, const store::SandboxState& s
   s.status = st.status;
   s.engine = st.engine;
   s.disk_bytes = allocated(p.dir);
-  s.status_text = status_text(st);
-  s.idle = idle_view(p, st,
-                     std::chrono::duration_cast<std::chrono::milliseconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count());
+  s.status_text = core::status_text(st);
+  s.idle = core::idle_view(p, st,
+                           std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count());
   if (!store::claims_vmm(st.status, st.pid)) return s;
   s.pid = st.pid;
   if (!st.cgroup.empty()) {
@@ -76,7 +76,7 @@ SandboxStats stats_of(const store::SandboxPaths& p, const store::SandboxState& s
     }
   }
   try {
-    auto r = control_call(p.control_sock, proto::control::StatsRequest{}, kStatsTimeoutMs);
+    auto r = core::control_call(p.control_sock, proto::control::StatsRequest{}, kStatsTimeoutMs);
     s.guest_uptime_ns = r.guest_clock_ns;
     s.running_since_ms = r.running_since_ms;
     s.host_connections = r.host_connections;
@@ -93,9 +93,9 @@ std::vector<SandboxStats> sandbox_stats(const store::Context& ctx,
                                         const std::vector<std::string>& ids) {
   std::vector<store::SandboxState> states;
   if (ids.empty()) {
-    states = list_sandboxes(ctx);
+    states = core::list_sandboxes(ctx);
   } else {
-    for (const auto& id : ids) states.push_back(sandbox_state(ctx, id));
+    for (const auto& id : ids) states.push_back(core::sandbox_state(ctx, id));
   }
   jail::CgroupLayout layout = jail::detect_layout();
   std::vector<SandboxStats> out;
@@ -107,9 +107,9 @@ std::vector<SandboxStats> sandbox_stats(const store::Context& ctx,
 std::vector<SandboxStats> pool_stats(const store::Context& ctx) {
   jail::CgroupLayout layout = jail::detect_layout();
   std::vector<SandboxStats> out;
-  for (const auto& t : list_templates(ctx)) {
+  for (const auto& t : core::list_templates(ctx)) {
     if (!t.meta || t.meta->engine != "gvisor") continue;
-    for (const auto& m : pool_members(ctx, t.name)) {
+    for (const auto& m : core::pool_members(ctx, t.name)) {
       if (!m.st) continue;  // being started
       store::SandboxState st = *m.st;
       st.status = store::observed_status(st);
@@ -145,8 +145,8 @@ json::Value stats_json(const SandboxStats& s) {
     json::Value idle = json::Value::object();
     idle.set("asleep", s.idle.asleep);
     idle.set("unused_ms", s.idle.unused_ms);
-    bool next = s.idle.next != IdleStep::None;
-    idle.set("next", next ? json::Value(idle_step_name(s.idle.next)) : json::Value());
+    bool next = s.idle.next != core::IdleStep::None;
+    idle.set("next", next ? json::Value(core::idle_step_name(s.idle.next)) : json::Value());
     idle.set("next_at",
              next ? json::Value(store::rfc3339((s.idle.next_at_ms + 999) / 1000)) : json::Value());
     v.set("idle", std::move(idle));
@@ -156,4 +156,4 @@ json::Value stats_json(const SandboxStats& s) {
   return v;
 }
 
-}  // namespace space::core
+}  // namespace space::report

@@ -16,7 +16,7 @@
 #include "store/state.h"
 #include "util/json.h"
 
-namespace space::core {
+namespace space::report {
 
 struct SandboxStats {
   std::string id;    // for a pool member, "<template>/<member>"
@@ -34,7 +34,7 @@ struct SandboxStats {
   std::optional<int64_t> running_since_ms;
   std::optional<uint64_t> host_connections, guest_connections;
   std::string status_text;  // "paused (idle)" when idleness put it to sleep (core/idle.h)
-  IdleView idle;            // its idleness, when it has an idle pause or checkpoint
+  core::IdleView idle;      // its idleness, when it has an idle pause or checkpoint
 };
 
 // The stats of sandboxes `ids` (empty: every sandbox, in list order). Throws if an id does not
@@ -49,4 +49,4 @@ std::vector<SandboxStats> pool_stats(const store::Context& ctx);
 // null).
 json::Value stats_json(const SandboxStats& s);
 
-}  // namespace space::core
+}  // namespace space::report
