@@ -1,6 +1,6 @@
 # The Debian packages space needs to build, to build its guest kernel and rootfs, to build Debian
 # images (mmdebstrap), and to run its tests (podman makes archives as a real client does; strace
-# traces what a create starts) and benchmarks; sourced by install.sh and test.sh.
+# traces what a create starts; containerd and gRPC for the CRI test client) and benchmarks; sourced by install.sh and test.sh.
 # ensure_debian_packages installs only what is missing, so with everything present it costs one
 # dpkg-query.
 SPACE_DEBIAN_PACKAGES=(
@@ -8,7 +8,8 @@ SPACE_DEBIAN_PACKAGES=(
   libcli11-dev libseccomp-dev libbtrfsutil-dev libtomlplusplus-dev doctest-dev libarchive-dev
   linux-source-6.1 bc flex bison libelf-dev libssl-dev xz-utils cpio
   busybox-static e2fsprogs btrfs-progs python3 procps strace iproute2 util-linux
-  mmdebstrap podman
+  mmdebstrap podman containerd runc
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   clang clang-format clang-tidy
 )
 

@@ -40,6 +40,8 @@ if [ "${1:-}" = --sanitize ]; then
 fi
 ensure_runsc || echo "test: no runsc: the gvisor engine's integration tests skip" >&2
 ensure_node  # integration.85_mcp: the official MCP SDK's client
+# integration.89_cri: the CRI's api.proto, which cri-client is generated from (cached).
+scripts/cri-api.sh >/dev/null || echo "test: no CRI api.proto: integration.89_cri skips" >&2
 build_space build
 [ ! -e /dev/kvm ] || echo "test: guest kernel $(scripts/build-kernel.sh)" >&2
 echo "test: guest rootfs $(scripts/build-rootfs.sh --guest-init build/guest-init --space-secret build/space-secret)" >&2

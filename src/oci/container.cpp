@@ -48,6 +48,7 @@ bool shim_alive(const ContainerRecord& r) {
 }
 
 std::optional<store::SandboxState> sandbox_of(const Runtime& rt, const std::string& id) {
+  if (id.empty()) return std::nullopt;  // a pod's sandbox container has none (oci/shim.h)
   store::SandboxPaths p = store::sandbox_paths(rt.ctx.root, id);
   if (!fs::exists(p.state)) return std::nullopt;
   try {

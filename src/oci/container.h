@@ -56,7 +56,8 @@ std::string shim_sock(const Runtime& rt, const std::string& id);
 ContainerRecord read_record(const Runtime& rt, const std::string& id);
 // Whether the container's shim (its host process: pid and start time) still runs.
 bool shim_alive(const ContainerRecord& r);
-// Sandbox `id`'s state, nullopt when it has none (gone, or unreadable).
+// Sandbox `id`'s state, nullopt when it has none (gone, or unreadable, or `id` is "": a pod's
+// sandbox container has no sandbox, oci/shim.h).
 std::optional<store::SandboxState> sandbox_of(const Runtime& rt, const std::string& id);
 // Stops the sandbox's VMM, keeping its files (delete removes them).
 void stop_sandbox_vm(const Runtime& rt, const std::string& id);

@@ -70,8 +70,9 @@ void create_container(const Runtime& given_rt, const CreateRequest& given) {
   if (spec.process.terminal && req.console_socket.empty())
     fail("process.terminal is true but no --console-socket was given",
          "pass --console-socket SOCKET, or set \"terminal\": false");
+  const bool pod_sandbox = is_pod_sandbox(spec);  // runs no sandbox: oci/shim.h
   const std::string sandbox = sandbox_id_for(req.id);
-  if (fs::exists(store::sandbox_paths(rt.ctx.root, sandbox).dir))
+  if (!pod_sandbox && fs::exists(store::sandbox_paths(rt.ctx.root, sandbox).dir))
     fail("a sandbox named " + sandbox + " exists already", "destroy it, or pick another id");
   fs::mkdir_p(rt.state_root, 0711);
   std::string dir = container_dir(rt, req.id);
@@ -80,12 +81,15 @@ void create_container(const Runtime& given_rt, const CreateRequest& given) {
     throw_errno("mkdir " + dir);
   }
   try {
-    RootfsImage image = rootfs_image(rt.ctx, spec.root_path);
-    char times[96];
-    std::snprintf(times, sizeof times, ": digest %.1f ms, import %.1f ms", image.digest_ms,
-                  image.import_ms);
-    log::info("rootfs " + spec.root_path + ": image " + image.name +
-              (image.reused ? " (reused)" : " (imported)") + times);
+    RootfsImage image;
+    if (!pod_sandbox) {
+      image = rootfs_image(rt.ctx, spec.root_path);
+      char times[96];
+      std::snprintf(times, sizeof times, ": digest %.1f ms, import %.1f ms", image.digest_ms,
+                    image.import_ms);
+      log::info("rootfs " + spec.root_path + ": image " + image.name +
+                (image.reused ? " (reused)" : " (imported)") + times);
+    }
     int p[2];
     if (::pipe2(p, O_CLOEXEC) != 0) throw_errno("pipe2");
     Fd rd(p[0]), wr(p[1]);
@@ -161,7 +165,10 @@ std::vector<json::Value> list_containers(const Runtime& rt) {
 
 void kill_container(const Runtime& rt, const std::string& id, int sig, bool all) {
   ContainerRecord r = read_record(rt, id);
-  if (!shim_alive(r)) fail("container " + id + " is not running");
+  // runc's words: containerd's runc shim takes "container not running" from a kill as "process
+  // already finished" (so a CRI StopContainer or a delete after the exit goes on); other words fail
+  // it.
+  if (!shim_alive(r)) fail("container not running: " + id);
   if (sig == SIGKILL) {
     auto shim = proc::ProcessRef::open(r.pid, r.pid_start_time);
     if (shim) shim->signal(SIGKILL);
@@ -176,7 +183,7 @@ void kill_container(const Runtime& rt, const std::string& id, int sig, bool all)
     fail("signal " + proc::signal_name(sig) + " cannot be delivered to a container's process");
   (void)all;  // one process per container: --all signals it
   auto shim = proc::ProcessRef::open(r.pid, r.pid_start_time);
-  if (!shim || !shim->signal(sig)) fail("container " + id + " is not running");
+  if (!shim || !shim->signal(sig)) fail("container not running: " + id);
 }
 
 void delete_container(const Runtime& rt, const std::string& id, bool force) {
@@ -198,19 +205,33 @@ void delete_container(const Runtime& rt, const std::string& id, bool force) {
   } else if (!force) {
     fail("container " + id + " is still being created", "delete --force removes it anyway");
   }
-  if (fs::exists(store::sandbox_paths(rt.ctx.root, sandbox).dir))
+  if (!sandbox.empty() && fs::exists(store::sandbox_paths(rt.ctx.root, sandbox).dir))
     core::destroy_sandbox(rt.ctx, sandbox, true);
   fs::remove_tree(dir);
 }
 
+namespace {
+// A pod's sandbox container has no sandbox to pause or run a process in.
+void require_sandbox_behind(const ContainerRecord& r, const std::string& what) {
+  if (r.sandbox.empty())
+    fail("container " + r.id +
+             " is a pod's sandbox (pause) container: space runs no sandbox for "
+             "it, so it cannot " +
+             what,
+         "address the pod's application containers instead");
+}
+}  // namespace
+
 void pause_container(const Runtime& rt, const std::string& id) {
   ContainerRecord r = read_record(rt, id);
-  if (container_status(rt, r) != "running") fail("container " + id + " is not running");
+  require_sandbox_behind(r, "be paused");
+  if (container_status(rt, r) != "running") fail("container not running: " + id);
   core::pause_sandbox(rt.ctx, r.sandbox);
 }
 
 void resume_container(const Runtime& rt, const std::string& id) {
   ContainerRecord r = read_record(rt, id);
+  require_sandbox_behind(r, "be resumed");
   if (container_status(rt, r) != "paused") fail("container " + id + " is not paused");
   core::resume_sandbox(rt.ctx, r.sandbox);
 }
@@ -221,6 +242,7 @@ int exec_container(const Runtime& given_rt, const ExecRequest& given) {
   req.console_socket = absolute_or_empty(given.console_socket);
   req.pid_file = absolute_or_empty(given.pid_file);
   ContainerRecord r = read_record(rt, req.id);
+  require_sandbox_behind(r, "run a process");
   std::string status = container_status(rt, r);
   if (status != "running" && status != "created") fail("cannot exec in a " + status + " container");
   json::Value pv;

@@ -58,6 +58,20 @@ int wait_for_start(const Runtime& rt, const ContainerRecord& r, const net::Liste
   }
 }
 
+// What a pod's sandbox container does once started: nothing until a signal ends it, as the
+// pause process does (SIGTERM and SIGINT end it with 0, any other signal it gets with 128 + it).
+int pause_until_signal() {
+  std::vector<int> sigs = forwarded_signals();
+  proc::SignalGuard sig(sigs);
+  for (;;) {
+    pollfd p{sig.fd(), POLLIN, 0};
+    if (::poll(&p, 1, -1) < 0 && errno != EINTR) throw_errno("poll");
+    int s = sig.take();
+    if (s == 0 || s == SIGCONT) continue;
+    return s == SIGTERM || s == SIGINT ? 0 : 128 + s;
+  }
+}
+
 }  // namespace
 
 const std::vector<int>& forwarded_signals() {
@@ -156,9 +170,15 @@ void detach_shim(int keep_fd) {
 [[noreturn]] void shim_main(const Runtime& rt, const CreateRequest& req, const Spec& spec,
                             const RootfsImage& image, Fd ready) {
   detach_shim(ready.get());
+  // A Kubernetes pod's sandbox (pause) container runs no sandbox: the pause process only holds
+  // the pod's namespaces, and a space sandbox joins none of them but the network namespace,
+  // which the CRI names again in each application container's bundle (the broker leaves from
+  // it). So this shim is the whole container: it waits for start, then for its end, as pause
+  // does, and costs a process instead of a sandbox.
+  const bool pod_sandbox = is_pod_sandbox(spec);
   ContainerRecord r;
   r.id = req.id;
-  r.sandbox = sandbox_id_for(req.id);
+  r.sandbox = pod_sandbox ? "" : sandbox_id_for(req.id);
   r.bundle = fs::absolute(req.bundle);
   r.rootfs = spec.root_path;
   r.hostname = spec.hostname;
@@ -183,22 +203,26 @@ void detach_shim(int keep_fd) {
     co.memory_limit_bytes = spec.memory_limit;
     // The bind-mounted files and directories, staged under one directory mirroring their
     // destinations (oci/mount_stage.h), so that one copy in the create puts them all in place.
-    const std::string stage = container_dir(rt, req.id) + "/mounts";
-    if (stage_mounts(spec, stage).mounts > 0) co.copies.push_back({stage + "/.", "/", true});
-    try {
-      core::create_sandbox(rt.ctx, co);  // all or nothing, as any create
-    } catch (...) {
+    if (!pod_sandbox) {
+      const std::string stage = container_dir(rt, req.id) + "/mounts";
+      if (stage_mounts(spec, stage).mounts > 0) co.copies.push_back({stage + "/.", "/", true});
+      try {
+        core::create_sandbox(rt.ctx, co);  // all or nothing, as any create
+      } catch (...) {
+        fs::remove_tree(stage);
+        throw;
+      }
       fs::remove_tree(stage);
-      throw;
+      made = true;
     }
-    fs::remove_tree(stage);
-    made = true;
     json::save_file(record_path(rt, req.id), record_json(r), 0644, fs::Sync::Volatile);
     net::Listener l = net::listen_at(shim_sock(rt, req.id), 4);
     daemon::report_ready(ready);
     code = wait_for_start(rt, r, l);
     net::unlink_if_ours(shim_sock(rt, req.id), l);
-    if (code == 0) {
+    if (code == 0 && pod_sandbox) {
+      code = pause_until_signal();
+    } else if (code == 0) {
       agent::StdioFds io;
       if (tty) io = {tty.get(), tty.get(), tty.get()};
       code = run_process(rt, r, exec_options(r, spec.process, spec.process.terminal), io);

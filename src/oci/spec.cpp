@@ -78,6 +78,13 @@ bool Mount::read_only() const {
   return false;
 }
 
+bool is_pod_sandbox(const Spec& spec) {
+  for (const char* key : {"io.kubernetes.cri.container-type", "io.kubernetes.cri-o.ContainerType"})
+    if (auto a = spec.annotations.find(key); a != spec.annotations.end() && a->second == "sandbox")
+      return true;
+  return false;
+}
+
 bool mount_copied_in(const Mount& m) {
   if (!m.is_bind()) return false;
   if (m.destination == "/etc/hosts" || m.destination == "/etc/hostname") return false;

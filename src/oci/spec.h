@@ -69,4 +69,9 @@ Spec load_spec(const std::string& bundle_dir);
 // container's own name: the guest has no network interface for an engine's entries to name).
 bool mount_copied_in(const Mount& m);
 
+// Whether the bundle is a Kubernetes pod's sandbox ("pause") container, as the CRI annotates it
+// (containerd: io.kubernetes.cri.container-type, CRI-O: io.kubernetes.cri-o.ContainerType, both
+// "sandbox"). space runs no sandbox for it (oci/shim.h).
+bool is_pod_sandbox(const Spec& spec);
+
 }  // namespace space::oci

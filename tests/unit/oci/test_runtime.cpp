@@ -100,7 +100,7 @@ TEST_CASE("oci runtime: status follows the shim, and commands are refused by sta
   json::Value st = oci::container_state(rt, "c1");
   CHECK(st.at("status").as_string() == "stopped");
   CHECK(st.at("pid").as_int() == 0);
-  CHECK_THROWS_WITH_AS(oci::kill_container(rt, "c1", SIGTERM, false), "container c1 is not running",
+  CHECK_THROWS_WITH_AS(oci::kill_container(rt, "c1", SIGTERM, false), "container not running: c1",
                        Error);
   CHECK_THROWS_WITH_AS(oci::start_container(rt, "c1"), "cannot start a container that is stopped",
                        Error);

@@ -159,3 +159,17 @@ TEST_CASE("oci spec: load_spec reads the bundle's config.json") {
   test::TempDir empty("oci-spec-none");
   CHECK_THROWS_WITH_AS(oci::load_spec(empty.path), doctest::Contains("bundle"), Error);
 }
+
+TEST_CASE("oci spec: a pod's sandbox (pause) container, as containerd and CRI-O annotate it") {
+  oci::Spec s;
+  CHECK_FALSE(oci::is_pod_sandbox(s));
+  s.annotations["io.kubernetes.cri.container-type"] = "container";
+  CHECK_FALSE(oci::is_pod_sandbox(s));
+  s.annotations["io.kubernetes.cri.container-type"] = "sandbox";
+  CHECK(oci::is_pod_sandbox(s));
+  oci::Spec crio;
+  crio.annotations["io.kubernetes.cri-o.ContainerType"] = "sandbox";
+  CHECK(oci::is_pod_sandbox(crio));
+  crio.annotations["io.kubernetes.cri-o.ContainerType"] = "container";
+  CHECK_FALSE(oci::is_pod_sandbox(crio));
+}
