@@ -191,11 +191,13 @@ grep -Eq '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z stdout F got-term$' "$work/logs/
 expect_status 0 cri rm "$APP"
 [ -z "$(sandboxes)" ] || fail "RemoveContainer left a sandbox: $(sandboxes)"
 
-# Without a grace period a process that ignores SIGTERM is killed.
+# A process that ignores SIGTERM is killed once its grace period is over.
 expect_status 0 cri create "$POD" "$IMG" stubborn $P -- /bin/sh -c 'trap "" TERM; while :; do sleep 0.2; done'
 S=$OUT
 expect_status 0 cri start "$S"
-expect_status 0 cri stop "$S" --timeout 0
+t0=$SECONDS
+expect_status 0 cri stop "$S" --timeout 2
+[ $((SECONDS - t0)) -ge 2 ] || fail "StopContainer did not wait for the grace period"
 expect_status 0 cri status "$S"
 [ "$(echo "$OUT" | field exit_code)" = 137 ] || fail "after StopContainer without grace: $OUT"
 expect_status 0 cri rm "$S"
@@ -230,6 +232,7 @@ expect_status 0 cri start "$Q"
 wait_until 30 bash -c "'$CRI' -s '$sock' status '$Q' | grep -q CONTAINER_EXITED"
 expect_status 0 cri status "$Q"
 [ "$(echo "$OUT" | field exit_code)" = 9 ] || fail "a container that exits at once: $OUT"
+[ "$(echo "$OUT" | field reason)" = Error ] || fail "the reason of a non-zero exit: $OUT"
 expect_status 0 cri rm "$Q"
 expect_status 0 cri create "$POD" "$IMG" racer $P -- /bin/sleep 1000
 R=$OUT
