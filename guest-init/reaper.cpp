@@ -2,9 +2,7 @@
 // that keeps spawn() and reap() from racing.
 #include "reaper.h"
 
-#include <sys/wait.h>
-
-#include <cerrno>
+#include "util/reap.h"
 
 namespace space::guest {
 
@@ -21,22 +19,12 @@ void Reaper::forget(pid_t pid) {
 }
 
 Reaper::Result Reaper::reap() noexcept {
-  Result r;
-  for (;;) {
-    int status = 0;
-    pid_t pid = ::waitpid(-1, &status, WNOHANG);
-    if (pid == 0) break;
-    if (pid < 0) {
-      if (errno == EINTR) continue;
-      r.no_children = (errno == ECHILD);
-      break;
-    }
-    r.reaped++;
+  proc::Reaped got = proc::reap_ended([this](pid_t pid, int status) {
     ExitFn fn;
     {
       std::lock_guard lock(mu_);
       auto it = waiting_.find(pid);
-      if (it == waiting_.end()) continue;
+      if (it == waiting_.end()) return;  // an orphan: its status is dropped
       fn = std::move(it->second);
       waiting_.erase(it);
     }
@@ -45,8 +33,8 @@ Reaper::Result Reaper::reap() noexcept {
     } catch (...) {
       // A callback broke its contract; PID 1 carries on.
     }
-  }
-  return r;
+  });
+  return {got.count, got.no_children};
 }
 
 size_t Reaper::pending() const {

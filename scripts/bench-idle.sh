@@ -7,28 +7,28 @@
 #     adds to the command;
 #   - density: host memory with BENCH_IDLE_COUNT sandboxes (default 200) running idle, against
 #     the same sandboxes once every one has checkpointed itself: MemAvailable's drop from before
-#     they were made, and the PSS of their engine processes (VMMs, or gvisor monitors and runsc),
-#     summed; plus what their checkpoints take on disk, and how long the reaper took to put
-#     them all to sleep.
+#     they were made, the PSS of their engine processes (VMMs, or gvisor monitors and runsc)
+#     summed, and the CPU those processes use over 10 s; plus what the checkpoints take on disk,
+#     and how long the reaper took to put them all to sleep. (An idle gvisor sandbox costs about
+#     2.4% of a core, runsc's own: a 2-core host saturates at about 80 of them, and its creates
+#     slow down; use BENCH_IDLE_COUNT=50 there.)
 # Prints median and p90 of each timing. Uses the integration tests' set-up (a private root under
 # /tmp, the cached rootfs, clean-up of everything on exit); no timing is asserted.
 # Environment: SPACE_BIN (default build/space), BENCH_RUNS (default 20; the checkpoint rows use
 # half, at least 5), BENCH_IDLE_COUNT (default 200; 0 skips the density part),
-# BENCH_IDLE_AFTER (the density sandboxes' --idle-checkpoint; default: long enough that all of
-# them are made before the first sleeps, 2 s per sandbox + 30 s).
+# BENCH_IDLE_AFTER (the density sandboxes' --idle-checkpoint, in seconds: "600s"; default: long
+# enough that all of them are made before the first sleeps, 4 s per sandbox + 60 s; the bench
+# says so if one slept too early).
 source "$(dirname "$0")/../tests/integration/lib.sh"
 
 RUNS=${BENCH_RUNS:-20}
 CK_RUNS=$(( RUNS / 2 > 5 ? RUNS / 2 : 5 ))
 COUNT=${BENCH_IDLE_COUNT:-200}
-AFTER=${BENCH_IDLE_AFTER:-$(( COUNT * 2 + 30 ))s}
+AFTER=${BENCH_IDLE_AFTER:-$(( COUNT * 4 + 60 ))s}
 case $AFTER in *[0-9]s) ;; *) echo "bench-idle: BENCH_IDLE_AFTER takes seconds, e.g. 300s" >&2; exit 2 ;; esac
 
-bench_machine() {
-  source "$SRC/scripts/bench-lib.sh"
-  bench_machine_line
-}
-bench_machine
+source "$SRC/scripts/bench-lib.sh"
+bench_machine_line
 echo "engine: $ENGINE"
 shared_template base
 
@@ -76,17 +76,8 @@ for name, sid, status, n in (("pause", "p", "paused", runs), ("checkpoint", "c",
     open(f"{out}/peer-{name}", "w").write("".join(f"{v}\n" for v in peer))
 PY
 
-stats() {  # NAME FILE
-  python3 - "$1" "$2" <<'PY'
-import sys
-name, path = sys.argv[1:]
-v = sorted(float(x) for x in open(path) if x.strip())
-med = v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
-p90 = v[min(len(v) - 1, int(round(0.9 * (len(v) - 1))))]
-print(f"{name:<52} median {med:9.2f}  p90 {p90:9.2f} ms  (n={len(v)})")
-PY
-}
-median() { sort -n "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+stats() { bench_stats "$1" ms "$2"; }  # NAME FILE
+median() { bench_median "$1"; }
 added() {  # NAME WOKE PEER
   awk -v name="$1" -v w="$(median "$2")" -v p="$(median "$3")" \
     'BEGIN { printf "%-52s %+9.2f ms  (%.2fx the running sandbox'"'"'s exec)\n", name, w - p, w / p }'
@@ -112,6 +103,15 @@ engine_pss_kib() {  # the engine processes of this root: VMMs, or gvisor monitor
   done
   echo $sum
 }
+engine_cpu_pct() {  # the CPU the engine processes of this root use over 10 s, in % of one core
+  local pids a b
+  pids="$(vmm_pids) $(runsc_pids)"
+  ticks() { local p t=0; for p in $pids; do t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0))); done; echo $t; }
+  a=$(ticks)
+  sleep 10
+  b=$(ticks)
+  echo "scale=1; ($b - $a) * 100 / $(getconf CLK_TCK) / 10" | bc
+}
 asleep_count() {
   local n=0 d
   for d in "$SPACE_ROOT"/store/sandboxes/d-*/; do
@@ -133,6 +133,9 @@ made_s=$((SECONDS - t0))
 sleep 5  # the last ones settle
 running_avail=$(avail_kib)
 running_pss=$(engine_pss_kib)
+running_cpu=$(engine_cpu_pct)
+early=$(asleep_count)
+[ "$early" = 0 ] || echo "bench: $early of $COUNT slept before the last was made: give BENCH_IDLE_AFTER more than $AFTER" >&2
 echo "bench: $COUNT made in $made_s s; waiting for every one to checkpoint itself" >&2
 deadline=$((SECONDS + ${AFTER%s} + COUNT * 5 + 60))
 until [ "$(asleep_count)" -ge "$COUNT" ]; do
@@ -143,13 +146,15 @@ asleep_s=$((SECONDS - t0 - ${AFTER%s}))  # from when the first one was due
 sleep 2
 asleep_avail=$(avail_kib)
 asleep_pss=$(engine_pss_kib)
+asleep_cpu=$(engine_cpu_pct)
 disk_kib=$(du -sk "$SPACE_ROOT"/store/sandboxes/d-*/checkpoint | awk '{ s += $1 } END { print s }')
 echo "$COUNT sandboxes made in                               $made_s s (engine $ENGINE)"
 awk -v n="$COUNT" -v b="$before" -v r="$running_avail" -v a="$asleep_avail" -v rp="$running_pss" \
-  -v ap="$asleep_pss" -v d="$disk_kib" -v s="$asleep_s" 'BEGIN {
+  -v ap="$asleep_pss" -v d="$disk_kib" -v s="$asleep_s" -v rc="$running_cpu" -v ac="$asleep_cpu" 'BEGIN {
   printf "host memory used, all running idle (MemAvailable)      %8.1f MiB  (%.1f MiB each)\n", (b - r) / 1024, (b - r) / 1024 / n
   printf "host memory used, all checkpointed (MemAvailable)      %8.1f MiB  (%.1f MiB each)\n", (b - a) / 1024, (b - a) / 1024 / n
   printf "engine processes PSS, all running / all checkpointed   %8.1f / %.1f MiB\n", rp / 1024, ap / 1024
+  printf "engine processes CPU, all running / all checkpointed   %8.1f / %.1f %% of a core\n", rc, ac
   printf "checkpoints on disk                                    %8.1f MiB  (%.1f MiB each)\n", d / 1024, d / 1024 / n
   printf "time for the reaper to checkpoint them all             %8d s (from the first one due)\n", s
 }'

@@ -56,3 +56,20 @@ bench_destroy() {
   done
   return 0
 }
+
+# bench_stats NAME UNIT FILE: prints "NAME  median X  p90 Y UNIT  (n=K)" of the numbers in FILE,
+# one a line (or "no samples").
+bench_stats() {
+  python3 - "$1" "$2" "$3" <<'PY'
+import sys
+name, unit, path = sys.argv[1:]
+v = sorted(float(x) for x in open(path) if x.strip())
+if not v:
+    print(f"{name:<52} no samples"); sys.exit()
+med = v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+p90 = v[min(len(v) - 1, int(round(0.9 * (len(v) - 1))))]
+print(f"{name:<52} median {med:9.2f}  p90 {p90:9.2f} {unit}  (n={len(v)})")
+PY
+}
+# bench_median FILE: the median of the numbers in FILE, one a line.
+bench_median() { sort -n "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }

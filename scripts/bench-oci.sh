@@ -10,6 +10,7 @@
 # nproc=1024:1024`: podman's default rlimits exceed this host's hard limits, which runc refuses.
 # Environment: SPACE_BIN (default build/space), BENCH_RUNS (default 20), BENCH_ROOT_MIB (100).
 source "$(dirname "$0")/../tests/integration/lib.sh"
+source "$SRC/scripts/bench-lib.sh"
 RUNS=${BENCH_RUNS:-20}
 ROOT_MIB=${BENCH_ROOT_MIB:-100}
 command -v podman >/dev/null || fail "podman is not installed: apt-get install podman"
@@ -62,17 +63,8 @@ ms() {  # ms FILE CMD...: runs CMD, appends its wall time in ms to FILE
   t1=${EPOCHREALTIME/./}
   echo "scale=3; ($t1 - $t0) / 1000" | bc >>"$file"
 }
-stats() {  # stats NAME FILE
-  python3 - "$1" "$2" <<'PY'
-import sys
-name, path = sys.argv[1:]
-v = sorted(float(x) for x in open(path) if x.strip())
-med = v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
-p90 = v[min(len(v) - 1, int(round(0.9 * (len(v) - 1))))]
-print(f"{name:<44} median {med:10.1f}  p90 {p90:10.1f} ms  (n={len(v)})")
-PY
-}
-median() { sort -n "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+stats() { bench_stats "$1" ms "$2"; }  # stats NAME FILE
+median() { bench_median "$1"; }
 
 echo "== podman run --rm IMAGE true, $RUNS runs each, interleaved"
 pod --runtime "$runtime" run --rm "${limits[@]}" "$tag" true >/dev/null || fail "a first run with space-oci"

@@ -35,20 +35,9 @@ timed() {
 }
 # field KEY: the JSON field KEY of $TEST_ROOT/bench.out.
 field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$TEST_ROOT/bench.out" "$1"; }
-# stats NAME UNIT FILE: prints "NAME  median X  p90 Y UNIT  (n=K)".
-stats() {
-  python3 - "$1" "$2" "$3" <<'PY'
-import sys
-name, unit, path = sys.argv[1:]
-v = sorted(float(x) for x in open(path) if x.strip())
-if not v:
-    print(f"{name:<44} no samples"); sys.exit()
-med = v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
-p90 = v[min(len(v) - 1, int(round(0.9 * (len(v) - 1))))]
-print(f"{name:<44} median {med:9.2f}  p90 {p90:9.2f} {unit}  (n={len(v)})")
-PY
-}
-median() { sort -n "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+source "$SRC/scripts/bench-lib.sh"
+stats() { bench_stats "$@"; }
+median() { bench_median "$1"; }
 mem_kib() {  # mem_kib PID FIELD(Rss|Pss)
   awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/smaps_rollup"
 }

@@ -20,6 +20,7 @@
 
 #include "util/error.h"
 #include "util/fd.h"
+#include "util/reap.h"
 
 namespace space::image {
 namespace {
@@ -74,12 +75,8 @@ void child_error(const char* what) {
     child_error("execve");
     ::_exit(127);
   }
-  for (;;) {
-    int status = 0;
-    pid_t got = ::waitpid(-1, &status, 0);
-    if (got == pid) ::_exit(proc::exit_code_of(status));
-    if (got < 0 && errno != EINTR) ::_exit(125);
-  }
+  int status = proc::wait_reaping_others(pid);
+  ::_exit(status < 0 ? 125 : proc::exit_code_of(status));
 }
 
 std::vector<char*> c_strings(const std::vector<std::string>& v) {

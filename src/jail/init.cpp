@@ -16,6 +16,7 @@
 #include "util/fd.h"
 #include "util/log.h"
 #include "util/process.h"
+#include "util/reap.h"
 
 namespace space::jail {
 namespace {
@@ -83,19 +84,12 @@ void serve_as_init(pid_t vmm) {
   bool vmm_alive = true;
   for (;;) {
     // Reap whatever has ended; stop once nothing is left.
-    for (;;) {
-      int status = 0;
-      pid_t pid = ::waitpid(-1, &status, WNOHANG);
-      if (pid == 0) break;
-      if (pid < 0) {
-        if (errno == EINTR) continue;
-        ::_exit(code);  // ECHILD: the jail is empty
-      }
-      if (pid == vmm) {
-        code = proc::exit_code_of(status);
-        vmm_alive = false;
-      }
-    }
+    proc::Reaped got = proc::reap_ended([&](pid_t pid, int status) {
+      if (pid != vmm) return;
+      code = proc::exit_code_of(status);
+      vmm_alive = false;
+    });
+    if (got.no_children) ::_exit(code);  // the jail is empty
     timespec tick{1, 0};  // and look again now and then, in case a SIGCHLD was merged
     siginfo_t si;
     int sig = ::sigtimedwait(&set, &si, &tick);

@@ -24,12 +24,7 @@ tar -C "$work/root" -cf "$work/rootfs.tar" .
 # The runtime podman runs: space-oci with this test's store and state directory (podman starts
 # runtimes with an environment of its own, without SPACE_ROOT).
 runtime=$TEST_ROOT/bin/space-oci-test
-cat >"$runtime" <<SH
-#!/bin/bash
-export SPACE_ROOT=$SPACE_ROOT SPACE_RUN_DIR=$SPACE_RUN_DIR
-exec -a space-oci "$SPACE_BIN" --root "$STATE" "\$@"
-SH
-chmod +x "$runtime"
+space_oci_wrapper "$runtime" "$STATE"
 tag=localhost/space-oci-test-$$
 pod() { podman --storage-driver vfs --root "$work/store" --runroot "$work/run" --runtime "$runtime" "$@"; }
 cleanup_podman() {

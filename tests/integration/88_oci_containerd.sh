@@ -30,16 +30,7 @@ rm -rf "$work/pstore" "$work/prun"
 # The runtime the shim runs: space-oci with this test's store. The shim passes its own --root
 # (/run/containerd/runc/<namespace>); the wrapper keeps the records in the test's directory.
 runtime=$TEST_ROOT/bin/space-oci-test
-cat >"$runtime" <<SH
-#!/bin/bash
-export SPACE_ROOT=$SPACE_ROOT SPACE_RUN_DIR=$SPACE_RUN_DIR
-args=()
-while [ \$# -gt 0 ]; do
-  case "\$1" in --root) shift 2 ;; *) args+=("\$1"); shift ;; esac
-done
-exec -a space-oci "$SPACE_BIN" --root "$STATE" "\${args[@]}"
-SH
-chmod +x "$runtime"
+space_oci_wrapper "$runtime" "$STATE" --drop-root
 
 sock=$work/containerd.sock
 cat >"$work/config.toml" <<TOML

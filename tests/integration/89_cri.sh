@@ -58,18 +58,10 @@ REG_PORT=5000
 REG=$!
 IMG=127.0.0.2:$REG_PORT/space-cri:1
 
-# The runtime the shim runs: space-oci with this test's store (the shim passes its own --root).
+# The runtime the shim runs: space-oci with this test's store. The shim passes its own --root
+# (/run/containerd/runc/<namespace>); the wrapper keeps the records in the test's directory.
 runtime=$TEST_ROOT/bin/space-oci-test
-cat >"$runtime" <<SH
-#!/bin/bash
-export SPACE_ROOT=$SPACE_ROOT SPACE_RUN_DIR=$SPACE_RUN_DIR
-args=()
-while [ \$# -gt 0 ]; do
-  case "\$1" in --root) shift 2 ;; *) args+=("\$1"); shift ;; esac
-done
-exec -a space-oci "$SPACE_BIN" --root "$STATE" "\${args[@]}"
-SH
-chmod +x "$runtime"
+space_oci_wrapper "$runtime" "$STATE" --drop-root
 
 # A bridge inside the test's namespace: pods get 10.231.0.0/24, the bridge 10.231.0.1.
 cat >"$work/cni/conf/10-space-cri.conflist" <<JSON

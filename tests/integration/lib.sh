@@ -146,6 +146,29 @@ store_leftovers() {
   [ ! -e "$SPACE_ROOT/store.img" ] || losetup -j "$SPACE_ROOT/store.img" -O NAME -n || true
 }
 
+# space_oci_wrapper FILE STATE [--drop-root]: writes FILE, an executable an engine runs as its OCI
+# runtime: space-oci with this test's store and STATE as its state directory (engines start
+# runtimes with an environment of their own, without SPACE_ROOT). --drop-root drops the --root
+# the engine passes (containerd's runc shim passes its own).
+space_oci_wrapper() {
+  local file=$1 state=$2 drop=${3:-}
+  mkdir -p "$(dirname "$file")"
+  {
+    echo '#!/bin/bash'
+    echo "export SPACE_ROOT=$SPACE_ROOT SPACE_RUN_DIR=$SPACE_RUN_DIR"
+    if [ "$drop" = --drop-root ]; then
+      echo 'args=()'
+      echo 'while [ $# -gt 0 ]; do'
+      echo '  case "$1" in --root) shift 2 ;; *) args+=("$1"); shift ;; esac'
+      echo 'done'
+      echo "exec -a space-oci \"$SPACE_BIN\" --root \"$state\" \"\${args[@]}\""
+    else
+      echo "exec -a space-oci \"$SPACE_BIN\" --root \"$state\" \"\$@\""
+    fi
+  } >"$file"
+  chmod +x "$file"
+}
+
 # at_exit CMD: a test's own clean-up (a server it started), run first by cleanup; the test's
 # exit status is kept (a trap of the test's own would lose it).
 AT_EXIT=()
