@@ -8,7 +8,7 @@
 #   - density: host memory with BENCH_IDLE_COUNT sandboxes (default 200) running idle, against
 #     the same sandboxes once every one has checkpointed itself: MemAvailable's drop from before
 #     they were made, the PSS of their engine processes (VMMs, or gvisor monitors and runsc)
-#     summed, and the CPU those processes use over 10 s; plus what the checkpoints take on disk,
+#     summed, and how busy the host's CPUs are over 10 s; plus what the checkpoints take on disk,
 #     and how long the reaper took to put them all to sleep. (An idle gvisor sandbox costs about
 #     2.4% of a core, runsc's own: a 2-core host saturates at about 80 of them, and its creates
 #     slow down; use BENCH_IDLE_COUNT=50 there.)
@@ -103,13 +103,11 @@ engine_pss_kib() {  # the engine processes of this root: VMMs, or gvisor monitor
   done
   echo $sum
 }
-engine_cpu_pct() {  # the CPU the engine processes of this root use over 10 s, in % of one core
-  local pids a b
-  pids="$(vmm_pids) $(runsc_pids)"
-  ticks() { local p t=0; for p in $pids; do t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0))); done; echo $t; }
-  a=$(ticks)
+host_cpu_pct() {  # how busy the host's CPUs are over 10 s, in % of one core (all of them)
+  local a b
+  a=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat)
   sleep 10
-  b=$(ticks)
+  b=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat)
   echo "scale=1; ($b - $a) * 100 / $(getconf CLK_TCK) / 10" | bc
 }
 asleep_count() {
@@ -133,7 +131,7 @@ made_s=$((SECONDS - t0))
 sleep 5  # the last ones settle
 running_avail=$(avail_kib)
 running_pss=$(engine_pss_kib)
-running_cpu=$(engine_cpu_pct)
+running_cpu=$(host_cpu_pct)
 early=$(asleep_count)
 [ "$early" = 0 ] || echo "bench: $early of $COUNT slept before the last was made: give BENCH_IDLE_AFTER more than $AFTER" >&2
 echo "bench: $COUNT made in $made_s s; waiting for every one to checkpoint itself" >&2
@@ -146,15 +144,15 @@ asleep_s=$((SECONDS - t0 - ${AFTER%s}))  # from when the first one was due
 sleep 2
 asleep_avail=$(avail_kib)
 asleep_pss=$(engine_pss_kib)
-asleep_cpu=$(engine_cpu_pct)
+asleep_cpu=$(host_cpu_pct)
 disk_kib=$(du -sk "$SPACE_ROOT"/store/sandboxes/d-*/checkpoint | awk '{ s += $1 } END { print s }')
 echo "$COUNT sandboxes made in                               $made_s s (engine $ENGINE)"
 awk -v n="$COUNT" -v b="$before" -v r="$running_avail" -v a="$asleep_avail" -v rp="$running_pss" \
-  -v ap="$asleep_pss" -v d="$disk_kib" -v s="$asleep_s" -v rc="$running_cpu" -v ac="$asleep_cpu" 'BEGIN {
+  -v ap="$asleep_pss" -v d="$disk_kib" -v s="$asleep_s" -v rc="$running_cpu" -v ac="$asleep_cpu" -v nc="$(nproc)" 'BEGIN {
   printf "host memory used, all running idle (MemAvailable)      %8.1f MiB  (%.1f MiB each)\n", (b - r) / 1024, (b - r) / 1024 / n
   printf "host memory used, all checkpointed (MemAvailable)      %8.1f MiB  (%.1f MiB each)\n", (b - a) / 1024, (b - a) / 1024 / n
   printf "engine processes PSS, all running / all checkpointed   %8.1f / %.1f MiB\n", rp / 1024, ap / 1024
-  printf "engine processes CPU, all running / all checkpointed   %8.1f / %.1f %% of a core\n", rc, ac
+  printf "host CPU busy, all running / all checkpointed          %8.1f / %.1f %% of a core (%d cores)\n", rc, ac, nc
   printf "checkpoints on disk                                    %8.1f MiB  (%.1f MiB each)\n", d / 1024, d / 1024 / n
   printf "time for the reaper to checkpoint them all             %8d s (from the first one due)\n", s
 }'

@@ -8,7 +8,7 @@ SPACE_DEBIAN_PACKAGES=(
   libcli11-dev libseccomp-dev libbtrfsutil-dev libtomlplusplus-dev doctest-dev libarchive-dev
   linux-source-6.1 bc flex bison libelf-dev libssl-dev xz-utils cpio
   busybox-static e2fsprogs btrfs-progs python3 procps strace iproute2 util-linux
-  mmdebstrap podman containerd runc
+  mmdebstrap podman containerd runc containernetworking-plugins
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   clang clang-format clang-tidy
 )
