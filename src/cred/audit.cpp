@@ -19,10 +19,6 @@ json::Value audit_value(const AuditEntry& e) {
 }
 }  // namespace
 
-std::string audit_line(const AuditEntry& e) {
-  return json::serialize(audit_value(e));
-}
-
 void audit_append(const std::string& path, const AuditEntry& e, uint64_t max_bytes) {
   jsonl::Bound bound{max_bytes, [&](uint64_t dropped) {
                        AuditEntry m{e.time_ms, "", "", "rotated", "", dropped};

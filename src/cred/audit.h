@@ -29,11 +29,10 @@ struct AuditEntry {
   std::string engine;   // the sandbox's engine from its state.json ("" if none or unknown)
 };
 
-// The JSON line for `e`, without the newline. Time as RFC 3339 UTC with milliseconds.
-std::string audit_line(const AuditEntry& e);
 using jsonl::rfc3339_ms;  // "2026-11-29T20:00:00.123Z" for ms since the epoch
-// Appends one line to `path` (created 0600), rotating it first when the line would take it
-// past `max_bytes`. Throws on failure.
+// Appends `e` to `path` as one JSON line (time as RFC 3339 UTC with milliseconds; the file is
+// created 0600), rotating it first when the line would take it past `max_bytes`. Throws on
+// failure.
 void audit_append(const std::string& path, const AuditEntry& e,
                   uint64_t max_bytes = kAuditMaxBytes);
 // Every line of `path`'s previous generation, then of `path` (missing files: none). Throws

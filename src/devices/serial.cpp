@@ -139,11 +139,6 @@ void Serial::receive(uint8_t b) {
   rx_.push_back(b);
 }
 
-void Serial::enqueue_input(std::span<const uint8_t> bytes) {
-  for (uint8_t b : bytes) receive(b);
-  update_irq();
-}
-
 std::vector<uint8_t> Serial::save() const {
   proto::Writer w;
   w.u32(kSaveVersion);

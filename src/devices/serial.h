@@ -2,8 +2,8 @@
 // an output fd (the sandbox's console.log). Transmission is instant, so THR is always empty;
 // what matters is the interrupt: Linux's 8250 driver sends user-space output only from its
 // THRE interrupt, so the UART raises IRQ 4 whenever an enabled interrupt becomes pending and
-// reports it in IIR. Input bytes can be queued for the receiver (unused by the console today).
-// Loopback mode and the scratch register are modelled because the driver's probe checks them.
+// reports it in IIR. The console takes no input: the receiver is fed only in loopback mode, which
+// (with the scratch register) is modelled because the driver's probe checks it.
 // Everything the guest controls is bounded: the receive FIFO holds 16 bytes (more sets the
 // overrun bit, as on the chip), and the output file keeps at most max_output bytes, restarting
 // with a marker line when full (util/capped_writer.h).
@@ -31,9 +31,6 @@ class Serial : public Device {
   void write(uint64_t offset, std::span<const uint8_t> data) override;
   std::vector<uint8_t> save() const override;
   void restore(std::span<const uint8_t> state) override;
-  // Queues bytes for the guest to read (raises a receive interrupt if enabled); bytes beyond
-  // the FIFO's 16 are lost and set the overrun bit.
-  void enqueue_input(std::span<const uint8_t> bytes);
 
  private:
   uint8_t read_reg(uint8_t reg);

@@ -275,10 +275,6 @@ AddressClass classify(const IpAddress& addr) {
   return C::Public;
 }
 
-bool is_public(const IpAddress& addr) {
-  return classify(addr) == AddressClass::Public;
-}
-
 const char* describe(AddressClass c) {
   switch (c) {
     case AddressClass::Public:

@@ -75,8 +75,6 @@ enum class AddressClass {
 AddressClass classify(const IpAddress& addr);
 // A classification of addresses for Policy::check: classify, or one that knows more.
 using AddressClassifier = std::function<AddressClass(const IpAddress&)>;
-// True when classify(addr) is Public.
-bool is_public(const IpAddress& addr);
 // The class as a noun phrase for messages: "a loopback address", "a private address", ...
 const char* describe(AddressClass c);
 

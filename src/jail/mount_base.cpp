@@ -35,10 +35,6 @@ void make_private_mount(const std::string& dir) {
 
 }  // namespace
 
-bool is_mount_namespace(int fd) {
-  return is_namespace(fd, CLONE_NEWNS);
-}
-
 Fd shared_mount_base(const std::string& dir) {
   static const NamespaceKind kind{CLONE_NEWNS, "mnt", "mount", "the jails' base mount namespace"};
   const char* top = dir.c_str();

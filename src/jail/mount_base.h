@@ -25,7 +25,4 @@ namespace space::jail {
 // namespace there is the caller's own. Requires CAP_SYS_ADMIN to make it.
 Fd shared_mount_base(const std::string& dir);
 
-// True if `fd` refers to a mount namespace.
-bool is_mount_namespace(int fd);
-
 }  // namespace space::jail

@@ -11,10 +11,6 @@
 
 namespace space::jail {
 
-bool is_network_namespace(int fd) {
-  return is_namespace(fd, CLONE_NEWNET);
-}
-
 Fd shared_network(const std::string& path) {
   static const NamespaceKind kind{CLONE_NEWNET, "net", "network", "the jails' network namespace"};
   return kept_namespace(path, path + ".lock", kind, nullptr,

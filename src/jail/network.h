@@ -20,7 +20,4 @@ namespace space::jail {
 // the caller's own. Requires CAP_SYS_ADMIN to make it.
 Fd shared_network(const std::string& path);
 
-// True if `fd` refers to a network namespace.
-bool is_network_namespace(int fd);
-
 }  // namespace space::jail

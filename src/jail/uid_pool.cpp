@@ -55,11 +55,4 @@ UidClaim claim_uid(const std::string& dir, const UidRange& range, const std::str
        "raise [jail] uid_count in config.toml, or destroy sandboxes");
 }
 
-bool uid_claimed(const std::string& dir, uid_t uid) {
-  Fd fd(::open(lock_path(dir, uid).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-  if (!fd) return false;
-  if (::flock(fd.get(), LOCK_SH | LOCK_NB) == 0) return false;
-  return errno == EWOULDBLOCK;
-}
-
 }  // namespace space::jail

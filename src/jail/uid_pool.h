@@ -28,7 +28,5 @@ struct UidClaim {
 // range is empty, starts at 0 or wraps, or when every uid in it is taken (with a hint naming the
 // [jail] settings).
 UidClaim claim_uid(const std::string& dir, const UidRange& range, const std::string& key);
-// Whether `uid` is claimed now (by a live process holding its lock).
-bool uid_claimed(const std::string& dir, uid_t uid);
 
 }  // namespace space::jail

@@ -103,13 +103,6 @@ std::string encode_error(const json::Value& id, int code, const std::string& mes
   return json::serialize(v);
 }
 
-std::string encode_notification(const std::string& method, const json::Value& params) {
-  json::Value v = envelope();
-  v.set("method", method);
-  if (!params.is_null()) v.set("params", params);
-  return json::serialize(v);
-}
-
 bool LineReader::fill() {
   if (eof_) return false;
   char chunk[65536];

@@ -52,8 +52,6 @@ std::string encode_result(const json::Value& id, const json::Value& result);
 // {"jsonrpc":"2.0","id":ID,"error":{"code":CODE,"message":MESSAGE[,"data":DATA]}}.
 std::string encode_error(const json::Value& id, int code, const std::string& message,
                          const json::Value& data = nullptr);
-// {"jsonrpc":"2.0","method":METHOD[,"params":PARAMS]}: a notification.
-std::string encode_notification(const std::string& method, const json::Value& params = nullptr);
 
 // Lines from a file descriptor, each at most `max_bytes` long (the newline not counted; a
 // trailing '\r' is dropped).

@@ -291,10 +291,6 @@ std::string base_name(const std::string& path) {
 
 }  // namespace
 
-const std::vector<std::string>& all_tool_names() {
-  return kTools;
-}
-
 json::Value tool_error(const std::string& what, const std::string& hint) {
   std::string text = "space: error: " + what;
   if (!hint.empty()) text += "\nhint: " + hint;

@@ -58,8 +58,6 @@ class Toolbox {
 // A tools/call result that reports a failure to the model: isError, and the text
 // "space: error: WHAT" with "hint: HINT" on a line of its own when there is one.
 json::Value tool_error(const std::string& what, const std::string& hint = "");
-// The names of every tool, in tools/list's order.
-const std::vector<std::string>& all_tool_names();
 // Whether tool `name` changes which sandboxes exist or run (hidden with --sandbox).
 bool is_lifecycle_tool(const std::string& name);
 

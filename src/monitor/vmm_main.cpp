@@ -398,12 +398,8 @@ int vmm_main(const VmmOptions& opts) {
                   std::to_string(cfg.memory_mib) + " MiB; the snapshot has " +
                   std::to_string(snap.machine.vcpus) + " and " +
                   std::to_string(snap.machine.memory_bytes >> 20) + " MiB, which win");
-      struct stat st {};
-      if (::fstat(run->files.memory.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
-          static_cast<uint64_t>(st.st_size) != snap.machine.memory_bytes)
-        throw Error("snapshot " + restore.memory_path + ": not a regular file of " +
-                        std::to_string(snap.machine.memory_bytes) + " bytes",
-                    0, vmm::snapshot::rebuild_hint());
+      vmm::snapshot::check_memory_file(run->files.memory.get(), restore.memory_path,
+                                       snap.machine.memory_bytes);
       run->memory_base =
           vmm::snapshot::memory_base_of(run->files.memory.get(), restore.memory_path);
       run->memory =

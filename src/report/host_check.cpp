@@ -16,6 +16,7 @@
 #include "core/template.h"
 #include "core/vmm_probe.h"
 #include "jail/cgroup.h"
+#include "jail/seccomp.h"
 #include "jail/seccomp_prebuilt.h"
 #include "store/config.h"
 #include "util/error.h"
@@ -338,6 +339,13 @@ json::Value host_report_json(const HostReport& r) {
   jail.set("uids", r.jail_uids);
   jail.set("namespaces", r.namespaces);
   jail.set("seccomp", r.seccomp);
+  json::Value allowed = json::Value::object();  // what each thread role's filter lets through
+  for (jail::Role role : {jail::Role::Vmm, jail::Role::Vcpu, jail::Role::Init}) {
+    json::Value names = json::Value::array();
+    for (auto& name : jail::allowed_syscalls(role)) names.push_back(name);
+    allowed.set(jail::role_name(role), std::move(names));
+  }
+  jail.set("seccomp_allowed", std::move(allowed));
   jail.set("cgroups_enabled", r.cgroups_enabled);
   jail.set("cgroups", r.cgroups);
   jail.set("cgroup_moves_fast", r.cgroup_moves_fast);

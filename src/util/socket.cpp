@@ -20,13 +20,6 @@ Deadline Deadline::after_ms(int64_t ms) {
   return d;
 }
 
-Deadline Deadline::capped_ms(int64_t ms) const {
-  Deadline d = *this;
-  auto cap = Clock::now() + std::chrono::milliseconds(ms < 0 ? 0 : ms);
-  if (!d.end_ || cap < *d.end_) d.end_ = cap;
-  return d;
-}
-
 int Deadline::remaining_ms() const {
   if (!end_) return -1;
   auto left = std::chrono::ceil<std::chrono::milliseconds>(*end_ - Clock::now()).count();

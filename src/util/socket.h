@@ -27,8 +27,6 @@ class Deadline {
   static Deadline after_ms(int64_t ms);
   // No time limit.
   static Deadline never() { return Deadline(); }
-  // The earlier of this and `ms` from now, keeping the cancel fds.
-  Deadline capped_ms(int64_t ms) const;
   // Milliseconds left, clamped to [0, INT_MAX]; -1 when there is no limit.
   int remaining_ms() const;
   bool expired() const { return remaining_ms() == 0; }

@@ -198,22 +198,13 @@ MemoryFileStats write_memory_file(const std::string& path, std::span<const uint8
   return write_memory_file(fs::file_at(path), ram);
 }
 
-Fd open_memory_file(const std::string& path, uint64_t expected_bytes) {
-  // A checkpoint's files were written by a jailed VMM: never follow a link it may have left.
-  Fd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-  if (!fd) {
-    int e = errno;
-    throw Error("snapshot " + path + ": " + std::strerror(e), e, rebuild_hint());
-  }
+void check_memory_file(int fd, const std::string& path, uint64_t expected_bytes) {
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) throw_errno("snapshot " + path + ": stat");
-  if (!S_ISREG(st.st_mode))
-    throw Error("snapshot " + path + ": not a regular file", 0, rebuild_hint());
-  if (static_cast<uint64_t>(st.st_size) != expected_bytes)
-    throw Error("snapshot " + path + ": memory file is " + std::to_string(st.st_size) +
-                    " bytes, the saved guest has " + std::to_string(expected_bytes),
-                0, rebuild_hint());
-  return fd;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<uint64_t>(st.st_size) != expected_bytes)
+    throw Error(
+        "snapshot " + path + ": not a regular file of " + std::to_string(expected_bytes) + " bytes",
+        0, rebuild_hint());
 }
 
 }  // namespace space::vmm::snapshot

@@ -56,8 +56,9 @@ MemoryFileStats write_memory_diff(const fs::FileAt& to, std::span<const uint8_t>
                                   const MemoryBase& base, int pagemap_fd, bool* diff = nullptr);
 // True when the 4 KiB page at `p` is all zero.
 bool page_is_zero(const uint8_t* p);
-// Opens a memory file for mapping and checks it holds exactly `expected_bytes`; throws
-// space::Error "snapshot <path>: ..." otherwise.
-Fd open_memory_file(const std::string& path, uint64_t expected_bytes);
+// Checks that the memory file open as `fd` (opened before the guest's size was known, by the VMM
+// before its jail) is a regular file of exactly `expected_bytes`; throws space::Error
+// "snapshot <path>: not a regular file of N bytes" otherwise.
+void check_memory_file(int fd, const std::string& path, uint64_t expected_bytes);
 
 }  // namespace space::vmm::snapshot

@@ -85,10 +85,6 @@ uint16_t Virtqueue::load_avail_idx() const {
   return std::atomic_ref<uint16_t>(*p).load(std::memory_order_acquire);
 }
 
-bool Virtqueue::has_available() const {
-  return st_.ready && load_avail_idx() != st_.next_avail;
-}
-
 Virtqueue::Pop Virtqueue::pop(DescChain& out, std::string& why) {
   out.head = 0;
   out.segments.clear();

@@ -73,8 +73,6 @@ class Virtqueue {
   // Back to the power-on state: not ready, size max_size, addresses 0, ring positions 0.
   void reset();
 
-  // True when the driver has published chains the device has not popped yet.
-  bool has_available() const;
   // Takes the next available chain into `out`. Empty: nothing available (or not ready). Bad: the
   // chain (or the ring) is malformed; `why` says how, and the entry is consumed. out.head is then
   // the raw head index, which may be >= size().

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "jail/mount_base.h"
+#include "jail/ns_file.h"
 #include "support/checks.h"
 #include "support/forked.h"
 #include "support/mount_base_dir.h"
@@ -48,7 +49,7 @@ TEST_CASE("mount base: one empty, read-only namespace, kept in a private mount" 
   test::MountBaseDir d("mntbase");
   Fd base = jail::shared_mount_base(d.path);
   CHECK(root_of(base.get()) == "ro rofs");  // nothing in it, read-only
-  CHECK(jail::is_mount_namespace(base.get()));
+  CHECK(jail::is_namespace(base.get(), CLONE_NEWNS));
   CHECK(test::mounts_at(d.path + "/ns").size() == 1);  // kept by its mount: its maker is gone
   auto dir_mounts = test::mounts_at(d.path);
   REQUIRE(dir_mounts.size() == 1);
@@ -70,5 +71,5 @@ TEST_CASE(
   CHECK(test::mounts_at(d.path + "/ns").size() == 1);
   CHECK(test::mounts_at(d.path).size() == 1);
   Fd regular(::open(d.dir.path.c_str(), O_RDONLY | O_CLOEXEC));
-  CHECK_FALSE(jail::is_mount_namespace(regular.get()));
+  CHECK_FALSE(jail::is_namespace(regular.get(), CLONE_NEWNS));
 }

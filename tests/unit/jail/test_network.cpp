@@ -17,6 +17,7 @@
 #include <string>
 
 #include "jail/network.h"
+#include "jail/ns_file.h"
 #include "support/checks.h"
 #include "support/forked.h"
 #include "support/skip.h"
@@ -65,6 +66,6 @@ TEST_CASE("network: the jails' namespace has only a loopback device, down" * tes
   NetnsDir d;
   Fd net = jail::shared_network(d.path);
   CHECK(interfaces_in(net.get()) == "lo-");
-  CHECK(jail::is_network_namespace(net.get()));
+  CHECK(jail::is_namespace(net.get(), CLONE_NEWNET));
   CHECK(test::mounts_at(d.path).size() == 1);  // kept by its mount: the child that made it is gone
 }

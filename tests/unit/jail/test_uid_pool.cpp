@@ -3,10 +3,13 @@
 // range and a range starting at 0 or wrapping are refused with the [jail] settings named, and a
 // claim lives on in a forked child that inherited its descriptor.
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <limits>
 #include <set>
 #include <string>
@@ -21,6 +24,17 @@
 using namespace space;
 using jail::UidRange;
 
+namespace {
+// Whether `uid` is claimed now: a live process holds its lock, <dir>/<uid>.lock. Takes nothing.
+bool uid_claimed(const std::string& dir, uid_t uid) {
+  Fd fd(::open((dir + "/" + std::to_string(uid) + ".lock").c_str(),
+               O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd) return false;
+  if (::flock(fd.get(), LOCK_SH | LOCK_NB) == 0) return false;
+  return errno == EWOULDBLOCK;
+}
+}  // namespace
+
 TEST_CASE("uid_pool: claims of one key differ while held; the key gets its uid back") {
   test::TempDir t("uids");
   std::string dir = t.path + "/uids";
@@ -30,20 +44,20 @@ TEST_CASE("uid_pool: claims of one key differ while held; the key gets its uid b
   CHECK(a.uid >= range.first);
   CHECK(a.uid < range.first + range.count);
   CHECK(a.lock.valid());
-  CHECK(jail::uid_claimed(dir, a.uid));
+  CHECK(uid_claimed(dir, a.uid));
   jail::UidClaim b = jail::claim_uid(dir, range, "sandbox-a");
   CHECK(b.uid != a.uid);
-  CHECK(jail::uid_claimed(dir, b.uid));
+  CHECK(uid_claimed(dir, b.uid));
   uid_t first = a.uid;
   a.lock.reset();
-  CHECK_FALSE(jail::uid_claimed(dir, first));
-  CHECK(jail::uid_claimed(dir, b.uid));
+  CHECK_FALSE(uid_claimed(dir, first));
+  CHECK(uid_claimed(dir, b.uid));
   jail::UidClaim again = jail::claim_uid(dir, range, "sandbox-a");
   CHECK(again.uid == first);
   // uid_claimed() itself takes nothing away.
-  CHECK(jail::uid_claimed(dir, again.uid));
-  CHECK(jail::uid_claimed(dir, again.uid));
-  CHECK_FALSE(jail::uid_claimed(dir, range.first + range.count));  // never claimed: no file
+  CHECK(uid_claimed(dir, again.uid));
+  CHECK(uid_claimed(dir, again.uid));
+  CHECK_FALSE(uid_claimed(dir, range.first + range.count));  // never claimed: no file
 }
 
 TEST_CASE("uid_pool: every uid of the range is handed out once, then the range is exhausted") {
@@ -121,11 +135,11 @@ TEST_CASE("uid_pool: the claim lasts while a forked child holds the inherited de
   hold.read.reset();
   uid_t uid = c.uid;
   c.lock.reset();  // the parent's copy
-  CHECK(jail::uid_claimed(dir, uid));
+  CHECK(uid_claimed(dir, uid));
   CHECK(jail::claim_uid(dir, range, "jail").uid != uid);
   hold.write.reset();
   int status = 0;
   REQUIRE(::waitpid(pid, &status, 0) == pid);
-  CHECK_FALSE(jail::uid_claimed(dir, uid));
+  CHECK_FALSE(uid_claimed(dir, uid));
   CHECK(jail::claim_uid(dir, range, "jail").uid == uid);
 }

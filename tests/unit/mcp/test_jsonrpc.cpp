@@ -73,8 +73,6 @@ TEST_CASE("jsonrpc encoders") {
         R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}})");
   CHECK(encode_error("x", kInvalidParams, "m", json::Value("d")) ==
         R"({"jsonrpc":"2.0","id":"x","error":{"code":-32602,"message":"m","data":"d"}})");
-  CHECK(encode_notification("notifications/x") ==
-        R"({"jsonrpc":"2.0","method":"notifications/x"})");
 }
 
 namespace {

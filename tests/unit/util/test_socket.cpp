@@ -50,7 +50,6 @@ TEST_CASE("deadlines time out and cancel fds cancel") {
   CHECK(net::read_line(p.read.get(), net::Deadline::after_ms(1000)) == "line one");
   CHECK_THROWS_WITH_AS(net::read_line(p.read.get(), net::Deadline::after_ms(1000)),
                        doctest::Contains("middle of a line"), Error);
-  CHECK(net::Deadline::after_ms(1000).capped_ms(10).remaining_ms() <= 10);
 }
 
 TEST_CASE("read_line on a socket takes one line and leaves what follows") {
