@@ -30,7 +30,7 @@ struct OciArgs {
   bool all = false, force = false, tty = false, quiet = false, ignored = false, debug = false;
   int preserve_fds = 0;
   oci::ExecRequest er;
-  std::vector<std::string> cmd, env;
+  std::vector<std::string> env;
 };
 
 struct OciGlobals {
@@ -68,6 +68,11 @@ void add_id(CLI::App* c, std::string& id) {
   c->add_option("id", id, "Container id")->required();
 }
 
+void add_lifecycle(CLI::App& app, OciGlobals& g);
+void add_exec(CLI::App& app, OciGlobals& g);
+void add_list(CLI::App& app, OciGlobals& g);
+
+// The whole command line: global flags, then each command's.
 void build(CLI::App& app, OciGlobals& g) {
   app.set_version_flag("-v,--version", std::string("space-oci version ") + SPACE_VERSION +
                                            "\nspec: " + oci::kSpecVersion);
@@ -85,6 +90,17 @@ void build(CLI::App& app, OciGlobals& g) {
   app.add_option("--rootless", ignored_value, "Accepted (space-oci runs as root)");
   app.add_option("--criu", ignored_value, "Accepted; checkpoints are space checkpoint's");
 
+  add_lifecycle(app, g);
+  add_exec(app, g);
+  add_list(app, g);
+  auto* feat = app.add_subcommand("features", "Print what this runtime supports, as JSON");
+  feat->callback([] { print_json(oci::features(), 2); });
+}
+
+// create, start, state, kill, delete, pause and resume.
+void add_lifecycle(CLI::App& app, OciGlobals& g) {
+  auto& a = g.a;
+  bool& ignored = a.ignored;
   oci::CreateRequest& cr = a.cr;
   auto* create =
       app.add_subcommand("create", "Create a container: restore its VM, do not start its process");
@@ -127,7 +143,11 @@ void build(CLI::App& app, OciGlobals& g) {
   auto* resume = app.add_subcommand("resume", "Resume a paused container's VM");
   add_id(resume, id);
   resume->callback([&g] { oci::resume_container(g.rt, g.a.id); });
+}
 
+// exec: a process from --process FILE, or from the command line.
+void add_exec(CLI::App& app, OciGlobals& g) {
+  auto& a = g.a;
   oci::ExecRequest& er = a.er;
   auto* exec = app.add_subcommand("exec", "Run another process in a container");
   exec->add_option("-p,--process", er.process_file, "process.json describing the process");
@@ -136,16 +156,20 @@ void build(CLI::App& app, OciGlobals& g) {
                    "Unix socket that receives the pty master for a terminal");
   exec->add_flag("-t,--tty", a.tty, "Give the process a terminal");
   exec->add_flag("-d,--detach", er.detach, "Return once it runs");
-  exec->add_option("-e,--env", a.env, "NAME=VALUE (without --process)");
+  exec->add_option("-e,--env", a.env, "NAME=VALUE (without --process; repeatable)")
+      ->allow_extra_args(false);  // one value each time, as runc's
   exec->add_option("--cwd", a.cwd, "Working directory (without --process)");
   add_id(exec, er.id);
-  exec->add_option("command", a.cmd, "The command (without --process)");
+  // The command is everything after the id, its own flags too (sh -c ...), as with runc.
+  exec->prefix_command();
+  exec->footer("Without --process: space-oci exec [OPTIONS] ID COMMAND [ARG...]");
   exec->callback([&g, exec] {
     auto& er = g.a.er;
-    const auto& cmd = g.a.cmd;
-    bool tty = g.a.tty;
-    if (exec->count("--tty")) er.tty = tty;
-    if (er.process_file.empty()) {
+    if (exec->count("--tty")) er.tty = g.a.tty;
+    const std::vector<std::string> cmd = exec->remaining();
+    if (!er.process_file.empty() && !cmd.empty())
+      fail("exec takes --process FILE or a command after the id, not both");
+    if (er.process_file.empty()) {  // the process from the command line, as process.json has it
       if (cmd.empty()) fail("exec needs --process FILE or a command after the id");
       json::Value p = json::Value::object();
       json::Value args = json::Value::array();
@@ -155,23 +179,16 @@ void build(CLI::App& app, OciGlobals& g) {
       for (const auto& kv : g.a.env) e.push_back(kv);
       p.set("env", e);
       if (!g.a.cwd.empty()) p.set("cwd", g.a.cwd);
-      p.set("terminal", tty);
-      std::string tmp =
-          g.rt.state_root + "/" + er.id + "/exec-" + std::to_string(::getpid()) + ".json";
-      fs::write_file_atomic(tmp, json::serialize(p), 0600, fs::Sync::Volatile);
-      er.process_file = tmp;
-      try {
-        g.exit_code = oci::exec_container(g.rt, er);
-      } catch (...) {
-        ::unlink(tmp.c_str());
-        throw;
-      }
-      ::unlink(tmp.c_str());
-      return;
+      p.set("terminal", g.a.tty);
+      er.process = std::move(p);
     }
     g.exit_code = oci::exec_container(g.rt, er);
   });
+}
 
+// list, as a table or JSON.
+void add_list(CLI::App& app, OciGlobals& g) {
+  auto& a = g.a;
   auto* list = app.add_subcommand("list", "List containers");
   list->add_option("-f,--format", a.format, "table or json")
       ->check(CLI::IsMember({"table", "json"}));
@@ -197,9 +214,6 @@ void build(CLI::App& app, OciGlobals& g) {
                   c.at("bundle").as_string().c_str(), c.at("created").as_string().c_str());
     }
   });
-
-  auto* feat = app.add_subcommand("features", "Print what this runtime supports, as JSON");
-  feat->callback([] { print_json(oci::features(), 2); });
 }
 
 }  // namespace

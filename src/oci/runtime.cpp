@@ -246,11 +246,15 @@ int exec_container(const Runtime& given_rt, const ExecRequest& given) {
   std::string status = container_status(rt, r);
   if (status != "running" && status != "created") fail("cannot exec in a " + status + " container");
   json::Value pv;
-  try {
-    pv = json::parse(fs::read_file(req.process_file, 4u << 20));
-  } catch (Error& e) {
-    e.add_context("--process " + req.process_file);
-    throw;
+  if (req.process) {
+    pv = *req.process;
+  } else {
+    try {
+      pv = json::parse(fs::read_file(req.process_file, 4u << 20));
+    } catch (Error& e) {
+      e.add_context("--process " + req.process_file);
+      throw;
+    }
   }
   Process p = parse_process(pv, "process.json");
   bool tty = req.tty.value_or(p.terminal);

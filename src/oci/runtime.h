@@ -49,6 +49,7 @@ void resume_container(const Runtime& rt, const std::string& id);
 
 struct ExecRequest {
   std::string id, process_file, pid_file, console_socket;
+  std::optional<json::Value> process;  // the process.json document itself, instead of a file
   bool detach = false;
   std::optional<bool> tty;  // --tty / process.terminal
 };

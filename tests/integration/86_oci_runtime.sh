@@ -123,6 +123,15 @@ python3 "$ENGINE" "$x2" "$OCI" "$STATE" exec c2 "$TEST_ROOT/p1.json" --detach
 [ "$(cat "$x2/create.rc")" = 0 ] || fail "exec --detach: $(cat "$x2/stderr")"
 [ "$(cat "$x2/exit")" = "exit 3" ] || fail "detached exec: $(cat "$x2/exit"); $(cat "$x2/stderr")"
 [ "$(cat "$x2/stdout")" = "from-exec 0 /data" ] || fail "detached exec's stdout: $(cat "$x2/stdout")"
+# exec with the process on the command line (no process.json), and nothing left in the state dir.
+expect_status 4 oci exec --cwd /data --env X=from-args -e Y=2 c2 sh -c 'echo $X$Y $(pwd); exit 4'
+[ "$OUT" = "from-args2 /data" ] || fail "exec from the command line: $OUT; $ERR"
+expect_status 1 oci exec c2
+case $ERR in *"exec needs --process FILE or a command"*) ;; *) fail "exec without a process: $ERR" ;; esac
+expect_status 1 oci exec --process "$TEST_ROOT/p1.json" c2 true
+case $ERR in *"not both"*) ;; *) fail "exec with a process and a command: $ERR" ;; esac
+leftover=$(find "$STATE" -name 'exec-*.json')
+[ -z "$leftover" ] || fail "exec left $leftover"
 
 # pause and resume map onto space's.
 expect_status 0 oci pause c3
