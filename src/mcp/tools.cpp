@@ -377,185 +377,201 @@ json::Value Toolbox::call(const std::string& name, const json::Value& arguments)
 }
 
 json::Value Toolbox::run(const std::string& name, const json::Value& args) {
-  if (name == "create") {
-    core::CreateOptions o;
-    o.id = str_arg(args, "id");
-    o.template_name = str_arg(args, "template");
-    o.image = str_arg(args, "image");
-    o.engine = str_arg(args, "engine");
-    std::vector<std::string> allow = strings_arg(args, "allow");
-    if (!allow.empty()) {
-      o.net = "allow=";
-      for (size_t i = 0; i < allow.size(); i++) o.net += (i ? "," : "") + allow[i];
-    }
-    std::string ttl = str_arg(args, "ttl");
-    if (!ttl.empty()) o.ttl_ms = parse_duration_ms(ttl, "ttl");
-    if (std::string v = str_arg(args, "idle_pause"); !v.empty())
-      o.idle.pause_ms = core::parse_idle_duration(v, "idle_pause");
-    if (std::string v = str_arg(args, "idle_checkpoint"); !v.empty())
-      o.idle.checkpoint_ms = core::parse_idle_duration(v, "idle_checkpoint");
-    const bool keep = bool_arg(args, "keep");
-    store::SandboxState st = core::create_sandbox(ctx_, o);
-    if (!keep) made_.push_back(st.id);
-    json::Value out = json::Value::object();
-    out.set("id", st.id);
-    out.set("engine", st.engine);
-    out.set("status", store::status_name(st.status));
-    out.set("keep", keep);
-    return structured_result(out);
-  }
-  if (name == "exec") {
-    agent::ExecOptions o;
-    o.sandbox = sandbox_arg(args);
-    std::vector<std::string> argv = strings_arg(args, "command");
-    std::string shell = str_arg(args, "shell");
-    if (argv.empty() == shell.empty())
-      fail("give either \"command\" (an argv array) or \"shell\" (a command line)");
-    o.argv = shell.empty() ? argv : std::vector<std::string>{"sh", "-c", shell};
-    if (const json::Value* env = member(args, "env")) {
-      if (!env->is_object()) fail("argument \"env\" must be an object of strings");
-      for (const auto& [k, v] : env->as_object()) {
-        if (!v.is_string() || k.empty() || k.find('=') != std::string::npos)
-          fail("argument \"env\": \"" + k + "\" must be a name with a string value");
-        o.env.push_back(k + "=" + v.as_string());
-      }
-    }
-    o.cwd = str_arg(args, "cwd");
-    o.timeout_ms = static_cast<uint32_t>(
-        int_arg(args, "timeout", kDefaultExecTimeoutS, 1, kMaxExecTimeoutS) * 1000);
-    const std::string input = str_arg(args, "stdin");
-    o.interactive = member(args, "stdin") != nullptr;
-    Pipe in = Pipe::make(), out = Pipe::make(), err = Pipe::make();
-    Capture out_c{.limit = opts_.max_output}, err_c{.limit = opts_.max_output};
-    std::thread feeder([&in, &input] {
-      Fd w = std::move(in.write);
-      try {
-        if (!input.empty()) write_all(w.get(), input.data(), input.size());
-      } catch (const Error&) {
-        // the command ended (or closed its stdin) before reading it all
-      }
-    });
-    std::thread out_reader([&] { out_c.drain(out.read.get()); });
-    std::thread err_reader([&] { err_c.drain(err.read.get()); });
-    agent::ExecResult r;
-    std::exception_ptr failed;
-    try {
-      r = core::exec_in_sandbox(ctx_, o.sandbox, o,
-                                agent::StdioFds{in.read.get(), out.write.get(), err.write.get()});
-    } catch (...) {
-      failed = std::current_exception();
-    }
-    in.read.reset();  // the feeder's last write fails (EPIPE) rather than blocking
-    out.write.reset();
-    err.write.reset();
-    feeder.join();
-    out_reader.join();
-    err_reader.join();
-    if (failed) std::rethrow_exception(failed);
-    json::Value res = json::Value::object();
-    res.set("exit_code", r.exit_code);
-    put_output(res, "stdout", out_c);
-    put_output(res, "stderr", err_c);
-    res.set("truncated", out_c.truncated() || err_c.truncated());
-    std::string text = "exit code " + std::to_string(r.exit_code);
-    if (res.at("truncated").as_bool())
-      text += " (output truncated to " + std::to_string(opts_.max_output) + " bytes per stream)";
-    text += "\n--- stdout ---\n" + out_c.data + "\n--- stderr ---\n" + err_c.data;
-    return text_result(text, res);
-  }
-  if (name == "write_file") {
-    const std::string id = sandbox_arg(args);
-    const std::string path = str_arg(args, "path", true);
-    if (path.empty() || path[0] != '/') fail("\"path\" must be absolute");
-    std::string content = str_arg(args, "content", true);
-    const std::string encoding = str_arg(args, "encoding");
-    if (encoding == "base64") {
-      auto decoded = base64::decode(content);
-      if (!decoded) fail("\"content\" is not valid base64");
-      content = std::move(*decoded);
-    } else if (!encoding.empty() && encoding != "utf-8") {
-      fail("\"encoding\" must be utf-8 or base64");
-    }
-    if (content.size() > opts_.max_output)
-      fail("the file is " + std::to_string(content.size()) + " bytes, more than " +
-               std::to_string(opts_.max_output),
-           "space cp copies large files; --max-output raises this bound");
-    fs::ScratchDir dir("space-mcp");
-    const std::string local = dir.path() + "/" + base_name(path);
-    fs::write_file_atomic(local, content, 0644);
-    core::CopyOptions c;
-    c.sources = {local};
-    c.dest = id + ":" + path;
-    core::copy_files(ctx_, c);
-    json::Value out = json::Value::object();
-    out.set("path", path);
-    out.set("bytes", static_cast<uint64_t>(content.size()));
-    return structured_result(out);
-  }
-  if (name == "read_file") {
-    const std::string id = sandbox_arg(args);
-    const std::string path = str_arg(args, "path", true);
-    if (path.empty() || path[0] != '/') fail("\"path\" must be absolute");
-    fs::ScratchDir dir("space-mcp");
-    const std::string local = dir.path() + "/out";
-    core::CopyOptions c;
-    c.sources = {id + ":" + path};
-    c.dest = local;
-    c.max_bytes = opts_.max_output;
-    core::copy_files(ctx_, c);
-    struct stat st {};
-    if (::lstat(local.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
-      fail(path + " is not a regular file");
-    std::string data = fs::read_file(local, opts_.max_output + 1);
-    json::Value out = json::Value::object();
-    out.set("path", path);
-    out.set("bytes", static_cast<uint64_t>(data.size()));
-    const bool text = valid_utf8(data);
-    out.set("encoding", text ? "utf-8" : "base64");
-    out.set("content", text ? data : base64::encode(data));
-    return text_result(text ? data : base64::encode(data), out);
-  }
-  if (name == "list") {
-    json::Value arr = json::Value::array();
-    for (const auto& s : core::list_sandboxes(ctx_)) arr.push_back(core::state_json(ctx_, s));
-    json::Value out = json::Value::object();
-    out.set("sandboxes", arr);
-    return structured_result(out);
-  }
-  if (name == "pause" || name == "resume") {
-    const std::string id = sandbox_arg(args);
-    store::SandboxState st =
-        name == "pause" ? core::pause_sandbox(ctx_, id) : core::resume_sandbox(ctx_, id);
-    json::Value out = json::Value::object();
-    out.set("id", st.id);
-    out.set("status", store::status_name(st.status));
-    return structured_result(out);
-  }
-  if (name == "branch") {
-    const std::string id = sandbox_arg(args);
-    core::BranchOptions b;
-    b.count = static_cast<uint32_t>(int_arg(args, "count", 1, 1, kMaxBranches));
-    const bool keep = bool_arg(args, "keep");
-    json::Value ids = json::Value::array();
-    for (const auto& st : core::branch_sandbox(ctx_, id, b)) {
-      if (!keep) made_.push_back(st.id);
-      ids.push_back(st.id);
-    }
-    json::Value out = json::Value::object();
-    out.set("ids", ids);
-    out.set("keep", keep);
-    return structured_result(out);
-  }
-  if (name == "destroy") {
-    const std::string id = sandbox_arg(args);
-    core::destroy_sandbox(ctx_, id, /*force=*/false);
-    made_.erase(std::remove(made_.begin(), made_.end(), id), made_.end());
-    json::Value out = json::Value::object();
-    out.set("id", id);
-    out.set("destroyed", true);
-    return structured_result(out);
-  }
+  if (name == "create") return tool_create(args);
+  if (name == "exec") return tool_exec(args);
+  if (name == "write_file") return tool_write_file(args);
+  if (name == "read_file") return tool_read_file(args);
+  if (name == "list") return tool_list();
+  if (name == "pause" || name == "resume") return tool_pause_resume(name, args);
+  if (name == "branch") return tool_branch(args);
+  if (name == "destroy") return tool_destroy(args);
   fail("no tool \"" + name + "\"");
+}
+
+json::Value Toolbox::tool_create(const json::Value& args) {
+  core::CreateOptions o;
+  o.id = str_arg(args, "id");
+  o.template_name = str_arg(args, "template");
+  o.image = str_arg(args, "image");
+  o.engine = str_arg(args, "engine");
+  std::vector<std::string> allow = strings_arg(args, "allow");
+  if (!allow.empty()) {
+    o.net = "allow=";
+    for (size_t i = 0; i < allow.size(); i++) o.net += (i ? "," : "") + allow[i];
+  }
+  std::string ttl = str_arg(args, "ttl");
+  if (!ttl.empty()) o.ttl_ms = parse_duration_ms(ttl, "ttl");
+  if (std::string v = str_arg(args, "idle_pause"); !v.empty())
+    o.idle.pause_ms = core::parse_idle_duration(v, "idle_pause");
+  if (std::string v = str_arg(args, "idle_checkpoint"); !v.empty())
+    o.idle.checkpoint_ms = core::parse_idle_duration(v, "idle_checkpoint");
+  const bool keep = bool_arg(args, "keep");
+  store::SandboxState st = core::create_sandbox(ctx_, o);
+  if (!keep) made_.push_back(st.id);
+  json::Value out = json::Value::object();
+  out.set("id", st.id);
+  out.set("engine", st.engine);
+  out.set("status", store::status_name(st.status));
+  out.set("keep", keep);
+  return structured_result(out);
+}
+
+json::Value Toolbox::tool_exec(const json::Value& args) {
+  agent::ExecOptions o;
+  o.sandbox = sandbox_arg(args);
+  std::vector<std::string> argv = strings_arg(args, "command");
+  std::string shell = str_arg(args, "shell");
+  if (argv.empty() == shell.empty())
+    fail("give either \"command\" (an argv array) or \"shell\" (a command line)");
+  o.argv = shell.empty() ? argv : std::vector<std::string>{"sh", "-c", shell};
+  if (const json::Value* env = member(args, "env")) {
+    if (!env->is_object()) fail("argument \"env\" must be an object of strings");
+    for (const auto& [k, v] : env->as_object()) {
+      if (!v.is_string() || k.empty() || k.find('=') != std::string::npos)
+        fail("argument \"env\": \"" + k + "\" must be a name with a string value");
+      o.env.push_back(k + "=" + v.as_string());
+    }
+  }
+  o.cwd = str_arg(args, "cwd");
+  o.timeout_ms = static_cast<uint32_t>(
+      int_arg(args, "timeout", kDefaultExecTimeoutS, 1, kMaxExecTimeoutS) * 1000);
+  const std::string input = str_arg(args, "stdin");
+  o.interactive = member(args, "stdin") != nullptr;
+  Pipe in = Pipe::make(), out = Pipe::make(), err = Pipe::make();
+  Capture out_c{.limit = opts_.max_output}, err_c{.limit = opts_.max_output};
+  std::thread feeder([&in, &input] {
+    Fd w = std::move(in.write);
+    try {
+      if (!input.empty()) write_all(w.get(), input.data(), input.size());
+    } catch (const Error&) {
+      // the command ended (or closed its stdin) before reading it all
+    }
+  });
+  std::thread out_reader([&] { out_c.drain(out.read.get()); });
+  std::thread err_reader([&] { err_c.drain(err.read.get()); });
+  agent::ExecResult r;
+  std::exception_ptr failed;
+  try {
+    r = core::exec_in_sandbox(ctx_, o.sandbox, o,
+                              agent::StdioFds{in.read.get(), out.write.get(), err.write.get()});
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  in.read.reset();  // the feeder's last write fails (EPIPE) rather than blocking
+  out.write.reset();
+  err.write.reset();
+  feeder.join();
+  out_reader.join();
+  err_reader.join();
+  if (failed) std::rethrow_exception(failed);
+  json::Value res = json::Value::object();
+  res.set("exit_code", r.exit_code);
+  put_output(res, "stdout", out_c);
+  put_output(res, "stderr", err_c);
+  res.set("truncated", out_c.truncated() || err_c.truncated());
+  std::string text = "exit code " + std::to_string(r.exit_code);
+  if (res.at("truncated").as_bool())
+    text += " (output truncated to " + std::to_string(opts_.max_output) + " bytes per stream)";
+  text += "\n--- stdout ---\n" + out_c.data + "\n--- stderr ---\n" + err_c.data;
+  return text_result(text, res);
+}
+
+json::Value Toolbox::tool_write_file(const json::Value& args) {
+  const std::string id = sandbox_arg(args);
+  const std::string path = str_arg(args, "path", true);
+  if (path.empty() || path[0] != '/') fail("\"path\" must be absolute");
+  std::string content = str_arg(args, "content", true);
+  const std::string encoding = str_arg(args, "encoding");
+  if (encoding == "base64") {
+    auto decoded = base64::decode(content);
+    if (!decoded) fail("\"content\" is not valid base64");
+    content = std::move(*decoded);
+  } else if (!encoding.empty() && encoding != "utf-8") {
+    fail("\"encoding\" must be utf-8 or base64");
+  }
+  if (content.size() > opts_.max_output)
+    fail("the file is " + std::to_string(content.size()) + " bytes, more than " +
+             std::to_string(opts_.max_output),
+         "space cp copies large files; --max-output raises this bound");
+  fs::ScratchDir dir("space-mcp");
+  const std::string local = dir.path() + "/" + base_name(path);
+  fs::write_file_atomic(local, content, 0644);
+  core::CopyOptions c;
+  c.sources = {local};
+  c.dest = id + ":" + path;
+  core::copy_files(ctx_, c);
+  json::Value out = json::Value::object();
+  out.set("path", path);
+  out.set("bytes", static_cast<uint64_t>(content.size()));
+  return structured_result(out);
+}
+
+json::Value Toolbox::tool_read_file(const json::Value& args) {
+  const std::string id = sandbox_arg(args);
+  const std::string path = str_arg(args, "path", true);
+  if (path.empty() || path[0] != '/') fail("\"path\" must be absolute");
+  fs::ScratchDir dir("space-mcp");
+  const std::string local = dir.path() + "/out";
+  core::CopyOptions c;
+  c.sources = {id + ":" + path};
+  c.dest = local;
+  c.max_bytes = opts_.max_output;
+  core::copy_files(ctx_, c);
+  struct stat st {};
+  if (::lstat(local.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    fail(path + " is not a regular file");
+  std::string data = fs::read_file(local, opts_.max_output + 1);
+  json::Value out = json::Value::object();
+  out.set("path", path);
+  out.set("bytes", static_cast<uint64_t>(data.size()));
+  const bool text = valid_utf8(data);
+  out.set("encoding", text ? "utf-8" : "base64");
+  out.set("content", text ? data : base64::encode(data));
+  return text_result(text ? data : base64::encode(data), out);
+}
+
+json::Value Toolbox::tool_list() {
+  json::Value arr = json::Value::array();
+  for (const auto& s : core::list_sandboxes(ctx_)) arr.push_back(core::state_json(ctx_, s));
+  json::Value out = json::Value::object();
+  out.set("sandboxes", arr);
+  return structured_result(out);
+}
+
+json::Value Toolbox::tool_pause_resume(const std::string& name, const json::Value& args) {
+  const std::string id = sandbox_arg(args);
+  store::SandboxState st =
+      name == "pause" ? core::pause_sandbox(ctx_, id) : core::resume_sandbox(ctx_, id);
+  json::Value out = json::Value::object();
+  out.set("id", st.id);
+  out.set("status", store::status_name(st.status));
+  return structured_result(out);
+}
+
+json::Value Toolbox::tool_branch(const json::Value& args) {
+  const std::string id = sandbox_arg(args);
+  core::BranchOptions b;
+  b.count = static_cast<uint32_t>(int_arg(args, "count", 1, 1, kMaxBranches));
+  const bool keep = bool_arg(args, "keep");
+  json::Value ids = json::Value::array();
+  for (const auto& st : core::branch_sandbox(ctx_, id, b)) {
+    if (!keep) made_.push_back(st.id);
+    ids.push_back(st.id);
+  }
+  json::Value out = json::Value::object();
+  out.set("ids", ids);
+  out.set("keep", keep);
+  return structured_result(out);
+}
+
+json::Value Toolbox::tool_destroy(const json::Value& args) {
+  const std::string id = sandbox_arg(args);
+  core::destroy_sandbox(ctx_, id, /*force=*/false);
+  made_.erase(std::remove(made_.begin(), made_.end(), id), made_.end());
+  json::Value out = json::Value::object();
+  out.set("id", id);
+  out.set("destroyed", true);
+  return structured_result(out);
 }
 
 void Toolbox::end_session() noexcept {

@@ -52,6 +52,15 @@ class Toolbox {
   std::vector<std::string> made_;
 
   json::Value run(const std::string& name, const json::Value& args);
+  // One tool each: its arguments (checked against its schema) to its result.
+  json::Value tool_create(const json::Value& args);
+  json::Value tool_exec(const json::Value& args);
+  json::Value tool_write_file(const json::Value& args);
+  json::Value tool_read_file(const json::Value& args);
+  json::Value tool_list();
+  json::Value tool_pause_resume(const std::string& name, const json::Value& args);
+  json::Value tool_branch(const json::Value& args);
+  json::Value tool_destroy(const json::Value& args);
   std::string sandbox_arg(const json::Value& args) const;
 };
 
