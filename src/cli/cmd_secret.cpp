@@ -53,6 +53,76 @@ SecretString read_value() {
   return v;
 }
 
+// secret set NAME: the value from stdin, held in protected memory until sent.
+void secret_set(GlobalOptions& g, const SecretFlags& f) {
+  cred::check_secret_name(f.name);
+  protect_process_memory();  // this process holds the value: no core dump, no ptrace
+  SecretString v = read_value();
+  const size_t size = v.bytes.size();
+  auto r = cred::cred_call(g.context(), proto::credd::SetRequest{f.name, std::move(v)});
+  if (g.json()) {
+    json::Value o = json::Value::object();
+    o.set("name", f.name);
+    o.set("size", size);
+    o.set("replaced", r.replaced);
+    print_json(o);
+  }
+}
+
+// secret list: names and metadata.
+void secret_list(GlobalOptions& g) {
+  auto r = cred::cred_call(g.context(), proto::credd::ListRequest{});
+  if (g.json()) {
+    json::Value a = json::Value::array();
+    for (const auto& s : r.secrets) a.push_back(proto::credd::to_json(s));
+    print_json(a, 2);
+    return;
+  }
+  std::vector<std::vector<std::string>> rows = {{"NAME", "SIZE", "CREATED", "UPDATED"}};
+  for (const auto& s : r.secrets)
+    rows.push_back({s.name, std::to_string(s.size), s.created, s.updated});
+  std::printf("%s", format_table(rows).c_str());
+}
+
+// secret grants [ID]: every grant (or one sandbox's), with its state and bound hosts.
+void secret_grants(GlobalOptions& g, const SecretFlags& f) {
+  auto r = cred::cred_call(g.context(), proto::credd::GrantsRequest{f.sandbox});
+  if (g.json()) {
+    json::Value a = json::Value::array();
+    for (const auto& x : r.grants) a.push_back(proto::credd::to_json(x));
+    print_json(a, 2);
+    return;
+  }
+  std::vector<std::vector<std::string>> rows = {
+      {"SANDBOX", "NAME", "STATE", "EXPIRES", "USES LEFT", "INJECT"}};
+  for (const auto& x : r.grants) {
+    std::string hosts;
+    for (const auto& h : x.inject) hosts += (hosts.empty() ? "" : ",") + h;
+    rows.push_back({x.sandbox, x.name, x.state, x.expires.value_or("-"),
+                    x.uses_left ? std::to_string(*x.uses_left) : "-", hosts.empty() ? "-" : hosts});
+  }
+  std::printf("%s", format_table(rows).c_str());
+}
+
+// secret audit: the audit log's lines, both generations, filtered by sandbox or name.
+void secret_audit(GlobalOptions& g, const SecretFlags& f) {
+  auto lines = cred::audit_read(cred::cred_paths(g.root).audit);
+  json::Value out = json::Value::array();
+  std::vector<std::vector<std::string>> rows = {{"TIME", "SANDBOX", "NAME", "OUTCOME", "DETAIL"}};
+  for (auto& l : lines) {
+    std::string sb = null_or(l.find("sandbox")), name = null_or(l.find("name"));
+    if (!f.sandbox.empty() && sb != f.sandbox) continue;
+    if (!f.filter_name.empty() && name != f.filter_name) continue;
+    rows.push_back({null_or(l.find("time")), sb, name.empty() ? "-" : name,
+                    null_or(l.find("outcome")), l.find("detail") ? null_or(l.find("detail")) : ""});
+    out.push_back(std::move(l));
+  }
+  if (g.json())
+    print_json(out, 2);
+  else
+    std::printf("%s", format_table(rows).c_str());
+}
+
 }  // namespace
 
 void register_secret(CLI::App& app, GlobalOptions& g) {
@@ -64,37 +134,12 @@ void register_secret(CLI::App& app, GlobalOptions& g) {
   auto* set = cmd->add_subcommand("set", "Store a secret; the value is read from stdin");
   set->fallthrough();
   set->add_option("name", f->name, "Secret name: A-Z a-z 0-9 _ . - (1-128 characters)")->required();
-  set->callback([&g, f] {
-    cred::check_secret_name(f->name);
-    protect_process_memory();  // this process holds the value: no core dump, no ptrace
-    SecretString v = read_value();
-    const size_t size = v.bytes.size();
-    auto r = cred::cred_call(g.context(), proto::credd::SetRequest{f->name, std::move(v)});
-    if (g.json()) {
-      json::Value o = json::Value::object();
-      o.set("name", f->name);
-      o.set("size", size);
-      o.set("replaced", r.replaced);
-      print_json(o);
-    }
-  });
+  set->callback([&g, f] { secret_set(g, *f); });
 
   auto* list = cmd->add_subcommand("list", "List secrets: names and metadata, never values");
   list->fallthrough();
   list->alias("ls");
-  list->callback([&g] {
-    auto r = cred::cred_call(g.context(), proto::credd::ListRequest{});
-    if (g.json()) {
-      json::Value a = json::Value::array();
-      for (const auto& s : r.secrets) a.push_back(proto::credd::to_json(s));
-      print_json(a, 2);
-      return;
-    }
-    std::vector<std::vector<std::string>> rows = {{"NAME", "SIZE", "CREATED", "UPDATED"}};
-    for (const auto& s : r.secrets)
-      rows.push_back({s.name, std::to_string(s.size), s.created, s.updated});
-    std::printf("%s", format_table(rows).c_str());
-  });
+  list->callback([&g] { secret_list(g); });
 
   auto* rm = cmd->add_subcommand("rm", "Delete secrets (grants of them then fetch nothing)");
   rm->fallthrough();
@@ -106,49 +151,14 @@ void register_secret(CLI::App& app, GlobalOptions& g) {
   auto* grants = cmd->add_subcommand("grants", "List grants: which sandbox may fetch what");
   grants->fallthrough();
   grants->add_option("id", f->sandbox, "Only this sandbox's grants");
-  grants->callback([&g, f] {
-    auto r = cred::cred_call(g.context(), proto::credd::GrantsRequest{f->sandbox});
-    if (g.json()) {
-      json::Value a = json::Value::array();
-      for (const auto& x : r.grants) a.push_back(proto::credd::to_json(x));
-      print_json(a, 2);
-      return;
-    }
-    std::vector<std::vector<std::string>> rows = {
-        {"SANDBOX", "NAME", "STATE", "EXPIRES", "USES LEFT", "INJECT"}};
-    for (const auto& x : r.grants) {
-      std::string hosts;
-      for (const auto& h : x.inject) hosts += (hosts.empty() ? "" : ",") + h;
-      rows.push_back({x.sandbox, x.name, x.state, x.expires.value_or("-"),
-                      x.uses_left ? std::to_string(*x.uses_left) : "-",
-                      hosts.empty() ? "-" : hosts});
-    }
-    std::printf("%s", format_table(rows).c_str());
-  });
+  grants->callback([&g, f] { secret_grants(g, *f); });
 
   auto* audit = cmd->add_subcommand(
       "audit", "Show the audit log of grants, fetches, denials, expiries, revocations");
   audit->fallthrough();
   audit->add_option("--sandbox", f->sandbox, "Only lines about this sandbox");
   audit->add_option("--name", f->filter_name, "Only lines about this secret");
-  audit->callback([&g, f] {
-    auto lines = cred::audit_read(cred::cred_paths(g.root).audit);
-    json::Value out = json::Value::array();
-    std::vector<std::vector<std::string>> rows = {{"TIME", "SANDBOX", "NAME", "OUTCOME", "DETAIL"}};
-    for (auto& l : lines) {
-      std::string sb = null_or(l.find("sandbox")), name = null_or(l.find("name"));
-      if (!f->sandbox.empty() && sb != f->sandbox) continue;
-      if (!f->filter_name.empty() && name != f->filter_name) continue;
-      rows.push_back({null_or(l.find("time")), sb, name.empty() ? "-" : name,
-                      null_or(l.find("outcome")),
-                      l.find("detail") ? null_or(l.find("detail")) : ""});
-      out.push_back(std::move(l));
-    }
-    if (g.json())
-      print_json(out, 2);
-    else
-      std::printf("%s", format_table(rows).c_str());
-  });
+  audit->callback([&g, f] { secret_audit(g, *f); });
 }
 
 }  // namespace space::cli

@@ -202,6 +202,127 @@ net::Listener listen_forward(ForwardSpec& spec) {
   return net::listen_at(spec.unix_path, 128, only_owner);  // non-blocking, as accept needs
 }
 
+namespace {
+
+// One `space forward`'s listeners and the threads carrying their connections. The Unix sockets
+// go when it ends, however it ends (only if they are still ours); every connection ends with it.
+class Forwarder {
+ public:
+  Forwarder(const store::Context& ctx, const std::string& id, const store::SandboxPaths& p,
+            bool image, const ForwardOptions& opts)
+      : ctx_(ctx), id_(id), p_(p), image_(image), opts_(opts), held_{opts.specs, {}} {
+    for (auto& s : specs_) listeners_.push_back(listen_forward(s));
+    stop_ = Fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    if (!stop_) throw_errno("eventfd");
+  }
+  ~Forwarder() {
+    uint64_t one = 1;
+    (void)!::write(stop_.get(), &one, sizeof one);  // every carried connection ends
+    for (auto& w : workers_) w.thread.join();
+  }
+  Forwarder(const Forwarder&) = delete;
+  Forwarder& operator=(const Forwarder&) = delete;
+
+  // Serves until a signal or the sandbox's end; says which.
+  std::string serve(proc::SignalGuard& sig) {
+    for (const auto& s : specs_)
+      if (opts_.on_listening) opts_.on_listening(describe(s));
+    for (;;) {
+      std::vector<pollfd> pfds;
+      for (const auto& l : listeners_) pfds.push_back({l.fd.get(), POLLIN, 0});
+      pfds.push_back({sig.fd(), POLLIN, 0});
+      int n = ::poll(pfds.data(), pfds.size(), kWatchMs);
+      if (n < 0 && errno != EINTR) throw_errno("poll");
+      if (pfds.back().revents) return "interrupted by " + proc::signal_name(sig.take());
+      if (!still_running(p_)) return "sandbox " + id_ + " is no longer running";
+      reap_finished();
+      for (size_t i = 0; n > 0 && i < listeners_.size(); i++)
+        if (pfds[i].revents) accept_all(i);
+    }
+  }
+
+ private:
+  struct Worker {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done = std::make_shared<std::atomic<bool>>(false);
+  };
+  const store::Context& ctx_;
+  const std::string& id_;
+  const store::SandboxPaths& p_;
+  const bool image_;
+  const ForwardOptions& opts_;
+  // The listeners, unlinked by this one's destructor, which runs even when a later one fails.
+  struct Listeners {
+    std::vector<ForwardSpec> specs;
+    std::vector<net::Listener> all;
+    ~Listeners() {
+      for (size_t i = 0; i < all.size(); i++)
+        if (!specs[i].unix_path.empty()) net::unlink_if_ours(specs[i].unix_path, all[i]);
+    }
+  } held_;
+  std::vector<ForwardSpec>& specs_ = held_.specs;
+  std::vector<net::Listener>& listeners_ = held_.all;
+  Fd stop_;
+  std::list<Worker> workers_;
+  std::atomic<int> active_{0};
+  Acceptor acceptor_;  // out of descriptors: a client is closed, the loop does not spin
+
+  void error(const std::string& what) const {
+    if (opts_.on_error) opts_.on_error(what);
+  }
+
+  void reap_finished() {
+    for (auto it = workers_.begin(); it != workers_.end();) {
+      if (!it->done->load()) {
+        ++it;
+        continue;
+      }
+      it->thread.join();
+      it = workers_.erase(it);
+    }
+  }
+
+  // Takes every client waiting on listener `i`, each carried by a thread of its own.
+  void accept_all(size_t i) {
+    for (;;) {
+      Fd c = acceptor_.accept(listeners_[i].fd.get(), SOCK_CLOEXEC);
+      if (!c) {
+        if (errno != EAGAIN)
+          error(describe(specs_[i]) + ": accept: " + std::strerror(errno) +
+                (errno == EMFILE ? " (a client was closed)" : ""));
+        return;
+      }
+      if (active_.load() >= opts_.max_connections) {
+        error(describe(specs_[i]) + ": " + std::to_string(opts_.max_connections) +
+              " connections at once already; closed");
+        continue;
+      }
+      uint16_t gp = specs_[i].guest_port;
+      std::string what = describe(specs_[i]);
+      std::optional<store::ActivityHold> use;  // here, so that a wake takes our signals
+      try {
+        use.emplace(use_sandbox(ctx_, id_));  // in use while the connection lasts
+      } catch (const Error& e) {
+        error(what + ": " + e.what());
+        continue;
+      }
+      active_++;
+      Worker& w = workers_.emplace_back();
+      w.thread = std::thread(
+          [this, gp, what, done = w.done, fd = std::move(c), use = std::move(use)]() mutable {
+            std::string err = carry(fd.get(), p_, id_, image_, gp, stop_.get());
+            if (!err.empty()) error(what + ": " + err);
+            fd.reset();
+            use.reset();
+            active_--;
+            done->store(true);
+          });
+    }
+  }
+};
+
+}  // namespace
+
 std::string forward_ports(const store::Context& ctx, const std::string& id,
                           const ForwardOptions& opts) {
   if (opts.specs.empty()) fail("nothing to forward", std::string("give ") + kForms);
@@ -216,96 +337,8 @@ std::string forward_ports(const store::Context& ctx, const std::string& id,
              : "'space create' makes a new one");
   bool image = attached_image(p).has_value();
   proc::SignalGuard sig;  // before any thread: they inherit the blocked signals
-  std::vector<ForwardSpec> specs = opts.specs;
-  // The Unix sockets go when it ends, however it ends (only if they are still ours).
-  struct Listeners {
-    std::vector<ForwardSpec>& specs;
-    std::vector<net::Listener> all;
-    ~Listeners() {
-      for (size_t i = 0; i < all.size(); i++)
-        if (!specs[i].unix_path.empty()) net::unlink_if_ours(specs[i].unix_path, all[i]);
-    }
-  } held{specs, {}};
-  std::vector<net::Listener>& listeners = held.all;
-  for (auto& s : specs) listeners.push_back(listen_forward(s));
-  for (const auto& s : specs)
-    if (opts.on_listening) opts.on_listening(describe(s));
-
-  Fd stop(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  if (!stop) throw_errno("eventfd");
-  struct Worker {
-    std::thread thread;
-    std::shared_ptr<std::atomic<bool>> done = std::make_shared<std::atomic<bool>>(false);
-  };
-  std::list<Worker> workers;
-  std::atomic<int> active{0};
-  Acceptor acceptor;  // out of descriptors: a client is closed, the loop does not spin
-  std::string why;
-  while (why.empty()) {
-    std::vector<pollfd> pfds;
-    for (const auto& l : listeners) pfds.push_back({l.fd.get(), POLLIN, 0});
-    pfds.push_back({sig.fd(), POLLIN, 0});
-    int n = ::poll(pfds.data(), pfds.size(), kWatchMs);
-    if (n < 0 && errno != EINTR) throw_errno("poll");
-    if (pfds.back().revents) {
-      why = "interrupted by " + proc::signal_name(sig.take());
-      break;
-    }
-    if (!still_running(p)) {
-      why = "sandbox " + id + " is no longer running";
-      break;
-    }
-    for (auto it = workers.begin(); it != workers.end();) {  // reap finished connections
-      if (!it->done->load()) {
-        ++it;
-        continue;
-      }
-      it->thread.join();
-      it = workers.erase(it);
-    }
-    for (size_t i = 0; n > 0 && i < listeners.size(); i++) {
-      if (!pfds[i].revents) continue;
-      for (;;) {
-        Fd c = acceptor.accept(listeners[i].fd.get(), SOCK_CLOEXEC);
-        if (!c) {
-          if (errno != EAGAIN && opts.on_error)
-            opts.on_error(describe(specs[i]) + ": accept: " + std::strerror(errno) +
-                          (errno == EMFILE ? " (a client was closed)" : ""));
-          break;
-        }
-        if (active.load() >= opts.max_connections) {
-          if (opts.on_error)
-            opts.on_error(describe(specs[i]) + ": " + std::to_string(opts.max_connections) +
-                          " connections at once already; closed");
-          continue;
-        }
-        uint16_t gp = specs[i].guest_port;
-        std::string what = describe(specs[i]);
-        std::optional<store::ActivityHold> use;  // here, so that a wake takes our signals
-        try {
-          use.emplace(use_sandbox(ctx, id));  // in use while the connection lasts
-        } catch (const Error& e) {
-          if (opts.on_error) opts.on_error(what + ": " + e.what());
-          continue;
-        }
-        active++;
-        Worker& w = workers.emplace_back();
-        w.thread = std::thread(
-            [&, gp, what, done = w.done, fd = std::move(c), use = std::move(use)]() mutable {
-              std::string err = carry(fd.get(), p, id, image, gp, stop.get());
-              if (!err.empty() && opts.on_error) opts.on_error(what + ": " + err);
-              fd.reset();
-              use.reset();
-              active--;
-              done->store(true);
-            });
-      }
-    }
-  }
-  uint64_t one = 1;
-  (void)!::write(stop.get(), &one, sizeof one);  // every carried connection ends
-  for (auto& w : workers) w.thread.join();
-  return why;
+  Forwarder f(ctx, id, p, image, opts);
+  return f.serve(sig);
 }
 
 }  // namespace space::core

@@ -161,168 +161,210 @@ std::vector<IpAddress> system_resolve(const std::string& host, std::string& erro
   return out;
 }
 
-AuditRecord serve_connection(Fd guest, const std::string& sandbox, const std::string& peer_problem,
-                             const PolicySource& policy, const Resolver& resolve,
-                             const ConnLimits& limits, int stop_fd, const Injection* injection) {
+namespace {
+
+// One connection on its way through the checks: the guest's request, what each step decided,
+// and the audit record. The first refusal sets `result`; later steps see !ok() and do nothing.
+struct Attempt {
   AuditRecord rec;
-  rec.time_ms = timing::wall_ms();
-  rec.sandbox = sandbox;
-  int64_t start = timing::mono_ms();
   proto::NetResult result;
+  std::optional<proto::NetConnect> req;
+  std::optional<Policy> pol;
+  std::optional<std::string> host;  // the request's host, normalized
+  std::optional<proto::credd::BindingsReply> bindings;
+  bool intercept_here = false;  // a secret is bound to this host:port
+  Fd remote;
+
+  bool ok() const { return req && result.ok(); }
   // `kind`: a fixed label the audit log counts refusals under (egress/audit.h).
-  auto refuse = [&](uint16_t status, const std::string& decision, const std::string& kind,
-                    const std::string& why) {
+  void refuse(uint16_t status, const std::string& decision, const std::string& kind,
+              const std::string& why) {
     rec.decision = decision;
     rec.kind = kind;
     rec.reason = why;
     result.status = status;
     result.message = why;
-  };
-  Fd remote;
-  std::string why;
-  std::optional<proto::NetConnect> req = read_request(guest.get(), limits.request_ms, stop_fd, why);
-  if (!req) {
-    refuse(400, "error", "malformed or missing request", why);
-  } else {
-    rec.host = req->host;
-    rec.port = req->port;
   }
-  std::optional<Policy> pol;
-  std::optional<std::string> host;
-  if (req && !peer_problem.empty()) refuse(403, "deny", "not from the sandbox's VMM", peer_problem);
-  if (req && result.ok()) {
+};
+
+// The checks that need no address: who asks, the policy, the host's name, the sandbox's bindings.
+void check_request(Attempt& a, const std::string& sandbox, const std::string& peer_problem,
+                   const PolicySource& policy, const Injection* injection) {
+  if (a.ok() && !peer_problem.empty())
+    a.refuse(403, "deny", "not from the sandbox's VMM", peer_problem);
+  if (a.ok()) {
     try {
-      pol = policy();
+      a.pol = policy();
     } catch (const std::exception& e) {
-      refuse(503, "error", "policy unreadable",
-             std::string("the sandbox's policy cannot be read: ") + e.what());
+      a.refuse(503, "error", "policy unreadable",
+               std::string("the sandbox's policy cannot be read: ") + e.what());
     }
-    if (result.ok() && !pol)
-      refuse(403, "deny", "no network",
-             "sandbox " + sandbox + " has no network (space net allow " + sandbox +
-                 " RULE gives it some)");
+    if (a.ok() && !a.pol)
+      a.refuse(403, "deny", "no network",
+               "sandbox " + sandbox + " has no network (space net allow " + sandbox +
+                   " RULE gives it some)");
   }
-  if (req && result.ok()) {
-    host = normalize_host(req->host);
-    if (!host) refuse(400, "error", "invalid host name", "invalid host name \"" + req->host + "\"");
+  if (a.ok()) {
+    a.host = normalize_host(a.req->host);
+    if (!a.host)
+      a.refuse(400, "error", "invalid host name", "invalid host name \"" + a.req->host + "\"");
   }
-  if (req && result.ok()) {
-    Decision d = pol->precheck(*host, req->port);
-    if (!d.allow) refuse(403, "deny", "not allowed by the policy", d.reason);
+  if (a.ok()) {
+    Decision d = a.pol->precheck(*a.host, a.req->port);
+    if (!d.allow) a.refuse(403, "deny", "not allowed by the policy", d.reason);
   }
   // The sandbox's bindings: intercept a bound host:port; refuse the bound host elsewhere.
-  std::optional<proto::credd::BindingsReply> bindings;
-  bool intercept_here = false;
-  if (req && result.ok() && injection) {
+  if (a.ok() && injection) {
     try {
-      bindings = injection->bindings(*host, req->port);
-      for (const auto& b : bindings->placeholders) intercept_here = intercept_here || b.bound;
+      a.bindings = injection->bindings(*a.host, a.req->port);
+      for (const auto& b : a.bindings->placeholders) a.intercept_here = a.intercept_here || b.bound;
     } catch (const std::exception& e) {
-      refuse(503, "error", "bindings unreadable",
-             std::string("the sandbox's bindings cannot be read: ") + e.what());
+      a.refuse(503, "error", "bindings unreadable",
+               std::string("the sandbox's bindings cannot be read: ") + e.what());
     }
   }
-  if (req && result.ok()) {
-    std::vector<IpAddress> addrs;
-    if (auto lit = IpAddress::parse(*host)) {
-      addrs.push_back(*lit);
-    } else {
-      std::string err;
-      addrs = resolve(*host, err);
-      if (addrs.empty())
-        refuse(502, "error", "cannot resolve", "cannot resolve " + *host + ": " + err);
+}
+
+// Resolves the host and connects to the first of its addresses the policy allows.
+void connect_remote(Attempt& a, const Resolver& resolve, const ConnLimits& limits, int stop_fd) {
+  if (!a.ok()) return;
+  const std::string& host = *a.host;
+  const uint16_t port = a.req->port;
+  std::vector<IpAddress> addrs;
+  if (auto lit = IpAddress::parse(host)) {
+    addrs.push_back(*lit);
+  } else {
+    std::string err;
+    addrs = resolve(host, err);
+    if (addrs.empty())
+      a.refuse(502, "error", "cannot resolve", "cannot resolve " + host + ": " + err);
+  }
+  std::string denial, failure;
+  uint16_t fail_status = 502;
+  for (const auto& addr : addrs) {
+    Decision d;
+    try {
+      d = a.pol->check(host, addr, port, classify_at_host);
+    } catch (const Error& e) {  // cannot tell whether it is ours: not connected
+      if (failure.empty())
+        failure = "cannot tell whether " + addr.to_string() +
+                  " is one of this host's own addresses: " + e.what();
+      fail_status = 503;
+      continue;
     }
-    std::string denial, failure;
-    uint16_t fail_status = 502;
-    for (const auto& a : addrs) {
-      Decision d;
-      try {
-        d = pol->check(*host, a, req->port, classify_at_host);
-      } catch (const Error& e) {  // cannot tell whether it is ours: not connected
-        if (failure.empty())
-          failure = "cannot tell whether " + a.to_string() +
-                    " is one of this host's own addresses: " + e.what();
-        fail_status = 503;
-        continue;
-      }
-      if (!d.allow) {
-        if (denial.empty()) denial = d.reason;
-        continue;
-      }
-      rec.rule = d.rule;
-      remote = connect_to(a, req->port, limits.connect_ms, stop_fd, failure, fail_status);
-      if (remote) {
-        rec.address = with_port(a, req->port);
-        break;
-      }
+    if (!d.allow) {
+      if (denial.empty()) denial = d.reason;
+      continue;
     }
-    if (!remote && result.ok()) {
-      if (!failure.empty())
-        refuse(fail_status, "error", "cannot connect", failure);
-      else
-        refuse(403, "deny", "address not allowed", denial);
+    a.rec.rule = d.rule;
+    a.remote = connect_to(addr, port, limits.connect_ms, stop_fd, failure, fail_status);
+    if (a.remote) {
+      a.rec.address = with_port(addr, port);
+      break;
     }
   }
-  // A bound host: its certificate must verify before the guest is told the tunnel is open.
-  InterceptOptions iopts;
-  SslPtr upstream;
-  std::vector<std::string> strays;
-  if (result.ok() && intercept_here) {
-    iopts.host = *host;
-    iopts.ca_cert = injection->ca_cert;
-    iopts.ca_key = injection->ca_key;
-    iopts.trust_file = injection->trust_file;
-    for (const auto& b : bindings->placeholders)
-      iopts.placeholders.push_back({b.token, b.name, b.bound});
-    const uint16_t port = req->port;
-    const std::string h = *host;
-    iopts.resolve = [injection, h, port](const Placeholder& p, const RequestInfo& r) {
-      return injection->swap(p.token, h, port, r);
-    };
-    iopts.stray = [&strays](const Placeholder& p, const RequestInfo&) { strays.push_back(p.name); };
-    iopts.handshake_ms = limits.connect_ms;
-    iopts.idle_ms = limits.idle_ms;
-    iopts.stop_fd = stop_fd;
-    std::string why;
-    upstream = upstream_handshake(remote.get(), iopts, why);
-    if (!upstream)
-      refuse(502, "deny", "the bound host's TLS refused",
-             "TLS with " + *host + " (a secret is bound to it) failed: " + why);
+  if (!a.remote && a.result.ok()) {
+    if (!failure.empty())
+      a.refuse(fail_status, "error", "cannot connect", failure);
+    else
+      a.refuse(403, "deny", "address not allowed", denial);
   }
-  if (result.ok()) {
-    rec.decision = "allow";
-    result.address = rec.address;
-  }
-  bool sent = send_all(guest.get(), proto::encode_frame(proto::Type::NetResult, result.encode()),
-                       limits.request_ms, stop_fd);
-  if (result.ok() && sent && upstream) {
-    InterceptResult ir = intercept(guest.get(), remote.get(), std::move(upstream), iopts);
-    rec.bytes_out = ir.bytes_out;
-    rec.bytes_in = ir.bytes_in;
-    rec.reason = "intercepted: " + std::to_string(ir.requests) + " requests, " +
-                 std::to_string(ir.swaps) + " swaps; " + ir.ended;
+}
+
+// A bound host: TLS with it, its certificate verified before the guest is told the tunnel is
+// open. Fills `iopts` for the interception; placeholders sent unbound are added to `strays`.
+SslPtr open_interception(Attempt& a, const Injection& injection, const ConnLimits& limits,
+                         int stop_fd, InterceptOptions& iopts, std::vector<std::string>& strays) {
+  iopts.host = *a.host;
+  iopts.ca_cert = injection.ca_cert;
+  iopts.ca_key = injection.ca_key;
+  iopts.trust_file = injection.trust_file;
+  for (const auto& b : a.bindings->placeholders)
+    iopts.placeholders.push_back({b.token, b.name, b.bound});
+  const uint16_t port = a.req->port;
+  const std::string h = *a.host;
+  const Injection* inj = &injection;
+  iopts.resolve = [inj, h, port](const Placeholder& p, const RequestInfo& r) {
+    return inj->swap(p.token, h, port, r);
+  };
+  iopts.stray = [&strays](const Placeholder& p, const RequestInfo&) { strays.push_back(p.name); };
+  iopts.handshake_ms = limits.connect_ms;
+  iopts.idle_ms = limits.idle_ms;
+  iopts.stop_fd = stop_fd;
+  std::string why;
+  SslPtr upstream = upstream_handshake(a.remote.get(), iopts, why);
+  if (!upstream)
+    a.refuse(502, "deny", "the bound host's TLS refused",
+             "TLS with " + *a.host + " (a secret is bound to it) failed: " + why);
+  return upstream;
+}
+
+// The connection once the guest was told it is open: intercepted, refused in clear text toward a
+// bound host, or relayed as an opaque tunnel.
+void carry(Attempt& a, int guest, SslPtr upstream, const InterceptOptions& iopts,
+           const std::vector<std::string>& strays, const ConnLimits& limits, int stop_fd) {
+  if (upstream) {
+    InterceptResult ir = intercept(guest, a.remote.get(), std::move(upstream), iopts);
+    a.rec.bytes_out = ir.bytes_out;
+    a.rec.bytes_in = ir.bytes_in;
+    a.rec.reason = "intercepted: " + std::to_string(ir.requests) + " requests, " +
+                   std::to_string(ir.swaps) + " swaps; " + ir.ended;
     for (const auto& n : strays)
-      rec.reason += "; a placeholder of " + n + " went out unswapped (not bound here)";
-    if (ir.refused) rec.kind = "interception refused";
-  } else if (result.ok() && sent && bindings && bindings->elsewhere &&
-             !starts_with_tls(guest.get(), limits.request_ms, stop_fd)) {
+      a.rec.reason += "; a placeholder of " + n + " went out unswapped (not bound here)";
+    if (ir.refused) a.rec.kind = "interception refused";
+  } else if (a.bindings && a.bindings->elsewhere &&
+             !starts_with_tls(guest, limits.request_ms, stop_fd)) {
     // A bound host at another port is a tunnel like any other, but only for TLS: a request in
     // clear text (plain HTTP) to a host a secret is bound to is refused, placeholder and all.
-    rec.decision = "deny";
-    rec.kind = "plain HTTP to a bound host";
-    rec.reason = *host + " has a secret bound to it: a connection to port " +
-                 std::to_string(req->port) +
-                 " that does not start with TLS is refused (use https:// at the bound port)";
-  } else if (result.ok() && sent) {
-    RelayResult r = relay(guest.get(), remote.get(), limits.idle_ms, stop_fd);
-    rec.bytes_out = r.a_to_b;
-    rec.bytes_in = r.b_to_a;
-    rec.reason = r.ended;
-  } else if (result.ok()) {
-    rec.reason = "the guest went away before the result";
+    a.rec.decision = "deny";
+    a.rec.kind = "plain HTTP to a bound host";
+    a.rec.reason = *a.host + " has a secret bound to it: a connection to port " +
+                   std::to_string(a.req->port) +
+                   " that does not start with TLS is refused (use https:// at the bound port)";
+  } else {
+    RelayResult r = relay(guest, a.remote.get(), limits.idle_ms, stop_fd);
+    a.rec.bytes_out = r.a_to_b;
+    a.rec.bytes_in = r.b_to_a;
+    a.rec.reason = r.ended;
   }
-  rec.duration_ms = uint64_t(timing::mono_ms() - start);
-  return rec;
+}
+
+}  // namespace
+
+AuditRecord serve_connection(Fd guest, const std::string& sandbox, const std::string& peer_problem,
+                             const PolicySource& policy, const Resolver& resolve,
+                             const ConnLimits& limits, int stop_fd, const Injection* injection) {
+  Attempt a;
+  a.rec.time_ms = timing::wall_ms();
+  a.rec.sandbox = sandbox;
+  int64_t start = timing::mono_ms();
+  std::string why;
+  a.req = read_request(guest.get(), limits.request_ms, stop_fd, why);
+  if (!a.req) {
+    a.refuse(400, "error", "malformed or missing request", why);
+  } else {
+    a.rec.host = a.req->host;
+    a.rec.port = a.req->port;
+  }
+  check_request(a, sandbox, peer_problem, policy, injection);
+  connect_remote(a, resolve, limits, stop_fd);
+  InterceptOptions iopts;
+  SslPtr upstream;
+  std::vector<std::string> strays;  // outlives the interception, which adds to it
+  if (a.ok() && a.intercept_here)
+    upstream = open_interception(a, *injection, limits, stop_fd, iopts, strays);
+  if (a.ok()) {
+    a.rec.decision = "allow";
+    a.result.address = a.rec.address;
+  }
+  bool sent = send_all(guest.get(), proto::encode_frame(proto::Type::NetResult, a.result.encode()),
+                       limits.request_ms, stop_fd);
+  if (a.ok() && sent)
+    carry(a, guest.get(), std::move(upstream), iopts, strays, limits, stop_fd);
+  else if (a.ok())
+    a.rec.reason = "the guest went away before the result";
+  a.rec.duration_ms = uint64_t(timing::mono_ms() - start);
+  return a.rec;
 }
 
 }  // namespace space::egress

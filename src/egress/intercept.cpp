@@ -269,35 +269,134 @@ SslPtr upstream_handshake(int remote, const InterceptOptions& o, std::string& wh
   }
 }
 
+namespace {
+
+// The guest's side: TLS as `o.host`, with a leaf certificate the sandbox's CA signs. Throws.
+SslPtr guest_side(int guest, const InterceptOptions& o) {
+  const ossl::Lib& l = ossl::lib();
+  set_nonblocking(guest);
+  const std::string ca_cert = fs::read_file(o.ca_cert, 1 << 16);
+  std::string ca_key = fs::read_file(o.ca_key, 1 << 16);
+  X509* leaf;
+  SSL_CTX* ctx;
+  EVP_PKEY* key;
+  {
+    std::lock_guard<std::mutex> lock(contexts().mu);
+    leaf = contexts().leaf(ca_cert, ca_key, o.host);
+    l.X509_up_ref(leaf);  // ours to use after the lock; the cache may replace its entry
+    key = contexts().leaf_key.get();
+    l.EVP_PKEY_up_ref(key);
+    ctx = contexts().server_ctx();
+  }
+  l.OPENSSL_cleanse(ca_key.data(), ca_key.size());
+  Cert leaf_ref(leaf);
+  Key key_ref(key);
+  SslPtr down(l.SSL_new(ctx));
+  if (!down || l.SSL_set_fd(down.get(), guest) != 1 ||
+      l.SSL_use_certificate(down.get(), leaf) != 1 || l.SSL_use_PrivateKey(down.get(), key) != 1)
+    throw Error("TLS: " + ssl_error());
+  l.SSL_set_accept_state(down.get());
+  return down;
+}
+
+// Both ways of one intercepted connection: the guest's requests, rewritten, toward the host, and
+// the host's answers back, each bounded by kMaxPending.
+struct Pump {
+  Side g, r;
+  RequestRewriter& rw;
+  SecretBytes to_remote;  // rewritten requests: values in them
+  std::string to_guest;
+  size_t to_remote_off = 0;
+
+  bool requests_sent() const { return to_remote_off == to_remote.size(); }
+
+  // Reads the guest's requests and writes them on; true if anything moved.
+  bool move_requests() {
+    bool progress = false;
+    Step st;
+    while (!g.eof && !g.failed && to_remote.size() - to_remote_off < kMaxPending) {
+      st = read_side(g, [&](std::string_view b) { rw.feed(b, to_remote); });
+      if (st != Step::Done) break;
+      progress = true;
+    }
+    while (to_remote_off < to_remote.size() && !r.failed) {
+      size_t n = write_side(r, std::string_view(to_remote).substr(to_remote_off), st);
+      if (st != Step::Done) break;
+      to_remote_off += n;
+      progress = true;
+    }
+    if (requests_sent() && to_remote_off > 0) {
+      wipe(to_remote);
+      to_remote_off = 0;
+    }
+    return progress;
+  }
+
+  // Reads the host's answers and writes them to the guest; true if anything moved.
+  bool move_answers() {
+    bool progress = false;
+    Step st;
+    while (!r.eof && !r.failed && to_guest.size() < kMaxPending) {
+      st = read_side(r, [&](std::string_view b) { to_guest.append(b); });
+      if (st != Step::Done) break;
+      progress = true;
+    }
+    while (!to_guest.empty() && !g.failed) {
+      size_t n = write_side(g, to_guest, st);
+      if (st != Step::Done) break;
+      to_guest.erase(0, n);
+      progress = true;
+    }
+    return progress;
+  }
+
+  // A side that ended, once what it sent has gone on, ends its way on the other side.
+  void pass_ends() {
+    const ossl::Lib& l = ossl::lib();
+    if (g.eof && requests_sent() && !r.shut && !r.failed) {
+      l.SSL_shutdown(r.ssl);
+      ::shutdown(r.fd, SHUT_WR);
+      r.shut = true;
+    }
+    if (r.eof && to_guest.empty() && !g.shut && !g.failed) {
+      l.SSL_shutdown(g.ssl);
+      ::shutdown(g.fd, SHUT_WR);
+      g.shut = true;
+    }
+  }
+
+  // Why the connection ended, or "" while it goes on.
+  std::string ended() const {
+    if (g.failed || r.failed) return g.failed ? "the guest's TLS failed" : "the host's TLS failed";
+    if (g.eof && r.eof && to_guest.empty() && requests_sent()) return "closed";
+    return "";
+  }
+
+  // Waits for either side (as each one's wants say) until `idle_until`; why it ended, or "".
+  std::string wait(const InterceptOptions& o, int64_t idle_until) const {
+    short ge = 0, re = 0;
+    if ((!g.eof && to_remote.size() - to_remote_off < kMaxPending) || g.write_wants_read)
+      ge |= POLLIN;
+    if (!to_guest.empty() || g.read_wants_write) ge |= POLLOUT;
+    if ((!r.eof && to_guest.size() < kMaxPending) || r.write_wants_read) re |= POLLIN;
+    if (to_remote_off < to_remote.size() || r.read_wants_write) re |= POLLOUT;
+    pollfd p[3] = {{g.fd, ge, 0}, {r.fd, re, 0}, {o.stop_fd, POLLIN, 0}};
+    int left = int(std::max<int64_t>(idle_until - timing::mono_ms(), 0));
+    int n = ::poll(p, o.stop_fd >= 0 ? 3 : 2, left);
+    if (n < 0 && errno == EINTR) return "";
+    if (n == 0) return "idle for " + std::to_string(o.idle_ms / 1000) + " s";
+    if (o.stop_fd >= 0 && p[2].revents) return "the broker is stopping";
+    return "";  // errors and hang-ups show on the next read or write
+  }
+};
+
+}  // namespace
+
 InterceptResult intercept(int guest, int remote, SslPtr upstream, const InterceptOptions& o) {
   InterceptResult res;
   SslPtr down;
-  const ossl::Lib* l = nullptr;
   try {
-    l = &ossl::lib();
-    set_nonblocking(guest);
-    const std::string ca_cert = fs::read_file(o.ca_cert, 1 << 16);
-    std::string ca_key = fs::read_file(o.ca_key, 1 << 16);
-    X509* leaf;
-    SSL_CTX* ctx;
-    EVP_PKEY* key;
-    {
-      std::lock_guard<std::mutex> lock(contexts().mu);
-      leaf = contexts().leaf(ca_cert, ca_key, o.host);
-      l->X509_up_ref(leaf);  // ours to use after the lock; the cache may replace its entry
-      key = contexts().leaf_key.get();
-      l->EVP_PKEY_up_ref(key);
-      ctx = contexts().server_ctx();
-    }
-    l->OPENSSL_cleanse(ca_key.data(), ca_key.size());
-    Cert leaf_ref(leaf);
-    Key key_ref(key);
-    down.reset(l->SSL_new(ctx));
-    if (!down || l->SSL_set_fd(down.get(), guest) != 1 ||
-        l->SSL_use_certificate(down.get(), leaf) != 1 ||
-        l->SSL_use_PrivateKey(down.get(), key) != 1)
-      throw Error("TLS: " + ssl_error());
-    l->SSL_set_accept_state(down.get());
+    down = guest_side(guest, o);
   } catch (const std::exception& e) {
     res.ended = std::string("interception failed: ") + e.what();
     res.refused = true;
@@ -311,86 +410,23 @@ InterceptResult intercept(int guest, int remote, SslPtr upstream, const Intercep
   }
 
   RequestRewriter rw(o.placeholders, o.resolve, o.stray);
-  Side g{down.get(), guest}, r{upstream.get(), remote};
-  SecretBytes to_remote;  // rewritten requests: values in them
-  std::string to_guest;
-  size_t to_remote_off = 0;
+  Pump pump{{down.get(), guest}, {upstream.get(), remote}, rw};
+  const ossl::Lib& l = ossl::lib();
   int64_t last = timing::mono_ms();
   try {
     for (;;) {
-      bool progress = false;
-      Step st;
-      // The guest's requests, rewritten.
-      while (!g.eof && !g.failed && to_remote.size() - to_remote_off < kMaxPending) {
-        st = read_side(g, [&](std::string_view b) { rw.feed(b, to_remote); });
-        if (st != Step::Done) break;
-        progress = true;
-      }
-      while (to_remote_off < to_remote.size() && !r.failed) {
-        size_t n = write_side(r, std::string_view(to_remote).substr(to_remote_off), st);
-        if (st != Step::Done) break;
-        to_remote_off += n;
-        progress = true;
-      }
-      if (to_remote_off == to_remote.size() && to_remote_off > 0) {
-        wipe(to_remote);
-        to_remote_off = 0;
-      }
-      // The host's answers.
-      while (!r.eof && !r.failed && to_guest.size() < kMaxPending) {
-        st = read_side(r, [&](std::string_view b) { to_guest.append(b); });
-        if (st != Step::Done) break;
-        progress = true;
-      }
-      while (!to_guest.empty() && !g.failed) {
-        size_t n = write_side(g, to_guest, st);
-        if (st != Step::Done) break;
-        to_guest.erase(0, n);
-        progress = true;
-      }
-      // A side that ended, once what it sent has gone on, ends its way on the other side.
-      if (g.eof && to_remote_off == to_remote.size() && !r.shut && !r.failed) {
-        l->SSL_shutdown(r.ssl);
-        ::shutdown(remote, SHUT_WR);
-        r.shut = true;
-      }
-      if (r.eof && to_guest.empty() && !g.shut && !g.failed) {
-        l->SSL_shutdown(g.ssl);
-        ::shutdown(guest, SHUT_WR);
-        g.shut = true;
-      }
-      if (g.failed || r.failed) {
-        res.ended = g.failed ? "the guest's TLS failed" : "the host's TLS failed";
-        break;
-      }
-      if (g.eof && r.eof && to_guest.empty() && to_remote_off == to_remote.size()) {
-        res.ended = "closed";
-        break;
-      }
-      if (progress) {
+      const bool requests = pump.move_requests();
+      const bool answers = pump.move_answers();
+      pump.pass_ends();
+      res.ended = pump.ended();
+      if (!res.ended.empty()) break;
+      if (requests || answers) {
         last = timing::mono_ms();
         continue;
       }
-      if (l->SSL_pending(g.ssl) > 0 || l->SSL_pending(r.ssl) > 0) continue;
-      short ge = 0, re = 0;
-      if ((!g.eof && to_remote.size() - to_remote_off < kMaxPending) || g.write_wants_read)
-        ge |= POLLIN;
-      if (!to_guest.empty() || g.read_wants_write) ge |= POLLOUT;
-      if ((!r.eof && to_guest.size() < kMaxPending) || r.write_wants_read) re |= POLLIN;
-      if (to_remote_off < to_remote.size() || r.read_wants_write) re |= POLLOUT;
-      pollfd p[3] = {{guest, ge, 0}, {remote, re, 0}, {o.stop_fd, POLLIN, 0}};
-      int left = int(std::max<int64_t>(last + o.idle_ms - timing::mono_ms(), 0));
-      int n = ::poll(p, o.stop_fd >= 0 ? 3 : 2, left);
-      if (n < 0 && errno == EINTR) continue;
-      if (n == 0) {
-        res.ended = "idle for " + std::to_string(o.idle_ms / 1000) + " s";
-        break;
-      }
-      if (o.stop_fd >= 0 && p[2].revents) {
-        res.ended = "the broker is stopping";
-        break;
-      }
-      // Errors and hang-ups show on the next read or write.
+      if (l.SSL_pending(pump.g.ssl) > 0 || l.SSL_pending(pump.r.ssl) > 0) continue;
+      res.ended = pump.wait(o, last + o.idle_ms);
+      if (!res.ended.empty()) break;
     }
   } catch (const RewriteError& e) {
     res.ended = e.what();
@@ -399,9 +435,9 @@ InterceptResult intercept(int guest, int remote, SslPtr upstream, const Intercep
     res.ended = std::string("interception failed: ") + e.what();
     res.refused = true;
   }
-  wipe(to_remote);
-  res.bytes_out = g.bytes;
-  res.bytes_in = r.bytes;
+  wipe(pump.to_remote);
+  res.bytes_out = pump.g.bytes;
+  res.bytes_in = pump.r.bytes;
   res.requests = rw.requests();
   res.swaps = rw.swaps();
   return res;
