@@ -46,6 +46,67 @@ store::VmConfig clone_for_branch(const store::SandboxPaths& src, const store::Sa
   return cfg;
 }
 
+// The record of branch `id` of `s`, creating: what it inherits (template, image, size, idle
+// settings, annotations, the TTL unless `opts` gives one) and a cgroup of its own.
+store::SandboxState branch_state(const LockedSandbox& s, const std::string& id,
+                                 const store::HostConfig& hc, const BranchOptions& opts) {
+  store::SandboxState b;
+  b.id = id;
+  b.engine = "gvisor";
+  b.status = store::Status::Creating;
+  b.created = store::rfc3339_now();
+  b.template_name = s.st.template_name;
+  b.image = s.st.image;
+  b.parent = s.st.id;
+  b.vcpus = s.st.vcpus;
+  b.memory_mib = s.st.memory_mib;
+  b.annotations = s.st.annotations;
+  b.idle_pause_ms = s.st.idle_pause_ms;  // a branch idles as its source does (core/idle.h)
+  b.idle_checkpoint_ms = s.st.idle_checkpoint_ms;
+  b.cgroup = hc.jail_cgroup_parent + "/" + id;
+  if (opts.ttl_ms) {
+    set_expiry(b, opts.ttl_ms, opts.on_expiry);
+  } else {
+    b.expires = s.st.expires;
+    b.on_expiry = s.st.on_expiry;
+  }
+  return b;
+}
+
+// Checkpoints the source into a fresh `image_dir`, which every branch restores.
+void checkpoint_for_branches(const store::SandboxPaths& src, const std::string& image_dir) {
+  fs::remove_tree(image_dir);
+  if (::mkdir(image_dir.c_str(), 0700) != 0) throw_errno("mkdir " + image_dir);
+  Fd dir(::open(image_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dir) throw_errno("open " + image_dir);
+  std::vector<int> fds = {dir.get()};
+  vmm_op(src, proto::control::SnapshotRequest{image_dir, false}, kCheckpointTimeoutMs, fds);
+}
+
+// After a failure: the branches made so far removed (their monitors already killed), the
+// checkpoint too, and the source running again if it was.
+void undo_branches(const store::Context& ctx, const store::HostConfig& hc, const LockedSandbox& s,
+                   const std::vector<std::string>& ids,
+                   const std::vector<store::SandboxPaths>& made, const std::string& image_dir,
+                   bool was_running) noexcept {
+  for (size_t i = 0; i < made.size(); i++) {
+    try {
+      remove_sandbox_cgroup(hc.jail_cgroup_parent + "/" + ids[i]);
+      set_policy(ctx, ids[i], std::nullopt);
+      fs::remove_tree(made[i].run_dir);
+      store::remove_store_tree(made[i].dir);
+    } catch (const std::exception& cleanup) {
+      log::error("branch " + s.st.id + ": cleanup failed: " + cleanup.what());
+    }
+  }
+  try {
+    fs::remove_tree(image_dir);
+    if (was_running) vmm_op(s.p, proto::control::ResumeRequest{}, kPauseTimeoutMs);
+  } catch (const std::exception& cleanup) {
+    log::error("branch " + s.st.id + ": could not resume the source: " + cleanup.what());
+  }
+}
+
 }  // namespace
 
 std::vector<store::SandboxState> branch_gvisor_sandbox(const store::Context& ctx,
@@ -68,14 +129,7 @@ std::vector<store::SandboxState> branch_gvisor_sandbox(const store::Context& ctx
   using Clock = std::chrono::steady_clock;
   auto t0 = Clock::now();
   try {
-    fs::remove_tree(image_dir);
-    if (::mkdir(image_dir.c_str(), 0700) != 0) throw_errno("mkdir " + image_dir);
-    {
-      Fd dir(::open(image_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-      if (!dir) throw_errno("open " + image_dir);
-      std::vector<int> fds = {dir.get()};
-      vmm_op(s.p, proto::control::SnapshotRequest{image_dir, false}, kCheckpointTimeoutMs, fds);
-    }
+    checkpoint_for_branches(s.p, image_dir);
     auto t_ck = Clock::now();
     std::vector<VmmLaunch> launches;
     std::vector<store::SandboxLock> locks;  // each branch's, held until it is recorded running
@@ -84,26 +138,7 @@ std::vector<store::SandboxState> branch_gvisor_sandbox(const store::Context& ctx
       clone_for_branch(s.p, bp, id);
       made.push_back(bp);
       locks.emplace_back(bp.lock);
-      store::SandboxState b;
-      b.id = id;
-      b.engine = "gvisor";
-      b.status = store::Status::Creating;
-      b.created = store::rfc3339_now();
-      b.template_name = s.st.template_name;
-      b.image = s.st.image;
-      b.parent = s.st.id;
-      b.vcpus = s.st.vcpus;
-      b.memory_mib = s.st.memory_mib;
-      b.annotations = s.st.annotations;
-      b.idle_pause_ms = s.st.idle_pause_ms;  // a branch idles as its source does (core/idle.h)
-      b.idle_checkpoint_ms = s.st.idle_checkpoint_ms;
-      b.cgroup = hc.jail_cgroup_parent + "/" + id;
-      if (opts.ttl_ms) {
-        set_expiry(b, opts.ttl_ms, opts.on_expiry);
-      } else {
-        b.expires = s.st.expires;
-        b.on_expiry = s.st.on_expiry;
-      }
+      store::SandboxState b = branch_state(s, id, hc, opts);
       set_policy(ctx, id, policy);
       launches.push_back(launch_gvisor(ctx, hc, bp, b, image_dir));
       monitors.push_back(std::move(launches.back().child));
@@ -132,22 +167,7 @@ std::vector<store::SandboxState> branch_gvisor_sandbox(const store::Context& ctx
     return out;
   } catch (...) {
     monitors.clear();  // SIGKILL + reap
-    for (size_t i = 0; i < made.size(); i++) {
-      try {
-        remove_sandbox_cgroup(hc.jail_cgroup_parent + "/" + ids[i]);
-        set_policy(ctx, ids[i], std::nullopt);
-        fs::remove_tree(made[i].run_dir);
-        store::remove_store_tree(made[i].dir);
-      } catch (const Error& cleanup) {
-        log::error("branch " + s.st.id + ": cleanup failed: " + cleanup.what());
-      }
-    }
-    try {
-      fs::remove_tree(image_dir);
-      if (was_running) vmm_op(s.p, proto::control::ResumeRequest{}, kPauseTimeoutMs);
-    } catch (const Error& cleanup) {
-      log::error("branch " + s.st.id + ": could not resume the source: " + cleanup.what());
-    }
+    undo_branches(ctx, hc, s, ids, made, image_dir, was_running);
     throw;
   }
 }

@@ -79,6 +79,86 @@ VmmLaunch launch_gvisor(const store::Context& ctx, const store::HostConfig& hc,
   return VmmLaunch{std::move(child), std::move(pipe.read), 0, st.cgroup};
 }
 
+namespace {
+
+// The sandbox's directory: a reflink of its template's files, or an empty subvolume. Returns the
+// config naming what the sandbox mounts (the template's rootfs, or space's own image).
+store::VmConfig make_gvisor_dir(const store::StorePaths& sp, const store::HostConfig& hc,
+                                const CreateOptions& opts, const std::optional<TemplateMeta>& tmpl,
+                                const std::string& id, const store::SandboxPaths& p) {
+  store::VmConfig cfg;
+  cfg.id = id;
+  cfg.engine = "gvisor";
+  if (tmpl) {
+    if (!opts.image.empty() && fs::exists(sp.templates + "/" + tmpl->name + "/image.json"))
+      fail("template " + tmpl->name + " was built with an image of its own",
+           "create from it without --image");
+    try {  // reflinks of its files: the rootfs (and image) this sandbox mounts read-only
+      store::clone_into_subvolume(sp.templates + "/" + tmpl->name, p.dir);
+    } catch (const Error& e) {
+      if (e.err() == EEXIST) fail("already exists", "space destroy " + id);
+      throw;
+    }
+    cfg.vcpus = tmpl->vcpus;
+    cfg.memory_mib = tmpl->memory_mib;
+    cfg.rootfs = p.rootfs;
+    return cfg;
+  }
+  BootSpec b = resolve_gvisor_spec(hc, opts.vcpus, opts.memory_mib, opts.rootfs);
+  cfg.vcpus = b.vcpus;
+  cfg.memory_mib = b.memory_mib;
+  // space's own image, mounted read-only and never written; by its real path, so that a rebuilt
+  // rootfs (a new `current`) does not change under a checkpoint of this sandbox.
+  cfg.rootfs = fs::real_path(b.rootfs_image);
+  try {
+    store::btrfs::create_subvolume(p.dir);
+  } catch (const Error& e) {
+    if (e.err() == EEXIST) fail("already exists", "space destroy " + id);
+    throw;
+  }
+  return cfg;
+}
+
+// Everything after the directory exists: policy, image, disk limit, config, the monitor started
+// and the sandbox recorded running. The monitor is handed out through `monitor` so that the
+// caller's cleanup can kill it.
+void start_gvisor(const store::Context& ctx, const store::HostConfig& hc, const CreateOptions& opts,
+                  const store::SandboxPaths& p, store::SandboxState& st, store::VmConfig& cfg,
+                  const std::optional<egress::Policy>& policy, const std::string& pool_template,
+                  proc::SignalGuard& sig, std::optional<proc::Child>& monitor) {
+  store::SandboxLock lock(p.lock);
+  set_policy(ctx, st.id, policy);
+  try {
+    cfg.cred_dir = cred::cred_dir_for_root(ctx.root);
+  } catch (const Error& e) {
+    log::warn(std::string("no credential helper for this sandbox: ") + e.what());
+  }
+  if (!opts.image.empty()) attach_image(ctx, opts.image, p);  // a reflink, mounted read-only
+  if (auto image = attached_image(p)) {
+    cfg.image_disk = p.image_disk;
+    st.image = image->name;
+  }
+  if (opts.disk_bytes) {  // the overlay's writes go to the subvolume, which a qgroup bounds
+    cfg.overlay_dir = p.dir + "/overlay";
+    st.disk_limit = opts.disk_bytes;
+    limit_sandbox_disk(ctx, p, st.disk_limit);
+  }
+  store::save_vm_config(p.config, cfg, fs::Sync::Volatile);
+  VmmLaunch launch = launch_gvisor(ctx, hc, p, st, "", pool_template);
+  monitor.emplace(std::move(launch.child));
+  st.pid = monitor->pid();
+  st.pid_start_time = proc::start_time(st.pid).value_or(0);
+  store::write_state(p.state, st, fs::Sync::Volatile);
+  wait_started(*monitor, launch.ready, p, /*guest=*/false, sig, boot_timeout_seconds(),
+               "the gvisor monitor");
+  st.status = store::Status::Running;
+  store::write_state(p.state, st, fs::Sync::Volatile);
+  ensure_network(ctx, st.id);
+  if (needs_reaper(st)) ensure_reaper(ctx);
+}
+
+}  // namespace
+
 store::SandboxState create_gvisor_sandbox(const store::Context& ctx, const store::HostConfig& hc,
                                           const CreateOptions& opts, const std::string& id,
                                           const store::SandboxPaths& p,
@@ -99,36 +179,7 @@ store::SandboxState create_gvisor_sandbox(const store::Context& ctx, const store
   st.cgroup = hc.jail_cgroup_parent + "/" + id;
   set_expiry(st, opts.ttl_ms, opts.on_expiry);
   set_idle(st, opts.idle, hc);
-  store::VmConfig cfg;
-  cfg.id = id;
-  cfg.engine = "gvisor";
-  if (tmpl) {
-    if (!opts.image.empty() && fs::exists(sp.templates + "/" + tmpl->name + "/image.json"))
-      fail("template " + tmpl->name + " was built with an image of its own",
-           "create from it without --image");
-    try {  // reflinks of its files: the rootfs (and image) this sandbox mounts read-only
-      store::clone_into_subvolume(sp.templates + "/" + tmpl->name, p.dir);
-    } catch (const Error& e) {
-      if (e.err() == EEXIST) fail("already exists", "space destroy " + id);
-      throw;
-    }
-    cfg.vcpus = tmpl->vcpus;
-    cfg.memory_mib = tmpl->memory_mib;
-    cfg.rootfs = p.rootfs;
-  } else {
-    BootSpec b = resolve_gvisor_spec(hc, opts.vcpus, opts.memory_mib, opts.rootfs);
-    cfg.vcpus = b.vcpus;
-    cfg.memory_mib = b.memory_mib;
-    // space's own image, mounted read-only and never written; by its real path, so that a
-    // rebuilt rootfs (a new `current`) does not change under a checkpoint of this sandbox.
-    cfg.rootfs = fs::real_path(b.rootfs_image);
-    try {
-      store::btrfs::create_subvolume(p.dir);
-    } catch (const Error& e) {
-      if (e.err() == EEXIST) fail("already exists", "space destroy " + id);
-      throw;
-    }
-  }
+  store::VmConfig cfg = make_gvisor_dir(sp, hc, opts, tmpl, id, p);
   if (tmpl) st.template_name = tmpl->name;
   st.vcpus = cfg.vcpus;
   st.memory_mib = cfg.memory_mib;
@@ -138,35 +189,7 @@ store::SandboxState create_gvisor_sandbox(const store::Context& ctx, const store
     remove_half_made(ctx, p, id, st.cgroup);
   };
   try {
-    store::SandboxLock lock(p.lock);
-    set_policy(ctx, id, policy);
-    try {
-      cfg.cred_dir = cred::cred_dir_for_root(ctx.root);
-    } catch (const Error& e) {
-      log::warn(std::string("no credential helper for this sandbox: ") + e.what());
-    }
-    if (!opts.image.empty()) attach_image(ctx, opts.image, p);  // a reflink, mounted read-only
-    if (auto image = attached_image(p)) {
-      cfg.image_disk = p.image_disk;
-      st.image = image->name;
-    }
-    if (opts.disk_bytes) {  // the overlay's writes go to the subvolume, which a qgroup bounds
-      cfg.overlay_dir = p.dir + "/overlay";
-      st.disk_limit = opts.disk_bytes;
-      limit_sandbox_disk(ctx, p, st.disk_limit);
-    }
-    store::save_vm_config(p.config, cfg, fs::Sync::Volatile);
-    VmmLaunch launch = launch_gvisor(ctx, hc, p, st, "", pool_template);
-    monitor.emplace(std::move(launch.child));
-    st.pid = monitor->pid();
-    st.pid_start_time = proc::start_time(st.pid).value_or(0);
-    store::write_state(p.state, st, fs::Sync::Volatile);
-    wait_started(*monitor, launch.ready, p, /*guest=*/false, sig, boot_timeout_seconds(),
-                 "the gvisor monitor");
-    st.status = store::Status::Running;
-    store::write_state(p.state, st, fs::Sync::Volatile);
-    ensure_network(ctx, id);
-    if (needs_reaper(st)) ensure_reaper(ctx);
+    start_gvisor(ctx, hc, opts, p, st, cfg, policy, pool_template, sig, monitor);
     monitor->release();
     return st;
   } catch (Error& e) {

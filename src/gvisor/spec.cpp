@@ -28,15 +28,9 @@ void check_path(const std::string& p, const char* what) {
     fail(std::string("gvisor spec: ") + what + " '" + p + "' is not absolute");
 }
 
-}  // namespace
-
-json::Value sandbox_spec(const SandboxSpec& s) {
-  if (s.id.empty()) fail("gvisor spec: no sandbox id");
-  check_path(s.root, "root");
-  check_path(s.host_dir, "host directory");
-  if (!s.image.empty()) check_path(s.image, "image");
-
-  // What root has in a VM guest; gVisor's kernel is what enforces them.
+// guest-init as PID 1, root with the capabilities root has in a VM guest (gVisor's kernel is
+// what enforces them).
+json::Value init_process(const std::string& id) {
   json::Value caps = strings({"CAP_CHOWN",           "CAP_DAC_OVERRIDE",
                               "CAP_DAC_READ_SEARCH", "CAP_FOWNER",
                               "CAP_FSETID",          "CAP_KILL",
@@ -64,19 +58,19 @@ json::Value sandbox_spec(const SandboxSpec& s) {
   json::Value process = json::Value::object();
   process.set("terminal", false);
   process.set("user", user);
-  process.set("args", json::Value(json::Array{"/sbin/init", "--gvisor", "--id", s.id}));
+  process.set("args", json::Value(json::Array{"/sbin/init", "--gvisor", "--id", id}));
   process.set("env",
               strings({"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}));
   process.set("cwd", "/");
   process.set("capabilities", capabilities);
   process.set("rlimits", json::Value(json::Array{nofile}));
 
-  json::Value root = json::Value::object();
-  root.set("path", s.root);
-  // Writable inside: runsc's overlay takes the writes. On the host the directory is a read-only
-  // mount, so nothing the sandbox does reaches the image.
-  root.set("readonly", false);
+  return process;
+}
 
+// The kernel's filesystems, tmpfs where a guest has them, and the host directory (and image)
+// bound in.
+json::Value sandbox_mounts(const SandboxSpec& s) {
   json::Value mounts = json::Value::array();
   mounts.push_back(mount("/proc", "proc", "proc", {}));
   mounts.push_back(mount("/dev", "tmpfs", "tmpfs", {"nosuid", "strictatime", "mode=755"}));
@@ -89,6 +83,11 @@ json::Value sandbox_spec(const SandboxSpec& s) {
   mounts.push_back(mount(proto::kGvisorHostDir, "bind", s.host_dir, {"bind", "ro"}));
   if (!s.image.empty()) mounts.push_back(mount(proto::kGvisorImageDir, "bind", s.image, {"bind"}));
 
+  return mounts;
+}
+
+// Its own namespaces, the memory limit and, when given, the cgroup.
+json::Value sandbox_linux(const SandboxSpec& s) {
   json::Value namespaces = json::Value::array();
   for (const char* ns : {"pid", "network", "ipc", "uts", "mount"}) {
     json::Value n = json::Value::object();
@@ -104,13 +103,30 @@ json::Value sandbox_spec(const SandboxSpec& s) {
   linux.set("resources", resources);
   if (!s.cgroups_path.empty()) linux.set("cgroupsPath", "/" + s.cgroups_path);
 
+  return linux;
+}
+
+}  // namespace
+
+json::Value sandbox_spec(const SandboxSpec& s) {
+  if (s.id.empty()) fail("gvisor spec: no sandbox id");
+  check_path(s.root, "root");
+  check_path(s.host_dir, "host directory");
+  if (!s.image.empty()) check_path(s.image, "image");
+
+  json::Value root = json::Value::object();
+  root.set("path", s.root);
+  // Writable inside: runsc's overlay takes the writes. On the host the directory is a read-only
+  // mount, so nothing the sandbox does reaches the image.
+  root.set("readonly", false);
+
   json::Value spec = json::Value::object();
   spec.set("ociVersion", "1.0.2");
-  spec.set("process", process);
+  spec.set("process", init_process(s.id));
   spec.set("root", root);
   spec.set("hostname", s.id);
-  spec.set("mounts", mounts);
-  spec.set("linux", linux);
+  spec.set("mounts", sandbox_mounts(s));
+  spec.set("linux", sandbox_linux(s));
   return spec;
 }
 

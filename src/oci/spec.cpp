@@ -175,6 +175,79 @@ Process parse_process(const json::Value& v, const std::string& where) {
   return p;
 }
 
+namespace {
+
+// root: its path (relative to the bundle, or absolute), a directory already, and readonly.
+void parse_root(const json::Value& v, const std::string& bundle_dir, Spec& s) {
+  const json::Value& root = object_at(v, "root", "config.json");
+  const json::Value* path = member(root, "path");
+  if (!path) fail("config.json: root.path: missing");
+  s.root_path = str(*path, "config.json: root.path");
+  if (s.root_path.empty()) fail("config.json: root.path: empty");
+  if (s.root_path[0] != '/') s.root_path = bundle_dir + "/" + s.root_path;
+  if (!fs::is_dir(s.root_path))
+    fail("config.json: root.path: " + s.root_path + " is not a directory",
+         "the bundle's root filesystem must be prepared before create");
+  if (auto* ro = member(root, "readonly")) {
+    if (!ro->is_bool()) fail("config.json: root.readonly: expected true or false");
+    s.root_readonly = ro->as_bool();
+  }
+}
+
+// mounts: each destination absolute and cleaned; a bind's relative source is the bundle's.
+void parse_mounts(const json::Value* ms, const std::string& bundle_dir, Spec& s) {
+  if (!ms->is_array()) fail("config.json: mounts: expected an array");
+  for (size_t i = 0; i < ms->as_array().size(); i++) {
+    const auto& m = ms->as_array()[i];
+    std::string where = "config.json: mounts[" + std::to_string(i) + "]";
+    if (!m.is_object()) fail(where + ": expected an object");
+    Mount mt;
+    const json::Value* d = member(m, "destination");
+    if (!d) fail(where + ".destination: missing");
+    mt.destination = str(*d, where + ".destination");
+    if (mt.destination.empty() || mt.destination[0] != '/')
+      fail(where + ".destination: \"" + mt.destination + "\" is not an absolute path");
+    mt.destination = clean_destination(mt.destination, where + ".destination");
+    if (auto* t = member(m, "type")) mt.type = str(*t, where + ".type");
+    if (auto* src = member(m, "source")) mt.source = str(*src, where + ".source");
+    if (auto* o = member(m, "options")) mt.options = strings(*o, where + ".options");
+    if (mt.is_bind() && !mt.source.empty() && mt.source[0] != '/')
+      mt.source = bundle_dir + "/" + mt.source;
+    s.mounts.push_back(std::move(mt));
+  }
+}
+
+// linux: the memory limit, the CPU quota and period, and the network namespace.
+void parse_linux(const json::Value* lx, Spec& s) {
+  if (!lx->is_object()) fail("config.json: linux: expected an object");
+  if (auto* r = member(*lx, "resources")) {
+    if (!r->is_object()) fail("config.json: linux.resources: expected an object");
+    if (auto* m = member(*r, "memory")) {
+      if (auto* l = member(*m, "limit")) {
+        if (!l->is_int()) fail("config.json: linux.resources.memory.limit: expected an integer");
+        if (l->as_int() > 0) s.memory_limit = static_cast<uint64_t>(l->as_int());
+      }
+    }
+    if (auto* c = member(*r, "cpu")) {
+      if (auto* q = member(*c, "quota"); q && q->is_int() && q->as_int() > 0)
+        s.cpu_quota = static_cast<uint64_t>(q->as_int());
+      if (auto* p = member(*c, "period"))
+        s.cpu_period = unsigned_of(*p, "config.json: linux.resources.cpu.period", UINT32_MAX);
+    }
+  }
+  if (auto* ns = member(*lx, "namespaces")) {
+    if (!ns->is_array()) fail("config.json: linux.namespaces: expected an array");
+    for (const auto& n : ns->as_array()) {
+      if (!n.is_object()) fail("config.json: linux.namespaces: expected objects");
+      if (string_field_or(n, "type", "") != "network") continue;
+      s.netns_path = string_field_or(n, "path", "");
+      s.new_netns = s.netns_path.empty();
+    }
+  }
+}
+
+}  // namespace
+
 Spec parse_spec(std::string_view text, const std::string& bundle_dir) {
   json::Value v;
   try {
@@ -192,73 +265,15 @@ Spec parse_spec(std::string_view text, const std::string& bundle_dir) {
   const json::Value* proc = member(v, "process");
   if (!proc) fail("config.json: process: missing", "space runs one process per container: give it");
   s.process = parse_process(*proc, "config.json: process");
-  const json::Value& root = object_at(v, "root", "config.json");
-  const json::Value* path = member(root, "path");
-  if (!path) fail("config.json: root.path: missing");
-  s.root_path = str(*path, "config.json: root.path");
-  if (s.root_path.empty()) fail("config.json: root.path: empty");
-  if (s.root_path[0] != '/') s.root_path = bundle_dir + "/" + s.root_path;
-  if (!fs::is_dir(s.root_path))
-    fail("config.json: root.path: " + s.root_path + " is not a directory",
-         "the bundle's root filesystem must be prepared before create");
-  if (auto* ro = member(root, "readonly")) {
-    if (!ro->is_bool()) fail("config.json: root.readonly: expected true or false");
-    s.root_readonly = ro->as_bool();
-  }
+  parse_root(v, bundle_dir, s);
   if (auto* h = member(v, "hostname")) s.hostname = str(*h, "config.json: hostname");
-  if (auto* ms = member(v, "mounts")) {
-    if (!ms->is_array()) fail("config.json: mounts: expected an array");
-    for (size_t i = 0; i < ms->as_array().size(); i++) {
-      const auto& m = ms->as_array()[i];
-      std::string where = "config.json: mounts[" + std::to_string(i) + "]";
-      if (!m.is_object()) fail(where + ": expected an object");
-      Mount mt;
-      const json::Value* d = member(m, "destination");
-      if (!d) fail(where + ".destination: missing");
-      mt.destination = str(*d, where + ".destination");
-      if (mt.destination.empty() || mt.destination[0] != '/')
-        fail(where + ".destination: \"" + mt.destination + "\" is not an absolute path");
-      mt.destination = clean_destination(mt.destination, where + ".destination");
-      if (auto* t = member(m, "type")) mt.type = str(*t, where + ".type");
-      if (auto* src = member(m, "source")) mt.source = str(*src, where + ".source");
-      if (auto* o = member(m, "options")) mt.options = strings(*o, where + ".options");
-      if (mt.is_bind() && !mt.source.empty() && mt.source[0] != '/')
-        mt.source = bundle_dir + "/" + mt.source;
-      s.mounts.push_back(std::move(mt));
-    }
-  }
+  if (auto* ms = member(v, "mounts")) parse_mounts(ms, bundle_dir, s);
   if (auto* a = member(v, "annotations")) {
     if (!a->is_object()) fail("config.json: annotations: expected an object");
     for (const auto& [k, val] : a->as_object())
       s.annotations[k] = str(val, "config.json: annotations." + k);
   }
-  if (auto* lx = member(v, "linux")) {
-    if (!lx->is_object()) fail("config.json: linux: expected an object");
-    if (auto* r = member(*lx, "resources")) {
-      if (!r->is_object()) fail("config.json: linux.resources: expected an object");
-      if (auto* m = member(*r, "memory")) {
-        if (auto* l = member(*m, "limit")) {
-          if (!l->is_int()) fail("config.json: linux.resources.memory.limit: expected an integer");
-          if (l->as_int() > 0) s.memory_limit = static_cast<uint64_t>(l->as_int());
-        }
-      }
-      if (auto* c = member(*r, "cpu")) {
-        if (auto* q = member(*c, "quota"); q && q->is_int() && q->as_int() > 0)
-          s.cpu_quota = static_cast<uint64_t>(q->as_int());
-        if (auto* p = member(*c, "period"))
-          s.cpu_period = unsigned_of(*p, "config.json: linux.resources.cpu.period", UINT32_MAX);
-      }
-    }
-    if (auto* ns = member(*lx, "namespaces")) {
-      if (!ns->is_array()) fail("config.json: linux.namespaces: expected an array");
-      for (const auto& n : ns->as_array()) {
-        if (!n.is_object()) fail("config.json: linux.namespaces: expected objects");
-        if (string_field_or(n, "type", "") != "network") continue;
-        s.netns_path = string_field_or(n, "path", "");
-        s.new_netns = s.netns_path.empty();
-      }
-    }
-  }
+  if (auto* lx = member(v, "linux")) parse_linux(lx, s);
   return s;
 }
 

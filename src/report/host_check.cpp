@@ -77,6 +77,26 @@ std::string in_child(const char* what, unsigned long clone_flags, F probe) {
   return std::string(what) + ": the probe " + proc::describe_status(st);
 }
 
+// "v1 (blkio, cpu, ...)", "v2 (cpu memory pids)" or "none": the hierarchy and its controllers.
+std::string cgroups_text(const jail::CgroupLayout& l) {
+  std::string text = jail::version_name(l.version);
+  std::vector<std::string> have;
+  if (l.version == jail::CgroupVersion::V1)
+    for (auto& [c, mnt] : l.v1) have.push_back(c);
+  if (l.version == jail::CgroupVersion::V2) {
+    try {
+      std::string c = fs::read_file(l.v2 + "/cgroup.controllers", 4096);
+      while (!c.empty() && c.back() == '\n') c.pop_back();
+      have.push_back(c);
+    } catch (const Error&) {
+    }
+  }
+  if (have.empty()) return text;
+  std::string list;
+  for (auto& c : have) list += (list.empty() ? "" : ", ") + c;
+  return text + " (" + list + ")";
+}
+
 void check_jail(HostReport& r, const store::Context& ctx, const store::HostConfig& hc) {
   r.jail_enabled = hc.jail_enable;
   r.cgroups_enabled = hc.jail_enable && hc.jail_cgroups;
@@ -93,23 +113,7 @@ void check_jail(HostReport& r, const store::Context& ctx, const store::HostConfi
     r.seccomp = e.what();
   }
   jail::CgroupLayout l = jail::detect_layout();
-  r.cgroups = jail::version_name(l.version);
-  std::vector<std::string> have;
-  if (l.version == jail::CgroupVersion::V1)
-    for (auto& [c, mnt] : l.v1) have.push_back(c);
-  if (l.version == jail::CgroupVersion::V2) {
-    try {
-      std::string c = fs::read_file(l.v2 + "/cgroup.controllers", 4096);
-      while (!c.empty() && c.back() == '\n') c.pop_back();
-      have.push_back(c);
-    } catch (const Error&) {
-    }
-  }
-  if (!have.empty()) {
-    std::string list;
-    for (auto& c : have) list += (list.empty() ? "" : ", ") + c;
-    r.cgroups += " (" + list + ")";
-  }
+  r.cgroups = cgroups_text(l);
   if (!r.jail_enabled) {
     r.notes.push_back("[jail] enable = false: VMMs run as root, unconfined");
     return;
