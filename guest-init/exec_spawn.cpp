@@ -277,22 +277,88 @@ std::string read_small_file(int root_fd, const char* path) {
   return out;
 }
 
-Spawned spawn_exec(const proto::ExecRequest& req, Reaper& reaper, Reaper::ExitFn on_exit,
-                   std::vector<std::string>* secret_env, int root_fd) {
-  WipeOnExit wipe_secrets{secret_env, nullptr};
+namespace {
+
+// Who the process runs as: -u NAME[:GROUP] through the root's passwd and group files, or the
+// request's numeric ids; with the passwd entry for its HOME and groups.
+struct Identity {
+  std::optional<uint32_t> uid, gid;
   std::optional<PasswdEntry> pw;
-  std::optional<uint32_t> uid = req.uid, gid = req.gid;
+};
+
+Identity resolve_identity(const proto::ExecRequest& req, int root_fd) {
+  Identity id{req.uid, req.gid, std::nullopt};
   if (!req.user.empty()) {
     ResolvedUser u = resolve_user(req.user, read_small_file(root_fd, "etc/passwd"),
                                   read_small_file(root_fd, "etc/group"));
     if (!u.error.empty())
       throw SpawnFailed{proto::ExitKind::CannotExecute, ESRCH, "-u " + req.user + ": " + u.error};
-    uid = u.uid;
-    gid = u.gid;
-    pw = std::move(u.pw);
-  } else if (uid || root_fd >= 0) {  // in an image, root gets the image's HOME for root
-    pw = find_passwd_uid(read_small_file(root_fd, "etc/passwd"), uid.value_or(0));
+    id.uid = u.uid;
+    id.gid = u.gid;
+    id.pw = std::move(u.pw);
+  } else if (id.uid || root_fd >= 0) {  // in an image, root gets the image's HOME for root
+    id.pw = find_passwd_uid(read_small_file(root_fd, "etc/passwd"), id.uid.value_or(0));
   }
+  return id;
+}
+
+// A terminal for the process: its master in `master` (non-blocking), its peer returned.
+Fd open_terminal(const proto::ExecRequest& req, Fd& master) {
+  master = Fd(::open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK));
+  if (!master) spawn_fail("open /dev/ptmx", errno);
+  int unlock = 0;
+  if (::ioctl(master.get(), TIOCSPTLCK, &unlock) != 0) spawn_fail("unlock the pty", errno);
+  winsize ws{req.rows, req.cols, 0, 0};
+  if (req.rows && req.cols) ::ioctl(master.get(), TIOCSWINSZ, &ws);
+  Fd slave(::ioctl(master.get(), TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC));
+  if (!slave && (errno == ENOTTY || errno == EINVAL)) {
+    // No TIOCGPTPEER (gVisor's kernel): the peer by its number, in /dev/pts (devpts).
+    unsigned n = 0;
+    if (::ioctl(master.get(), TIOCGPTN, &n) != 0) spawn_fail("number of the pty", errno);
+    slave = Fd(::open(("/dev/pts/" + std::to_string(n)).c_str(), O_RDWR | O_NOCTTY | O_CLOEXEC));
+  }
+  if (!slave) spawn_fail("open the pty", errno);
+  return above_stdio(std::move(slave));
+}
+
+// Starts the child on `stack_top` (CLONE_VM | CLONE_VFORK: this thread waits while it runs
+// until its exec) with `on_exit` for the reaper. The pidfd goes to `pidfd`; where clone gives
+// none (gVisor), an eventfd the reaper signals goes to `exit_event`. -1 with errno on failure.
+pid_t clone_child(Reaper& reaper, Reaper::ExitFn on_exit, ChildArgs& a, char* stack_top, int& pidfd,
+                  Fd& exit_event) {
+  auto attempt = [&](Reaper::ExitFn fn) {
+    const bool with_pidfd = clone_gives_pidfd.load();
+    if (!with_pidfd) {
+      exit_event = Fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+      if (!exit_event) spawn_fail("eventfd", errno);
+      fn = [inner = std::move(fn), efd = exit_event.get()](pid_t p, int status) {
+        inner(p, status);
+        uint64_t one = 1;
+        ssize_t w = ::write(efd, &one, sizeof one);
+        (void)w;
+      };
+    }
+    return reaper.spawn(
+        [&]() -> pid_t {
+          return ::clone(child_main, stack_top,
+                         CLONE_VM | CLONE_VFORK | (with_pidfd ? CLONE_PIDFD : 0) | SIGCHLD, &a,
+                         &pidfd);
+        },
+        std::move(fn));
+  };
+  pid_t pid = attempt(on_exit);
+  if (pid < 0 && errno == EINVAL && clone_gives_pidfd.exchange(false)) pid = attempt(on_exit);
+  return pid;
+}
+
+}  // namespace
+
+Spawned spawn_exec(const proto::ExecRequest& req, Reaper& reaper, Reaper::ExitFn on_exit,
+                   std::vector<std::string>* secret_env, int root_fd) {
+  WipeOnExit wipe_secrets{secret_env, nullptr};
+  Identity who = resolve_identity(req, root_fd);
+  std::optional<PasswdEntry>& pw = who.pw;
+  std::optional<uint32_t> uid = who.uid, gid = who.gid;
   std::vector<std::string> env = build_env(req, uid || root_fd >= 0, pw, secret_env);
   WipeOnExit wipe_env{secret_env ? &env : nullptr, nullptr};
   std::vector<std::string> args = req.argv;
@@ -324,21 +390,7 @@ Spawned spawn_exec(const proto::ExecRequest& req, Reaper& reaper, Reaper::ExitFn
   Fd slave;
   PipePair in, out, err;
   if (req.tty) {
-    s.master = Fd(::open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK));
-    if (!s.master) spawn_fail("open /dev/ptmx", errno);
-    int unlock = 0;
-    if (::ioctl(s.master.get(), TIOCSPTLCK, &unlock) != 0) spawn_fail("unlock the pty", errno);
-    winsize ws{req.rows, req.cols, 0, 0};
-    if (req.rows && req.cols) ::ioctl(s.master.get(), TIOCSWINSZ, &ws);
-    slave = Fd(::ioctl(s.master.get(), TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC));
-    if (!slave && (errno == ENOTTY || errno == EINVAL)) {
-      // No TIOCGPTPEER (gVisor's kernel): the peer by its number, in /dev/pts (devpts).
-      unsigned n = 0;
-      if (::ioctl(s.master.get(), TIOCGPTN, &n) != 0) spawn_fail("number of the pty", errno);
-      slave = Fd(::open(("/dev/pts/" + std::to_string(n)).c_str(), O_RDWR | O_NOCTTY | O_CLOEXEC));
-    }
-    if (!slave) spawn_fail("open the pty", errno);
-    slave = above_stdio(std::move(slave));
+    slave = open_terminal(req, s.master);
     a.fds[0] = a.fds[1] = a.fds[2] = slave.get();
   } else {
     in = make_pipe();
@@ -359,28 +411,8 @@ Spawned spawn_exec(const proto::ExecRequest& req, Reaper& reaper, Reaper::ExitFn
   auto stack = std::make_unique_for_overwrite<char[]>(kChildStack);
   int pidfd = -1;
   Fd exit_event;  // where CLONE_PIDFD is missing (gVisor): an eventfd the reaper signals
-  auto attempt = [&](Reaper::ExitFn fn) {
-    const bool with_pidfd = clone_gives_pidfd.load();
-    if (!with_pidfd) {
-      exit_event = Fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-      if (!exit_event) spawn_fail("eventfd", errno);
-      fn = [inner = std::move(fn), efd = exit_event.get()](pid_t p, int status) {
-        inner(p, status);
-        uint64_t one = 1;
-        ssize_t w = ::write(efd, &one, sizeof one);
-        (void)w;
-      };
-    }
-    return reaper.spawn(
-        [&]() -> pid_t {
-          return ::clone(child_main, stack.get() + kChildStack,
-                         CLONE_VM | CLONE_VFORK | (with_pidfd ? CLONE_PIDFD : 0) | SIGCHLD, &a,
-                         &pidfd);
-        },
-        std::move(fn));
-  };
-  pid_t pid = attempt(on_exit);
-  if (pid < 0 && errno == EINVAL && clone_gives_pidfd.exchange(false)) pid = attempt(on_exit);
+  pid_t pid =
+      clone_child(reaper, std::move(on_exit), a, stack.get() + kChildStack, pidfd, exit_event);
   if (pid < 0) spawn_fail("clone", errno);
   s.pid = pid;
   s.pidfd = exit_event ? std::move(exit_event) : Fd(pidfd);
