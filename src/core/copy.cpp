@@ -275,6 +275,25 @@ void put(const store::Context& ctx, const std::string& src, const CopyPath& to, 
   m.stats.skipped += proto::CopyDone::decode(done.payload).skipped;
 }
 
+// How a tree from the guest is written on the host: with the caller's ownership unless archived,
+// no devices, and set-id bits and xattrs only as the flags allow.
+TreeWriteOptions host_write_options(const CopyOptions& o, const CopyTarget& target) {
+  TreeWriteOptions wo;
+  wo.top = target.top;
+  wo.devices = false;
+  wo.skip_devices = true;
+  wo.keep_setid = o.archive && o.keep_privileges;
+  wo.xattrs = o.archive;
+  wo.privileged_xattrs = o.keep_privileges;
+  if (!o.archive) {
+    wo.owner_uid = ::geteuid();
+    wo.owner_gid = ::getegid();
+  }
+  wo.max_bytes = o.max_bytes;  // refused before it is written
+  wo.max_bytes_hint = kMaxSizeHint;
+  return wo;
+}
+
 void get(const store::Context& ctx, const CopyPath& from, const std::string& dest,
          const CopyOptions& o, Meter& m, proc::SignalGuard& sig) {
   Conn c(ctx, from.sandbox, sig);
@@ -306,20 +325,7 @@ void get(const store::Context& ctx, const CopyPath& from, const std::string& des
   } else {
     CopySource cs{top.kind == EntryKind::Dir, sn.contents, false, sn.name};
     target = copy_target(AT_FDCWD, 0, dest, cs);
-    TreeWriteOptions wo;
-    wo.top = target.top;
-    wo.devices = false;
-    wo.skip_devices = true;
-    wo.keep_setid = o.archive && o.keep_privileges;
-    wo.xattrs = o.archive;
-    wo.privileged_xattrs = o.keep_privileges;
-    if (!o.archive) {
-      wo.owner_uid = ::geteuid();
-      wo.owner_gid = ::getegid();
-    }
-    wo.max_bytes = o.max_bytes;  // refused before it is written
-    wo.max_bytes_hint = kMaxSizeHint;
-    tree = std::make_unique<TreeWriter>(target.dir.get(), wo, origin);
+    tree = std::make_unique<TreeWriter>(target.dir.get(), host_write_options(o, target), origin);
   }
   try {
     proto::TreeReceiver rx(tar ? static_cast<TreeSink&>(*tar) : *tree);
@@ -343,9 +349,6 @@ void get(const store::Context& ctx, const CopyPath& from, const std::string& des
     if (tree) tree->remove_created();
     fail(origin + ": the guest sent a malformed tree: " + e.what(),
          tar ? "discard the tar stream on stdout: it is incomplete" : "");
-  } catch (Error& e) {
-    if (tree) tree->remove_created();
-    throw;
   } catch (...) {
     if (tree) tree->remove_created();
     throw;

@@ -175,6 +175,35 @@ void sweep_dead_template_builds(const store::StorePaths& sp) {
   });
 }
 
+namespace {
+
+// The flags a gvisor template cannot take.
+void refuse_vm_only_flags(const TemplateBuildOptions& o) {
+  if (!o.run.empty())
+    fail("--run needs a running VM to snapshot; a gvisor template keeps no running state",
+         "put the changes in an image (space image build / import) and pass --image");
+  if (!o.kernel.empty())
+    fail("--kernel is the VM's guest kernel; gVisor is its own kernel", "drop --kernel");
+}
+
+// What template.toml records of a build: the engine, the snapshot's format, the guest's size,
+// kernel and rootfs.
+TemplateMeta built_meta(const std::string& name, bool gvisor, const BootSpec& boot) {
+  TemplateMeta m;
+  m.name = name;
+  m.created = store::rfc3339_now();
+  m.space_version = SPACE_VERSION;
+  m.engine = gvisor ? "gvisor" : "vm";
+  m.snapshot_format = gvisor ? 0 : vmm::snapshot::kFormatVersion;
+  m.vcpus = boot.vcpus;
+  m.memory_mib = boot.memory_mib;
+  m.kernel = boot.kernel;
+  m.rootfs = boot.rootfs_image;
+  return m;
+}
+
+}  // namespace
+
 TemplateMeta build_template(const store::Context& ctx, const TemplateBuildOptions& o) {
   auto say = [&](const std::string& s) {
     if (o.progress) o.progress(s);
@@ -184,11 +213,7 @@ TemplateMeta build_template(const store::Context& ctx, const TemplateBuildOption
     store::validate_id(o.name, "template name");
     store::HostConfig hc = store::load_host_config(ctx.root);
     const bool gvisor = engine_for_new_sandbox(o.engine, hc).engine == Engine::Gvisor;
-    if (gvisor && !o.run.empty())
-      fail("--run needs a running VM to snapshot; a gvisor template keeps no running state",
-           "put the changes in an image (space image build / import) and pass --image");
-    if (gvisor && !o.kernel.empty())
-      fail("--kernel is the VM's guest kernel; gVisor is its own kernel", "drop --kernel");
+    if (gvisor) refuse_vm_only_flags(o);
     BootSpec boot = gvisor ? resolve_gvisor_spec(hc, o.vcpus, o.memory_mib, o.rootfs)
                            : resolve_boot_spec(hc, o.vcpus, o.memory_mib, o.kernel, o.rootfs);
     store::StorePaths sp = store::ensure_store(ctx, store::StoreUse::Create);
@@ -226,16 +251,7 @@ TemplateMeta build_template(const store::Context& ctx, const TemplateBuildOption
       for (const auto& leftover : {p.config, p.state, p.console_log, p.vmm_log, p.lock})
         if (::unlink(leftover.c_str()) != 0 && errno != ENOENT) throw_errno("remove " + leftover);
 
-      TemplateMeta m;
-      m.name = o.name;
-      m.created = store::rfc3339_now();
-      m.space_version = SPACE_VERSION;
-      m.engine = gvisor ? "gvisor" : "vm";
-      m.snapshot_format = gvisor ? 0 : vmm::snapshot::kFormatVersion;
-      m.vcpus = boot.vcpus;
-      m.memory_mib = boot.memory_mib;
-      m.kernel = boot.kernel;
-      m.rootfs = boot.rootfs_image;
+      TemplateMeta m = built_meta(o.name, gvisor, boot);
       fs::write_file_atomic(template_meta_path(p.dir), template_meta_to_toml(m), 0644);
       if (::syncfs(held.get()) != 0) throw_errno("sync " + p.dir);
       store::btrfs::set_read_only(p.dir, true);

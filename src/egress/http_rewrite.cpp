@@ -207,6 +207,75 @@ void RequestRewriter::on_head(SecretBytes& out) {
   }
 }
 
+void RequestRewriter::take_body(std::string_view& in, SecretBytes& out) {
+  size_t n = size_t(std::min<uint64_t>(remaining_, in.size()));
+  append_wiped(out, in.substr(0, n));
+  in.remove_prefix(n);
+  remaining_ -= n;
+  if (remaining_ > 0) return;
+  if (state_ == State::Body) {
+    state_ = State::Head;
+  } else {
+    state_ = State::ChunkDataEnd;
+    head_.clear();
+  }
+}
+
+bool RequestRewriter::take_head(std::string_view& in, SecretBytes& out) {
+  // Gathers up to the blank line; the bytes before a request's first are refused (a stray CRLF
+  // between requests is allowed, as RFC 9112 says).
+  if (head_.empty())
+    while (!in.empty() && (in.front() == '\r' || in.front() == '\n')) {
+      append_wiped(out, in.substr(0, 1));
+      in.remove_prefix(1);
+    }
+  if (in.empty()) return false;
+  size_t before = head_.size();
+  head_.append(in);
+  size_t end = head_.find("\r\n\r\n", before >= 3 ? before - 3 : 0);
+  if (end == std::string::npos) {
+    if (head_.size() > max_head_)
+      refuse("a request head over " + std::to_string(max_head_) + " bytes");
+    return false;
+  }
+  if (end + 4 > max_head_) refuse("a request head over " + std::to_string(max_head_) + " bytes");
+  size_t used = end + 4 - before;
+  head_.resize(end + 4);
+  in.remove_prefix(used);
+  on_head(out);
+  return true;
+}
+
+bool RequestRewriter::take_chunk_line(std::string_view& in, SecretBytes& out) {
+  size_t nl = in.find('\n');
+  std::string_view part = in.substr(0, nl == std::string_view::npos ? in.size() : nl + 1);
+  head_.append(part);
+  append_wiped(out, part);
+  in.remove_prefix(part.size());
+  if (head_.size() > kMaxLine) refuse("a chunk line over " + std::to_string(kMaxLine) + " bytes");
+  if (nl == std::string_view::npos) return false;
+  std::string line = head_;
+  head_.clear();
+  if (line.size() < 2 || line[line.size() - 2] != '\r') refuse("a chunk line without CRLF");
+  line.resize(line.size() - 2);
+  if (state_ == State::ChunkDataEnd) {
+    if (!line.empty()) refuse("chunk data longer than its size");
+    state_ = State::ChunkSize;
+  } else if (state_ == State::Trailers) {
+    if (line.empty()) state_ = State::Head;  // the end of this request
+  } else {
+    std::string_view hex = line;
+    size_t semi = hex.find(';');
+    if (semi != std::string_view::npos) hex = hex.substr(0, semi);
+    hex = trim(hex);
+    if (hex.empty() || hex.size() > 15 || !std::all_of(hex.begin(), hex.end(), ::isxdigit))
+      refuse("a bad chunk size");
+    remaining_ = std::stoull(std::string(hex), nullptr, 16);
+    state_ = remaining_ == 0 ? State::Trailers : State::ChunkData;
+  }
+  return true;
+}
+
 void RequestRewriter::feed(std::string_view in, SecretBytes& out) {
   while (!in.empty()) {
     switch (state_) {
@@ -214,78 +283,17 @@ void RequestRewriter::feed(std::string_view in, SecretBytes& out) {
         append_wiped(out, in);
         return;
       case State::Body:
-      case State::ChunkData: {
-        size_t n = size_t(std::min<uint64_t>(remaining_, in.size()));
-        append_wiped(out, in.substr(0, n));
-        in.remove_prefix(n);
-        remaining_ -= n;
-        if (remaining_ == 0) {
-          if (state_ == State::Body) {
-            state_ = State::Head;
-          } else {
-            state_ = State::ChunkDataEnd;
-            head_.clear();
-          }
-        }
+      case State::ChunkData:
+        take_body(in, out);
         break;
-      }
-      case State::Head: {
-        // Gathers up to the blank line; the bytes before a request's first are refused (a
-        // stray CRLF between requests is allowed, as RFC 9112 says).
-        if (head_.empty())
-          while (!in.empty() && (in.front() == '\r' || in.front() == '\n')) {
-            append_wiped(out, in.substr(0, 1));
-            in.remove_prefix(1);
-          }
-        if (in.empty()) return;
-        size_t before = head_.size();
-        head_.append(in);
-        size_t end = head_.find("\r\n\r\n", before >= 3 ? before - 3 : 0);
-        if (end == std::string::npos) {
-          if (head_.size() > max_head_)
-            refuse("a request head over " + std::to_string(max_head_) + " bytes");
-          return;
-        }
-        if (end + 4 > max_head_)
-          refuse("a request head over " + std::to_string(max_head_) + " bytes");
-        size_t used = end + 4 - before;
-        head_.resize(end + 4);
-        in.remove_prefix(used);
-        on_head(out);
+      case State::Head:
+        if (!take_head(in, out)) return;
         break;
-      }
       case State::ChunkSize:
       case State::ChunkDataEnd:
-      case State::Trailers: {
-        size_t nl = in.find('\n');
-        std::string_view part = in.substr(0, nl == std::string_view::npos ? in.size() : nl + 1);
-        head_.append(part);
-        append_wiped(out, part);
-        in.remove_prefix(part.size());
-        if (head_.size() > kMaxLine)
-          refuse("a chunk line over " + std::to_string(kMaxLine) + " bytes");
-        if (nl == std::string_view::npos) return;
-        std::string line = head_;
-        head_.clear();
-        if (line.size() < 2 || line[line.size() - 2] != '\r') refuse("a chunk line without CRLF");
-        line.resize(line.size() - 2);
-        if (state_ == State::ChunkDataEnd) {
-          if (!line.empty()) refuse("chunk data longer than its size");
-          state_ = State::ChunkSize;
-        } else if (state_ == State::Trailers) {
-          if (line.empty()) state_ = State::Head;  // the end of this request
-        } else {
-          std::string_view hex = line;
-          size_t semi = hex.find(';');
-          if (semi != std::string_view::npos) hex = hex.substr(0, semi);
-          hex = trim(hex);
-          if (hex.empty() || hex.size() > 15 || !std::all_of(hex.begin(), hex.end(), ::isxdigit))
-            refuse("a bad chunk size");
-          remaining_ = std::stoull(std::string(hex), nullptr, 16);
-          state_ = remaining_ == 0 ? State::Trailers : State::ChunkData;
-        }
+      case State::Trailers:
+        if (!take_chunk_line(in, out)) return;
         break;
-      }
     }
   }
 }

@@ -72,6 +72,11 @@ class RequestRewriter {
   uint64_t requests_ = 0, swaps_ = 0;
 
   void on_head(SecretBytes& out);
+  // What feed() does in each state: each takes what it can of `in`, advancing it, and the
+  // head and chunk-line ones return false when `in` ran out before their line's end.
+  void take_body(std::string_view& in, SecretBytes& out);
+  bool take_head(std::string_view& in, SecretBytes& out);
+  bool take_chunk_line(std::string_view& in, SecretBytes& out);
 };
 
 }  // namespace space::egress

@@ -167,15 +167,11 @@ void detach_shim(int keep_fd) {
   close_all_but(keep, 4);
 }
 
-[[noreturn]] void shim_main(const Runtime& rt, const CreateRequest& req, const Spec& spec,
-                            const RootfsImage& image, Fd ready) {
-  detach_shim(ready.get());
-  // A Kubernetes pod's sandbox (pause) container runs no sandbox: the pause process only holds
-  // the pod's namespaces, and a space sandbox joins none of them but the network namespace,
-  // which the CRI names again in each application container's bundle (the broker leaves from
-  // it). So this shim is the whole container: it waits for start, then for its end, as pause
-  // does, and costs a process instead of a sandbox.
-  const bool pod_sandbox = is_pod_sandbox(spec);
+namespace {
+
+// The container's record: its sandbox (none for a pod's sandbox container), bundle, root and
+// this shim as its process.
+ContainerRecord new_record(const CreateRequest& req, const Spec& spec, bool pod_sandbox) {
   ContainerRecord r;
   r.id = req.id;
   r.sandbox = pod_sandbox ? "" : sandbox_id_for(req.id);
@@ -186,33 +182,54 @@ void detach_shim(int keep_fd) {
   r.created = utc::rfc3339(::time(nullptr));
   r.pid = ::getpid();
   r.pid_start_time = proc::start_time(r.pid).value_or(0);
+  return r;
+}
+
+// The sandbox a bundle asks for, made through core's create transaction (all or nothing). The
+// bind-mounted files and directories are staged under one directory mirroring their destinations
+// (oci/mount_stage.h), so that one copy in the create puts them all in place.
+void create_for_bundle(const Runtime& rt, const CreateRequest& req, const Spec& spec,
+                       const RootfsImage& image, const std::string& sandbox) {
+  core::CreateOptions co;
+  co.id = sandbox;
+  auto a = spec.annotations.find("space.template");
+  if (a != spec.annotations.end()) co.template_name = a->second;
+  co.net = net_policy_for(spec);
+  co.image = image.name;
+  co.netns_path = spec.netns_path;
+  co.cpu_quota_us = spec.cpu_quota;
+  co.cpu_period_us = spec.cpu_period;
+  co.memory_limit_bytes = spec.memory_limit;
+  const std::string stage = container_dir(rt, req.id) + "/mounts";
+  if (stage_mounts(spec, stage).mounts > 0) co.copies.push_back({stage + "/.", "/", true});
+  try {
+    core::create_sandbox(rt.ctx, co);
+  } catch (...) {
+    fs::remove_tree(stage);
+    throw;
+  }
+  fs::remove_tree(stage);
+}
+
+}  // namespace
+
+[[noreturn]] void shim_main(const Runtime& rt, const CreateRequest& req, const Spec& spec,
+                            const RootfsImage& image, Fd ready) {
+  detach_shim(ready.get());
+  // A Kubernetes pod's sandbox (pause) container runs no sandbox: the pause process only holds
+  // the pod's namespaces, and a space sandbox joins none of them but the network namespace,
+  // which the CRI names again in each application container's bundle (the broker leaves from
+  // it). So this shim is the whole container: it waits for start, then for its end, as pause
+  // does, and costs a process instead of a sandbox.
+  const bool pod_sandbox = is_pod_sandbox(spec);
+  ContainerRecord r = new_record(req, spec, pod_sandbox);
   int code = 0;
   bool made = false;
   try {
     Fd tty;
     if (spec.process.terminal) tty = console_for(req.console_socket);
-    core::CreateOptions co;
-    co.id = r.sandbox;
-    auto a = spec.annotations.find("space.template");
-    if (a != spec.annotations.end()) co.template_name = a->second;
-    co.net = net_policy_for(spec);
-    co.image = image.name;
-    co.netns_path = spec.netns_path;
-    co.cpu_quota_us = spec.cpu_quota;
-    co.cpu_period_us = spec.cpu_period;
-    co.memory_limit_bytes = spec.memory_limit;
-    // The bind-mounted files and directories, staged under one directory mirroring their
-    // destinations (oci/mount_stage.h), so that one copy in the create puts them all in place.
     if (!pod_sandbox) {
-      const std::string stage = container_dir(rt, req.id) + "/mounts";
-      if (stage_mounts(spec, stage).mounts > 0) co.copies.push_back({stage + "/.", "/", true});
-      try {
-        core::create_sandbox(rt.ctx, co);  // all or nothing, as any create
-      } catch (...) {
-        fs::remove_tree(stage);
-        throw;
-      }
-      fs::remove_tree(stage);
+      create_for_bundle(rt, req, spec, image, r.sandbox);
       made = true;
     }
     json::save_file(record_path(rt, req.id), record_json(r), 0644, fs::Sync::Volatile);
