@@ -135,6 +135,30 @@ void TreeWriter::remove(int dir, const std::string& name) {
   dir_cache_path_.clear();
 }
 
+void TreeWriter::begin_file(int parent, const std::string& base, const std::string& path,
+                            const TreeEntry& e, std::optional<mode_t> existing) {
+  // A new name is written directly (removed again if the copy fails); an existing one is
+  // replaced by a temporary file renamed over it by end_file(), once complete.
+  file_direct_ = !existing;
+  file_replaces_dir_ = existing && S_ISDIR(*existing);
+  for (int attempt = 0;; attempt++) {
+    file_tmp_ = file_direct_ ? base
+                             : ".space-tmp." + std::to_string(::getpid()) + "." +
+                                   std::to_string(stats_.entries) + "." + std::to_string(attempt);
+    file_ = Fd(::openat(parent, file_tmp_.c_str(),
+                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (file_ || errno != EEXIST || file_direct_ || attempt > 100) break;
+  }
+  if (!file_) throw_errno(origin_ + ": create " + path);
+  file_dir_ = parent;
+  file_path_ = path;
+  file_entry_ = e;
+  file_entry_.name = base;
+  file_written_ = 0;
+  if (!existing) note_created(path);
+  created_set_.insert(path);
+}
+
 void TreeWriter::begin(const TreeEntry& e) {
   if (file_) fail(origin_ + ": entry '" + e.name + "' begins inside the previous file");
   std::vector<std::string> c = components(e.name);
@@ -159,29 +183,9 @@ void TreeWriter::begin(const TreeEntry& e) {
   const bool exists = ::fstatat(parent, base.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
   const bool keep_dir = exists && S_ISDIR(st.st_mode) && e.kind == EntryKind::Dir;
 
-  if (e.kind == EntryKind::File) {
-    // A new name is written directly (removed again if the copy fails); an existing one is
-    // replaced by a temporary file renamed over it by end_file(), once complete.
-    file_direct_ = !exists;
-    file_replaces_dir_ = exists && S_ISDIR(st.st_mode);
-    for (int attempt = 0;; attempt++) {
-      file_tmp_ = file_direct_ ? base
-                               : ".space-tmp." + std::to_string(::getpid()) + "." +
-                                     std::to_string(stats_.entries) + "." + std::to_string(attempt);
-      file_ = Fd(::openat(parent, file_tmp_.c_str(),
-                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-      if (file_ || errno != EEXIST || file_direct_ || attempt > 100) break;
-    }
-    if (!file_) throw_errno(origin_ + ": create " + path);
-    file_dir_ = parent;
-    file_path_ = path;
-    file_entry_ = e;
-    file_entry_.name = base;
-    file_written_ = 0;
-    if (!exists) note_created(path);
-    created_set_.insert(path);
-    return;
-  }
+  if (e.kind == EntryKind::File)
+    return begin_file(parent, base, path, e,
+                      exists ? std::optional<mode_t>(st.st_mode) : std::nullopt);
 
   if (exists && !keep_dir) {
     remove(parent, base);

@@ -98,6 +98,10 @@ class TreeWriter : public TreeSink {
   void remove(int dir, const std::string& name);
   void whiteout(const std::vector<std::string>& c, const std::string& name);
   void hardlink(const std::vector<std::string>& c, const TreeEntry& e);
+  // A regular file's entry: opened for data() at `path` (`base` in `parent`), which held an
+  // entry of mode `existing` before, if any.
+  void begin_file(int parent, const std::string& base, const std::string& path, const TreeEntry& e,
+                  std::optional<mode_t> existing);
   void set_meta(int fd, const TreeEntry& e, const std::string& path);
   void note_created(const std::string& path);
   uid_t uid(const TreeEntry& e) const { return o_.owner_uid ? *o_.owner_uid : e.uid; }
