@@ -181,6 +181,73 @@ void start(const store::Context& ctx, const store::HostConfig& hc, const store::
 
 namespace {
 
+// A VM sandbox (make_sandbox's VM half): a template's snapshot cloned, or a subvolume for a cold
+// boot, then started and recorded; undone on any failure.
+store::SandboxState make_vm_sandbox(const store::Context& ctx, const store::HostConfig& hc,
+                                    const CreateOptions& opts, const EngineChoice& engine,
+                                    const std::string& id, const store::SandboxPaths& p,
+                                    proc::SignalGuard& sig, PhaseLog& ph) {
+  if (opts.disk_bytes && opts.image.empty())
+    fail("--disk-size sizes the copy of an image's disk", "pass --image NAME with it");
+  if (!opts.image.empty()) store::validate_id(opts.image, "image name");
+  Source src = choose_source(hc, opts);
+  std::optional<egress::Policy> policy = initial_policy(hc, opts.net);  // checked up front
+  if (src.template_name.empty())
+    src.boot = resolve_boot_spec(hc, opts.vcpus, opts.memory_mib, opts.kernel, opts.rootfs);
+  require_usable(engine, probe_engine(engine.engine, hc));  // fails closed
+  store::StorePaths sp = store::ensure_store(ctx, store::StoreUse::Create);
+  ph.mark("store");
+  if (!src.template_name.empty() && !clone_template(sp, src.template_name, p, id)) {
+    std::string build = "space template build " + src.template_name;
+    if (src.explicit_template)
+      throw Error("template " + src.template_name + " does not exist", ENOENT,
+                  "build it: " + build);
+    log::warn("no template \"" + src.template_name +
+              "\": cold-booting (seconds: about 12 s on a PVM host); '" + build +
+              "' makes creates fast");
+    src.template_name.clear();
+    src.boot = resolve_boot_spec(hc, opts.vcpus, opts.memory_mib, opts.kernel, opts.rootfs);
+  }
+  if (src.boot) {
+    try {
+      store::btrfs::create_subvolume(p.dir);
+    } catch (const Error& e) {
+      if (e.err() == EEXIST) fail("already exists", "space destroy " + id);
+      throw;
+    }
+  }
+  ph.mark(src.boot ? "subvolume" : "clone");
+
+  store::SandboxState st;
+  st.id = id;
+  st.status = store::Status::Creating;
+  st.created = store::rfc3339_now();
+  st.template_name = src.template_name;
+  set_expiry(st, opts.ttl_ms, opts.on_expiry);
+  set_idle(st, opts.idle, hc);  // checked above
+  std::optional<proc::Child> vmm;
+  auto undo = [&] {
+    vmm.reset();  // SIGKILL + reap
+    remove_half_made(ctx, p, id, st.cgroup);
+  };
+  try {
+    store::SandboxLock lock(p.lock);
+    set_policy(ctx, id, policy);  // before the VMM: its first Hello starts the guest's proxy
+    start(ctx, hc, p, st, src, opts, sp.templates + "/" + src.template_name, sig, vmm, ph);
+    vmm->release();  // the sandbox is running: the VMM outlives us
+    log::debug("create " + id + ": " + ph.summary());
+    return st;
+  } catch (Error& e) {
+    vmm.reset();
+    std::string tails = log_tails(p);  // read them before they are deleted
+    undo();
+    throw Error(std::string(e.what()) + tails, e.err(), e.hint());
+  } catch (...) {
+    undo();
+    throw;
+  }
+}
+
 // The sandbox itself: made, running, recorded (create_sandbox's first half).
 store::SandboxState make_sandbox(const store::Context& ctx, const CreateOptions& opts) {
   PhaseLog ph;
@@ -203,65 +270,7 @@ store::SandboxState make_sandbox(const store::Context& ctx, const CreateOptions&
       if (auto pooled = claim_pooled(ctx, hc, opts, id, p, policy)) return *pooled;
       return create_gvisor_sandbox(ctx, hc, opts, id, p, policy);
     }
-    if (opts.disk_bytes && opts.image.empty())
-      fail("--disk-size sizes the copy of an image's disk", "pass --image NAME with it");
-    if (!opts.image.empty()) store::validate_id(opts.image, "image name");
-    Source src = choose_source(hc, opts);
-    std::optional<egress::Policy> policy = initial_policy(hc, opts.net);  // checked up front
-    if (src.template_name.empty())
-      src.boot = resolve_boot_spec(hc, opts.vcpus, opts.memory_mib, opts.kernel, opts.rootfs);
-    require_usable(engine, probe_engine(engine.engine, hc));  // fails closed
-    store::StorePaths sp = store::ensure_store(ctx, store::StoreUse::Create);
-    ph.mark("store");
-    if (!src.template_name.empty() && !clone_template(sp, src.template_name, p, id)) {
-      std::string build = "space template build " + src.template_name;
-      if (src.explicit_template)
-        throw Error("template " + src.template_name + " does not exist", ENOENT,
-                    "build it: " + build);
-      log::warn("no template \"" + src.template_name +
-                "\": cold-booting (seconds: about 12 s on a PVM host); '" + build +
-                "' makes creates fast");
-      src.template_name.clear();
-      src.boot = resolve_boot_spec(hc, opts.vcpus, opts.memory_mib, opts.kernel, opts.rootfs);
-    }
-    if (src.boot) {
-      try {
-        store::btrfs::create_subvolume(p.dir);
-      } catch (const Error& e) {
-        if (e.err() == EEXIST) fail("already exists", "space destroy " + id);
-        throw;
-      }
-    }
-    ph.mark(src.boot ? "subvolume" : "clone");
-
-    store::SandboxState st;
-    st.id = id;
-    st.status = store::Status::Creating;
-    st.created = store::rfc3339_now();
-    st.template_name = src.template_name;
-    set_expiry(st, opts.ttl_ms, opts.on_expiry);
-    set_idle(st, opts.idle, hc);  // checked above
-    std::optional<proc::Child> vmm;
-    auto undo = [&] {
-      vmm.reset();  // SIGKILL + reap
-      remove_half_made(ctx, p, id, st.cgroup);
-    };
-    try {
-      store::SandboxLock lock(p.lock);
-      set_policy(ctx, id, policy);  // before the VMM: its first Hello starts the guest's proxy
-      start(ctx, hc, p, st, src, opts, sp.templates + "/" + src.template_name, sig, vmm, ph);
-      vmm->release();  // the sandbox is running: the VMM outlives us
-      log::debug("create " + id + ": " + ph.summary());
-      return st;
-    } catch (Error& e) {
-      vmm.reset();
-      std::string tails = log_tails(p);  // read them before they are deleted
-      undo();
-      throw Error(std::string(e.what()) + tails, e.err(), e.hint());
-    } catch (...) {
-      undo();
-      throw;
-    }
+    return make_vm_sandbox(ctx, hc, opts, engine, id, p, sig, ph);
   } catch (Error& e) {
     e.add_context("create sandbox " + id);
     throw;
