@@ -11,20 +11,27 @@
 #     summed, and how busy the host's CPUs are over 10 s; plus what the checkpoints take on disk,
 #     and how long the reaper took to put them all to sleep. (An idle gvisor sandbox costs about
 #     2.4% of a core, runsc's own: a 2-core host saturates at about 80 of them, and its creates
-#     slow down; use BENCH_IDLE_COUNT=50 there.)
+#     slow down; use BENCH_IDLE_COUNT=50 there, or BENCH_IDLE_PAUSE.)
 # Prints median and p90 of each timing. Uses the integration tests' set-up (a private root under
 # /tmp, the cached rootfs, clean-up of everything on exit); no timing is asserted.
 # Environment: SPACE_BIN (default build/space), BENCH_RUNS (default 20; the checkpoint rows use
 # half, at least 5), BENCH_IDLE_COUNT (default 200; 0 skips the density part),
 # BENCH_IDLE_AFTER (the density sandboxes' --idle-checkpoint, in seconds: "600s"; default: long
 # enough that all of them are made before the first sleeps, 4 s per sandbox + 60 s; the bench
-# says so if one slept too early).
+# says so if one slept too early), BENCH_IDLE_PAUSE (seconds, "30s": the density sandboxes also
+# get --idle-pause, so each one is frozen soon after it is made and the host's CPUs stay free for
+# the next creates; the "live" figures are then of all of them idle-paused, whose memory stays
+# resident, instead of all running).
 source "$(dirname "$0")/../tests/integration/lib.sh"
 
 RUNS=${BENCH_RUNS:-20}
 CK_RUNS=$(( RUNS / 2 > 5 ? RUNS / 2 : 5 ))
 COUNT=${BENCH_IDLE_COUNT:-200}
 AFTER=${BENCH_IDLE_AFTER:-$(( COUNT * 4 + 60 ))s}
+PAUSE=${BENCH_IDLE_PAUSE:-}
+case $PAUSE in '' | *[0-9]s) ;; *) echo "bench-idle: BENCH_IDLE_PAUSE takes seconds, e.g. 30s" >&2; exit 2 ;; esac
+LIVE="running idle"
+[ -z "$PAUSE" ] || LIVE="idle-paused"
 case $AFTER in *[0-9]s) ;; *) echo "bench-idle: BENCH_IDLE_AFTER takes seconds, e.g. 300s" >&2; exit 2 ;; esac
 
 source "$SRC/scripts/bench-lib.sh"
@@ -110,6 +117,13 @@ host_cpu_pct() {  # how busy the host's CPUs are over 10 s, in % of one core (al
   b=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat)
   echo "scale=1; ($b - $a) * 100 / $(getconf CLK_TCK) / 10" | bc
 }
+paused_count() {
+  local n=0 d
+  for d in "$SPACE_ROOT"/store/sandboxes/d-*/; do
+    python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); sys.exit(0 if s["status"] == "paused" and s["idle"]["asleep"] else 1)' "$d/state.json" 2>/dev/null && n=$((n + 1))
+  done
+  echo $n
+}
 asleep_count() {
   local n=0 d
   for d in "$SPACE_ROOT"/store/sandboxes/d-*/; do
@@ -119,16 +133,23 @@ asleep_count() {
 }
 
 echo
-echo "== density: $COUNT sandboxes, --idle-checkpoint $AFTER"
+echo "== density: $COUNT sandboxes, --idle-checkpoint $AFTER${PAUSE:+ --idle-pause $PAUSE}"
 sync; echo 3 >/proc/sys/vm/drop_caches
 before=$(avail_kib)
 t0=$SECONDS
 for i in $(seq 1 "$COUNT"); do
-  space create --template base --idle-checkpoint "$AFTER" "d-$i" >/dev/null ||
+  space create --template base --idle-checkpoint "$AFTER" ${PAUSE:+--idle-pause "$PAUSE"} "d-$i" >/dev/null ||
     fail "create d-$i failed after $((i - 1)) sandboxes"
 done
 made_s=$((SECONDS - t0))
 sleep 5  # the last ones settle
+if [ -n "$PAUSE" ]; then  # every one frozen before the live figures
+  deadline=$((SECONDS + ${PAUSE%s} + COUNT + 60))
+  until [ "$(paused_count)" -ge "$COUNT" ]; do
+    [ $SECONDS -lt $deadline ] || fail "only $(paused_count) of $COUNT idle-paused themselves"
+    sleep 2
+  done
+fi
 running_avail=$(avail_kib)
 running_pss=$(engine_pss_kib)
 running_cpu=$(host_cpu_pct)
@@ -148,11 +169,11 @@ asleep_cpu=$(host_cpu_pct)
 disk_kib=$(du -sk "$SPACE_ROOT"/store/sandboxes/d-*/checkpoint | awk '{ s += $1 } END { print s }')
 echo "$COUNT sandboxes made in                               $made_s s (engine $ENGINE)"
 awk -v n="$COUNT" -v b="$before" -v r="$running_avail" -v a="$asleep_avail" -v rp="$running_pss" \
-  -v ap="$asleep_pss" -v d="$disk_kib" -v s="$asleep_s" -v rc="$running_cpu" -v ac="$asleep_cpu" -v nc="$(nproc)" 'BEGIN {
-  printf "host memory used, all running idle (MemAvailable)      %8.1f MiB  (%.1f MiB each)\n", (b - r) / 1024, (b - r) / 1024 / n
+  -v ap="$asleep_pss" -v d="$disk_kib" -v s="$asleep_s" -v rc="$running_cpu" -v ac="$asleep_cpu" -v nc="$(nproc)" -v live="$LIVE" 'BEGIN {
+  printf "host memory used, all %-12s (MemAvailable)      %8.1f MiB  (%.1f MiB each)\n", live, (b - r) / 1024, (b - r) / 1024 / n
   printf "host memory used, all checkpointed (MemAvailable)      %8.1f MiB  (%.1f MiB each)\n", (b - a) / 1024, (b - a) / 1024 / n
-  printf "engine processes PSS, all running / all checkpointed   %8.1f / %.1f MiB\n", rp / 1024, ap / 1024
-  printf "host CPU busy, all running / all checkpointed          %8.1f / %.1f %% of a core (%d cores)\n", rc, ac, nc
+  printf "engine processes PSS, all %s / all checkpointed   %8.1f / %.1f MiB\n", live, rp / 1024, ap / 1024
+  printf "host CPU busy, all %s / all checkpointed          %8.1f / %.1f %% of a core (%d cores)\n", live, rc, ac, nc
   printf "checkpoints on disk                                    %8.1f MiB  (%.1f MiB each)\n", d / 1024, d / 1024 / n
   printf "time for the reaper to checkpoint them all             %8d s (from the first one due)\n", s
 }'
