@@ -117,17 +117,10 @@ host_cpu_pct() {  # how busy the host's CPUs are over 10 s, in % of one core (al
   b=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat)
   echo "scale=1; ($b - $a) * 100 / $(getconf CLK_TCK) / 10" | bc
 }
-paused_count() {
+asleep_count() {  # [STATUS]: how many are asleep from idleness in STATUS (checkpointed)
   local n=0 d
   for d in "$SPACE_ROOT"/store/sandboxes/d-*/; do
-    python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); sys.exit(0 if s["status"] == "paused" and s["idle"]["asleep"] else 1)' "$d/state.json" 2>/dev/null && n=$((n + 1))
-  done
-  echo $n
-}
-asleep_count() {
-  local n=0 d
-  for d in "$SPACE_ROOT"/store/sandboxes/d-*/; do
-    python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); sys.exit(0 if s["status"] == "checkpointed" and s["idle"]["asleep"] else 1)' "$d/state.json" 2>/dev/null && n=$((n + 1))
+    python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); sys.exit(0 if s["status"] == sys.argv[2] and s["idle"]["asleep"] else 1)' "$d/state.json" "${1:-checkpointed}" 2>/dev/null && n=$((n + 1))
   done
   echo $n
 }
@@ -145,8 +138,8 @@ made_s=$((SECONDS - t0))
 sleep 5  # the last ones settle
 if [ -n "$PAUSE" ]; then  # every one frozen before the live figures
   deadline=$((SECONDS + ${PAUSE%s} + COUNT + 60))
-  until [ "$(paused_count)" -ge "$COUNT" ]; do
-    [ $SECONDS -lt $deadline ] || fail "only $(paused_count) of $COUNT idle-paused themselves"
+  until [ "$(asleep_count paused)" -ge "$COUNT" ]; do
+    [ $SECONDS -lt $deadline ] || fail "only $(asleep_count paused) of $COUNT idle-paused themselves"
     sleep 2
   done
 fi
