@@ -18,6 +18,7 @@
 #include "agent/client.h"
 #include "jail/init.h"
 #include "jail/seccomp_prebuilt.h"
+#include "proto/vmm_args.h"
 #include "util/env.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -136,6 +137,104 @@ void make_run_dir(const store::SandboxPaths& p, gid_t gid) {
   if (::chmod(p.run_dir.c_str(), 0710) != 0) throw_errno("chmod " + p.run_dir);
 }
 
+namespace {
+
+// The VMM's launch arguments (proto/vmm_args.h) for `mode`, the jail's left out.
+proto::VmmArgs vmm_args_for(const store::SandboxPaths& p, const std::string& id,
+                            const VmmMode& mode) {
+  proto::VmmArgs a;
+  a.id = id;
+  a.ready_fd = 3;
+  a.restore_dir = mode.restore_dir;
+  a.shared_memory_dir = mode.shared_memory_dir;
+  if (mode.explicit_paths) {
+    a.dir = p.dir;
+    a.run_dir = p.run_dir;
+  }
+  a.probe = mode.probe;
+  if (mode.expires_at) {
+    a.expires_at = mode.expires_at;
+    a.on_expiry = mode.on_expiry;
+  }
+  return a;
+}
+
+// What a jailed launch holds until the VMM is spawned: the plan its init (a clone of this process)
+// reads, the init's filter and title, and the pipe on which the init says the VMM is placed.
+struct JailedLaunch {
+  jail::Program init_filter;
+  jail::InitPlan plan;
+  std::vector<std::string> title;
+  std::optional<Pipe> placed;
+};
+
+// Jailed: a new PID namespace whose PID 1, cloned from us, starts the VMM as PID 2 and then
+// serves as the jail's init (jail/init.h), with fds of its own after the VMM's (the ready pipe,
+// the shared network namespace, the read end of the "placed" pipe): the claim and the placed
+// pipe's write end. The plan is made here: the clone only reads its copy. The init makes the
+// cgroups while the VMM starts, which waits for them before it maps guest memory.
+void plan_jailed_launch(const store::HostConfig& hc, const VmmJail& jail, const JailRequest& jr,
+                        const store::SandboxPaths& p, const std::string& root, proto::VmmArgs& args,
+                        proc::SpawnOptions& o, JailedLaunch& jl) {
+  args.jail_uid = jail.uid;
+  args.jail_netns_fd = 3 + static_cast<int>(o.fds.size());
+  o.fds.push_back(jail.network.get());
+  args.jail_mntns_fd = 3 + static_cast<int>(o.fds.size());
+  o.fds.push_back(jail.mount_base.get());
+  if (!jail.cgroup.empty()) {
+    jl.placed = Pipe::make();
+    args.jail_placed_fd = 3 + static_cast<int>(o.fds.size());
+    o.fds.push_back(jl.placed->read.get());
+  }
+  const size_t vmm_fds = o.fds.size();
+  const jail::Unlisted unlisted = jail::unlisted_from_env();
+  if (unlisted == jail::Unlisted::Log) log::warn(jail::kSeccompLogWarning);
+  jl.init_filter = jail::program(jail::Role::Init, unlisted);
+  int next = 3 + static_cast<int>(o.fds.size());
+  jail::InitPlan& plan = jl.plan;
+  plan.who = {jail.uid, static_cast<gid_t>(jail.uid)};
+  plan.uid_lock_fd = next++;
+  o.fds.push_back(jail.uid_lock.get());
+  plan.mount_base_fd = next++;
+  o.fds.push_back(jail.mount_base.get());
+  if (jl.placed) {
+    plan.placed_fd = next++;
+    o.fds.push_back(jl.placed->write.get());
+  }
+  plan.root_dir = p.run_dir;
+  plan.hostname = args.id;
+  plan.filter = &jl.init_filter;
+  o.init_fds = o.fds.size() - vmm_fds;
+  o.new_pid_namespace = true;
+  // What ps shows for it, and its environment: a copy of the CLI would otherwise read
+  // "space create ID" for as long as the sandbox lives, and keep the caller's environment
+  // (a CI job's tokens, say), which no daemon gets.
+  jl.title = {"space", "--root", root, "__jail-init", args.id};
+  const std::vector<std::string>& init_env = *o.env;
+  o.init = [&jl, &init_env, &hc, &jail, &jr](pid_t vmm, int first_fd) {
+    jail::InitPlan& plan = jl.plan;
+    if (first_fd != plan.uid_lock_fd) ::_exit(127);  // not the fds planned: start nothing
+    if (int err = proc::set_process_strings(jl.title, init_env))
+      log::warn(std::string("jail init: cannot set its command line and environment: ") +
+                std::strerror(err));
+    JailGroups groups;
+    try {
+      groups = make_jail_groups(hc, jail, jr.vcpus, jr.memory_mib);
+    } catch (const std::exception& e) {
+      // The VMM fails its start with this; our caller removes what was made.
+      const auto* err = dynamic_cast<const Error*>(&e);
+      std::string why = e.what();
+      if (err && !err->hint().empty()) why += " (" + err->hint() + ")";
+      jail::refuse_placement(vmm, plan, why);
+    }
+    for (Fd& fd : groups.procs) plan.program_procs.push_back(fd.release());
+    for (Fd& fd : groups.init_procs) plan.own_procs.push_back(fd.release());
+    jail::run_init(vmm, plan);
+  };
+}
+
+}  // namespace
+
 VmmLaunch launch_vmm(const store::Context& ctx, const store::HostConfig& hc,
                      const store::SandboxPaths& p, const std::string& id, const VmmMode& mode,
                      const JailRequest& jr) {
@@ -145,98 +244,22 @@ VmmLaunch launch_vmm(const store::Context& ctx, const store::HostConfig& hc,
     make_run_dir(p, jail.uid);
     Pipe pipe = Pipe::make();
     const std::string root = fs::absolute(ctx.root);
-    std::vector<std::string> argv = {"/proc/self/exe",
-                                     "--root",
-                                     root,
-                                     "--log-level",
-                                     ctx.log_level,
-                                     "--log-format",
-                                     ctx.log_format,
-                                     "__vmm",
-                                     id,
-                                     "--ready-fd",
-                                     "3"};
-    if (!mode.restore_dir.empty()) argv.insert(argv.end(), {"--restore", mode.restore_dir});
-    if (!mode.shared_memory_dir.empty())
-      argv.insert(argv.end(), {"--shared-memory", mode.shared_memory_dir});
-    if (mode.explicit_paths) argv.insert(argv.end(), {"--dir", p.dir, "--run-dir", p.run_dir});
-    if (mode.probe) argv.push_back("--probe");
-    if (mode.expires_at)
-      argv.insert(argv.end(),
-                  {"--expires-at", std::to_string(mode.expires_at), "--on-expiry", mode.on_expiry});
+    proto::VmmArgs args = vmm_args_for(p, id, mode);
     proc::SpawnOptions o;
-    o.fds.push_back(pipe.write.get());  // the VMM's fd 3
+    o.fds.push_back(pipe.write.get());  // the VMM's fd 3, args.ready_fd
     o.env = env::daemon_environment();
     // The VMM formats times in UTC itself (util/utc.h); with TZ set, a library call that wants
     // the zone parses this string instead of opening /etc/localtime (which a jailed VMM cannot).
     o.env->push_back("TZ=UTC0");
-    // Jailed: a new PID namespace whose PID 1, cloned from us, starts the VMM as PID 2 and then
-    // serves as the jail's init (jail/init.h), with fds of its own after the VMM's (the ready
-    // pipe, the shared network namespace, the read end of the "placed" pipe): the claim and the
-    // placed pipe's write end. The plan is made here: the clone only reads its copy. The init
-    // makes the cgroups while the VMM starts, which waits for them before it maps guest memory.
-    jail::Program init_filter;
-    jail::InitPlan plan;
-    std::vector<std::string> title;
-    std::optional<Pipe> placed;  // the init tells the VMM it is in its cgroups
-    if (jail.uid) {
-      argv.insert(argv.end(), {"--jail-uid", std::to_string(jail.uid), "--jail-netns-fd",
-                               std::to_string(3 + o.fds.size())});
-      o.fds.push_back(jail.network.get());  // the VMM's fd 4
-      argv.insert(argv.end(), {"--jail-mntns-fd", std::to_string(3 + o.fds.size())});
-      o.fds.push_back(jail.mount_base.get());  // the VMM's fd 5
-      if (!jail.cgroup.empty()) {
-        placed = Pipe::make();
-        argv.insert(argv.end(), {"--jail-placed-fd", std::to_string(3 + o.fds.size())});
-        o.fds.push_back(placed->read.get());  // the VMM's fd 6
-      }
-      const size_t vmm_fds = o.fds.size();
-      const jail::Unlisted unlisted = jail::unlisted_from_env();
-      if (unlisted == jail::Unlisted::Log) log::warn(jail::kSeccompLogWarning);
-      init_filter = jail::program(jail::Role::Init, unlisted);
-      int next = 3 + static_cast<int>(o.fds.size());
-      plan.who = {jail.uid, static_cast<gid_t>(jail.uid)};
-      plan.uid_lock_fd = next++;
-      o.fds.push_back(jail.uid_lock.get());
-      plan.mount_base_fd = next++;
-      o.fds.push_back(jail.mount_base.get());
-      if (placed) {
-        plan.placed_fd = next++;
-        o.fds.push_back(placed->write.get());
-      }
-      plan.root_dir = p.run_dir;
-      plan.hostname = id;
-      plan.filter = &init_filter;
-      o.init_fds = o.fds.size() - vmm_fds;
-      o.new_pid_namespace = true;
-      // What ps shows for it, and its environment: a copy of the CLI would otherwise read
-      // "space create ID" for as long as the sandbox lives, and keep the caller's environment
-      // (a CI job's tokens, say), which no daemon gets.
-      title = {"space", "--root", root, "__jail-init", id};
-      const std::vector<std::string>& init_env = *o.env;
-      o.init = [&plan, &title, &init_env, &hc, &jail, &jr](pid_t vmm, int first_fd) {
-        if (first_fd != plan.uid_lock_fd) ::_exit(127);  // not the fds planned: start nothing
-        if (int err = proc::set_process_strings(title, init_env))
-          log::warn(std::string("jail init: cannot set its command line and environment: ") +
-                    std::strerror(err));
-        JailGroups groups;
-        try {
-          groups = make_jail_groups(hc, jail, jr.vcpus, jr.memory_mib);
-        } catch (const std::exception& e) {
-          // The VMM fails its start with this; our caller removes what was made.
-          const auto* err = dynamic_cast<const Error*>(&e);
-          std::string why = e.what();
-          if (err && !err->hint().empty()) why += " (" + err->hint() + ")";
-          jail::refuse_placement(vmm, plan, why);
-        }
-        for (Fd& fd : groups.procs) plan.program_procs.push_back(fd.release());
-        for (Fd& fd : groups.init_procs) plan.own_procs.push_back(fd.release());
-        jail::run_init(vmm, plan);
-      };
-    }
+    JailedLaunch jl;
+    if (jail.uid) plan_jailed_launch(hc, jail, jr, p, root, args, o, jl);
+    std::vector<std::string> argv = {"/proc/self/exe", "--root",      root,
+                                     "--log-level",    ctx.log_level, "--log-format",
+                                     ctx.log_format,   "__vmm"};
+    for (std::string& a : proto::encode_vmm_args(args)) argv.push_back(std::move(a));
     proc::Child child = proc::spawn_detached(argv, p.vmm_log, o);
     pipe.write.reset();  // now only the VMM holds it: EOF means the VMM is gone
-    placed.reset();      // only the init may end the VMM's wait for its cgroups
+    jl.placed.reset();   // only the init may end the VMM's wait for its cgroups
     set_nonblocking(pipe.read.get());
     return VmmLaunch{std::move(child), std::move(pipe.read), jail.uid, jail.cgroup};
   } catch (...) {

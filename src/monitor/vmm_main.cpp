@@ -218,10 +218,70 @@ void wait_for_eof(const Fd& pipe) {
   }
 }
 
+// The machine `run` describes. Its size has one source: the snapshot when it restores one (the
+// memory it maps was checked against it), else config.json.
+vmm::MachineSpec machine_spec(const VmRun& run, PhaseLog& phases) {
+  const store::VmConfig& cfg = run.cfg;
+  vmm::MachineSpec spec;
+  spec.id = cfg.id;
+  spec.vcpus = run.snap ? run.snap->machine.vcpus : cfg.vcpus;
+  spec.memory_bytes = run.snap ? run.snap->machine.memory_bytes : uint64_t(cfg.memory_mib) << 20;
+  spec.kernel = cfg.kernel;
+  spec.rootfs = cfg.rootfs;
+  spec.image_disk = cfg.image_disk;
+  spec.cmdline_extra = cfg.cmdline_extra;
+  spec.vsock_uds = kVsockSocket;
+  // A sandbox, not a template build: the credential and network ports go to the helpers.
+  if (!cfg.cred_dir.empty()) spec.vsock_routes = sandbox_routes();
+  spec.console_fd = run.files.console.get();
+  spec.host = run.host;
+  spec.phases = &phases;
+  if (run.vcpu_filter) {
+    const jail::Program* prog = &*run.vcpu_filter;
+    spec.vcpu_thread_setup = [prog] {
+      if (int err = jail::load(*prog)) throw_errno("install the vCPU seccomp filter", err);
+    };
+  }
+  return spec;
+}
+
+// SIGCHLD reaps branch children; any other signal of the watched set stops the VMM.
+void watch_signals(EventLoop& loop, const Fd& sigfd, std::vector<pid_t>& branches,
+                   bool& stop_requested) {
+  loop.add(sigfd.get(), EPOLLIN, [&loop, &sigfd, &branches, &stop_requested](uint32_t) {
+    signalfd_siginfo si;
+    while (::read(sigfd.get(), &si, sizeof si) == sizeof si) {
+      if (si.ssi_signo == SIGCHLD) {
+        reap_branches(branches);
+        continue;
+      }
+      log::info("signal " + std::to_string(si.ssi_signo) + ": stopping");
+      stop_requested = true;
+      loop.stop();
+    }
+  });
+}
+
+// The VMM's exit code once its loop ended: 1 when the guest failed (logged, with the console's
+// tail), else 0.
+int exit_code_of(const vmm::Machine& machine, const store::SandboxPaths& paths) {
+  auto ex = machine.exit_reason();
+  if (!ex) {
+    log::info("VMM stopped on request");
+    return 0;
+  }
+  if (ex->kind != vmm::VmExit::Kind::Error) {
+    log::info("guest stopped: " + ex->detail);
+    return 0;
+  }
+  log::error("guest failed: " + ex->detail);
+  log::error("console tail:\n" + fs::tail_lines(paths.console_log, 20));
+  return 1;
+}
+
 }  // namespace
 
 int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
-  const store::SandboxPaths& paths = run.paths;
   const store::VmConfig& cfg = run.cfg;
   // vmm.log (our stderr) holds warnings a guest can provoke: keep it bounded, like console.log.
   log::limit_size(kVmmLogMaxBytes);
@@ -233,27 +293,7 @@ int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
       throw_errno("chdir to the run directory");
     Fd sigfd = block_and_watch_signals();
     vmm::Vcpu::install_kick_handler();
-
-    vmm::MachineSpec spec;
-    spec.id = cfg.id;
-    spec.vcpus = run.snap ? run.snap->machine.vcpus : cfg.vcpus;
-    spec.memory_bytes = uint64_t(cfg.memory_mib) << 20;
-    spec.kernel = cfg.kernel;
-    spec.rootfs = cfg.rootfs;
-    spec.image_disk = cfg.image_disk;
-    spec.cmdline_extra = cfg.cmdline_extra;
-    spec.vsock_uds = kVsockSocket;
-    // A sandbox, not a template build: the credential and network ports go to the helpers.
-    if (!cfg.cred_dir.empty()) spec.vsock_routes = sandbox_routes();
-    spec.console_fd = run.files.console.get();
-    spec.host = run.host;
-    spec.phases = &phases;
-    if (run.vcpu_filter) {
-      const jail::Program* prog = &*run.vcpu_filter;
-      spec.vcpu_thread_setup = [prog] {
-        if (int err = jail::load(*prog)) throw_errno("install the vCPU seccomp filter", err);
-      };
-    }
+    vmm::MachineSpec spec = machine_spec(run, phases);
     phases.mark("setup");
 
     EventLoop loop;
@@ -286,18 +326,7 @@ int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
                             return handle_control_line(ctl, line, fds);
                           });
     phases.mark("control socket");
-    loop.add(sigfd.get(), EPOLLIN, [&](uint32_t) {
-      signalfd_siginfo si;
-      while (::read(sigfd.get(), &si, sizeof si) == sizeof si) {
-        if (si.ssi_signo == SIGCHLD) {
-          reap_branches(branches);
-          continue;
-        }
-        log::info("signal " + std::to_string(si.ssi_signo) + ": stopping");
-        stop_requested = true;
-        loop.stop();
-      }
-    });
+    watch_signals(loop, sigfd, branches, stop_requested);
 
     Fd expiry = arm_expiry(run, loop, machine, stop_requested);
     if (run.start_gate) {
@@ -322,19 +351,7 @@ int run_vm(VmRun& run, Fd ready, PhaseLog& phases) {
 
     loop.run();
     machine.stop();
-    int code = 0;
-    if (auto ex = machine.exit_reason()) {
-      if (ex->kind == vmm::VmExit::Kind::Error) {
-        log::error("guest failed: " + ex->detail);
-        log::error("console tail:\n" + fs::tail_lines(paths.console_log, 20));
-        code = 1;
-      } else {
-        log::info("guest stopped: " + ex->detail);
-      }
-    } else {
-      log::info("VMM stopped on request");
-    }
-    return code;
+    return exit_code_of(machine, run.paths);
   } catch (const std::exception& e) {
     return ready::report_failure(ready, e);
   }

@@ -8,6 +8,7 @@
 
 #include "jail/seccomp.h"
 #include "memory/guest_memory.h"
+#include "proto/vmm_args.h"
 #include "store/paths.h"
 #include "store/vm_config.h"
 #include "util/fd.h"
@@ -18,31 +19,10 @@
 
 namespace space::monitor {
 
-struct VmmOptions {
-  std::string root;         // run directory
-  std::string id;           // sandbox id
-  int ready_fd = -1;        // pipe to `create`: "ok\n" once running, or "error: <msg>\n"
-  std::string dir;          // files (config.json, logs, disk) here instead of store/sandboxes/<id>:
-  std::string run_dir;      // and sockets here; both set or both empty (a template build)
-  std::string restore_dir;  // if set: resume the snapshot in this dir (vmstate + memory), no boot
-  std::string shared_memory_dir;  // map its memory instead when its vmstate is the same snapshot
-  // The jail (jail/): 0 = none. Otherwise the uid and gid to run as; the process must be in a PID
-  // namespace of its own, whose PID 1 serves as the jail's init (the launcher starts it so).
-  uid_t jail_uid = 0;
-  // The jails' shared network namespace (jail/network.h), an fd the launcher passes; -1: a new
-  // one of its own.
-  int jail_netns_fd = -1;
-  // The jails' base mount namespace (jail/mount_base.h), an fd the launcher passes; -1: the
-  // jail's mount namespace is a copy of the host's, pivoted (jail/root.h).
-  int jail_mntns_fd = -1;
-  // A pipe the jail's PID 1 writes a byte to once this VMM is in its cgroups; -1: none (no
-  // cgroups). The VMM maps no guest memory before it has the byte.
-  int jail_placed_fd = -1;
-  int64_t expires_at = 0;  // Unix s when the sandbox expires (core/expiry.h), 0 = never
-  std::string on_expiry;   // "destroy" or "checkpoint"
-  // Enter the jail (when jail_uid is set), report "ok" and exit, with no VM and none of its
-  // files: a real VMM start that needs no KVM (core/vmm_probe.h). Needs dir and run_dir.
-  bool probe = false;
+// What the VMM runs with: its launch arguments (proto/vmm_args.h, decoded by cli/cmd_vmm.cpp)
+// and the run directory (the global --root).
+struct VmmOptions : proto::VmmArgs {
+  std::string root;  // run directory
 };
 
 // What a VMM works with, opened before it enters its jail (or handed over with a branch request):
