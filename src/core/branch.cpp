@@ -145,6 +145,55 @@ proto::control::BranchTarget branch_target(const store::SandboxPaths& bp,
 
 namespace {
 
+// Records the branch VMMs the source made (`got`, in the order of `made` and `out`): each one's
+// pid (a jailed one's from its control socket: the pid the source reports is in its own PID
+// namespace), a reference to it in `vmms` (to kill on failure), and its state, running.
+void record_branches(const std::vector<proto::control::Branched>& got, bool jailed,
+                     const std::vector<store::SandboxPaths>& made,
+                     std::vector<store::SandboxState>& out, std::vector<proc::ProcessRef>& vmms) {
+  if (got.size() != out.size())
+    fail("the VMM made " + std::to_string(got.size()) + " branches, not " +
+         std::to_string(out.size()));
+  for (size_t i = 0; i < got.size(); i++) {
+    pid_t pid = jailed ? served_by(made[i].control_sock) : static_cast<pid_t>(got[i].pid);
+    out[i].pid = pid;
+    out[i].pid_start_time = proc::start_time(pid).value_or(0);
+    if (auto ref = proc::ProcessRef::open(pid, out[i].pid_start_time))
+      vmms.push_back(std::move(*ref));
+    else
+      fail("the VMM of branch " + out[i].id + " exited at once", "see " + made[i].vmm_log);
+    out[i].status = store::Status::Running;
+    store::write_state(made[i].state, out[i], fs::Sync::Volatile);
+  }
+}
+
+// Undoes a failed branch of `id`: kills the branch VMMs made so far (the source VMM reaps them),
+// and removes each branch's cgroup, policy, run directory and subvolume. Logs what it cannot.
+void undo_branches(const store::Context& ctx, const std::string& id,
+                   const std::vector<proc::ProcessRef>& vmms,
+                   const std::vector<store::SandboxPaths>& made,
+                   const std::vector<std::string>& ids) {
+  for (const auto& v : vmms) {
+    try {
+      v.signal(SIGKILL);
+      v.wait_exit(2000);
+    } catch (const Error& cleanup) {
+      log::error("branch " + id + ": " + cleanup.what());
+    }
+  }
+  for (size_t i = 0; i < made.size(); i++) {
+    const auto& bp = made[i];
+    try {
+      if (fs::exists(bp.state)) remove_sandbox_cgroup(store::read_state(bp.state).cgroup);
+      set_policy(ctx, ids[i], std::nullopt);
+      fs::remove_tree(bp.run_dir);
+      store::remove_store_tree(bp.dir);
+    } catch (const Error& cleanup) {
+      log::error("branch " + id + ": cleanup failed: " + cleanup.what());
+    }
+  }
+}
+
 // The branches themselves (branch_sandbox's first half), of either engine.
 std::vector<store::SandboxState> make_branches(const store::Context& ctx, const std::string& id,
                                                const BranchOptions& opts) {
@@ -203,22 +252,7 @@ std::vector<store::SandboxState> make_branches(const store::Context& ctx, const 
       fds.clear();  // the branches have theirs
       t_forked = Clock::now();
       source_resumed = r.resumed;
-      const auto& got = r.branches;
-      if (got.size() != out.size())
-        fail("the VMM made " + std::to_string(got.size()) + " branches, not " +
-             std::to_string(out.size()));
-      for (size_t i = 0; i < got.size(); i++) {
-        // Its pid in the source's PID namespace means nothing here: ask its control socket.
-        pid_t pid = s.st.uid ? served_by(made[i].control_sock) : static_cast<pid_t>(got[i].pid);
-        out[i].pid = pid;
-        out[i].pid_start_time = proc::start_time(pid).value_or(0);
-        if (auto ref = proc::ProcessRef::open(pid, out[i].pid_start_time))
-          vmms.push_back(std::move(*ref));
-        else
-          fail("the VMM of branch " + out[i].id + " exited at once", "see " + made[i].vmm_log);
-        out[i].status = store::Status::Running;
-        store::write_state(made[i].state, out[i], fs::Sync::Volatile);
-      }
+      record_branches(r.branches, s.st.uid != 0, made, out, vmms);
     } catch (...) {
       try {
         if (was_running) vmm_op(s.p, proto::control::ResumeRequest{}, kPauseTimeoutMs);
@@ -238,25 +272,7 @@ std::vector<store::SandboxState> make_branches(const store::Context& ctx, const 
               ms(t_forked, t_end) + " ms");
     return out;
   } catch (Error& e) {
-    for (const auto& v : vmms) {  // the source VMM reaps them
-      try {
-        v.signal(SIGKILL);
-        v.wait_exit(2000);
-      } catch (const Error& cleanup) {
-        log::error("branch " + id + ": " + cleanup.what());
-      }
-    }
-    for (size_t i = 0; i < made.size(); i++) {
-      const auto& bp = made[i];
-      try {
-        if (fs::exists(bp.state)) remove_sandbox_cgroup(store::read_state(bp.state).cgroup);
-        set_policy(ctx, ids[i], std::nullopt);
-        fs::remove_tree(bp.run_dir);
-        store::remove_store_tree(bp.dir);
-      } catch (const Error& cleanup) {
-        log::error("branch " + id + ": cleanup failed: " + cleanup.what());
-      }
-    }
+    undo_branches(ctx, id, vmms, made, ids);
     e.add_context("branch sandbox " + id);
     throw;
   }

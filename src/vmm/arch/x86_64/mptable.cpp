@@ -34,21 +34,9 @@ constexpr uint8_t kEntryProcessor = 0, kEntryBus = 1, kEntryIoApic = 2, kEntryIo
                   kEntryLocalInt = 4;
 constexpr uint8_t kIntTypeInt = 0, kIntTypeNmi = 1, kIntTypeExtInt = 3;
 
-}  // namespace
-
-uint8_t mp_checksum(const uint8_t* p, size_t len) {
-  uint8_t s = 0;
-  for (size_t i = 0; i < len; i++) s = static_cast<uint8_t>(s + p[i]);
-  return s;
-}
-
-size_t write_mptable(const memory::GuestMemory& mem, int vcpus) {
-  if (vcpus < 1 || vcpus > kMaxVcpusMpTable)
-    fail("MP table: unsupported vCPU count " + std::to_string(vcpus));
-  const uint8_t ioapic_id = static_cast<uint8_t>(vcpus);
-  const uint64_t table_addr = kMpTable + 16;
-
-  Bytes e;  // entries
+// The configuration table's entries: one per vCPU, the ISA bus, the I/O APIC, the 16 ISA IRQs
+// routed to its pins, and the local APICs' LINT0 (ExtINT) and LINT1 (NMI). Returns their count.
+uint16_t write_entries(Bytes& e, int vcpus, uint8_t ioapic_id) {
   uint16_t count = 0;
   for (int i = 0; i < vcpus; i++) {
     e.u8(kEntryProcessor);
@@ -90,6 +78,25 @@ size_t write_mptable(const memory::GuestMemory& mem, int vcpus) {
     e.u8(lint);
     count++;
   }
+  return count;
+}
+
+}  // namespace
+
+uint8_t mp_checksum(const uint8_t* p, size_t len) {
+  uint8_t s = 0;
+  for (size_t i = 0; i < len; i++) s = static_cast<uint8_t>(s + p[i]);
+  return s;
+}
+
+size_t write_mptable(const memory::GuestMemory& mem, int vcpus) {
+  if (vcpus < 1 || vcpus > kMaxVcpusMpTable)
+    fail("MP table: unsupported vCPU count " + std::to_string(vcpus));
+  const uint8_t ioapic_id = static_cast<uint8_t>(vcpus);
+  const uint64_t table_addr = kMpTable + 16;
+
+  Bytes e;  // entries
+  const uint16_t count = write_entries(e, vcpus, ioapic_id);
 
   Bytes t;  // configuration table header + entries
   t.raw("PCMP", 4);
