@@ -81,10 +81,10 @@ echo "ok: a create starts 2 processes and 1 program, memory slot before irqchip 
 # sat on disk (a guest on the TSC did, and paid for it in kernel time after every restore). Two
 # sandboxes of one template, created 4 s apart, read about the same uptime just after their
 # creates; with the leap the second would read 4 s more.
-space create clock1 >/dev/null
+space create --template base clock1 >/dev/null
 up1=$(space exec clock1 -- cat /proc/uptime | cut -d' ' -f1)
 sleep 4
-space create clock2 >/dev/null
+space create --template base clock2 >/dev/null
 up2=$(space exec clock2 -- cat /proc/uptime | cut -d' ' -f1)
 python3 -c "import sys; a, b = float('$up1'), float('$up2'); sys.exit(0 if b - a < 2.5 else 1)" ||
   fail "the second guest's uptime is $up2 s against $up1 s: its clock leapt by the time between the creates"

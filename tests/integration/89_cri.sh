@@ -184,9 +184,13 @@ expect_status 0 cri rm "$APP"
 [ -z "$(sandboxes)" ] || fail "RemoveContainer left a sandbox: $(sandboxes)"
 
 # A process that ignores SIGTERM is killed once its grace period is over.
-expect_status 0 cri create "$POD" "$IMG" stubborn $P -- /bin/sh -c 'trap "" TERM; while :; do sleep 0.2; done'
+# It says so once its trap is set: on a PVM host the shell takes seconds to get there, and a
+# SIGTERM before it would end it at once.
+expect_status 0 cri create "$POD" "$IMG" stubborn $P --log-path stubborn.log -- \
+  /bin/sh -c 'trap "" TERM; echo ignoring; while :; do sleep 0.2; done'
 S=$OUT
 expect_status 0 cri start "$S"
+wait_until 30 grep -q "stdout F ignoring" "$work/logs/web/stubborn.log"
 t0=$SECONDS
 expect_status 0 cri stop "$S" --timeout 2
 [ $((SECONDS - t0)) -ge 2 ] || fail "StopContainer did not wait for the grace period"

@@ -205,6 +205,10 @@ cleanup() {
       [ -d "$c" ] || continue
       echo "--- $(basename "$c"): vmm.log and console.log, last lines" >&2
       tail -n 8 "$c/vmm.log" "$c/console.log" 2>/dev/null | sed 's/^/  /' >&2
+      if [ -s "$SPACE_ROOT/egress/audit/$(basename "$c").log" ]; then
+        echo "--- $(basename "$c"): network audit, last lines" >&2
+        tail -n 6 "$SPACE_ROOT/egress/audit/$(basename "$c").log" | sed 's/^/  /' >&2
+      fi
     done
   fi
   for id in $(ls "$SPACE_ROOT/store/sandboxes" 2>/dev/null); do "$SPACE_BIN" destroy --force "$id" >/dev/null 2>&1; done
