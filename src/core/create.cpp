@@ -82,12 +82,13 @@ bool clone_template(const store::StorePaths& sp, const std::string& name,
   }
 }
 
-// Everything after the sandbox directory exists: config, run directory, VMM, state. The VMM
-// child is handed out through `vmm` so that the caller's cleanup can kill it.
-void start(const store::Context& ctx, const store::HostConfig& hc, const store::SandboxPaths& p,
-           store::SandboxState& st, const Source& src, const CreateOptions& o,
-           const std::string& template_dir, proc::SignalGuard& sig, std::optional<proc::Child>& vmm,
-           PhaseLog& ph) {
+// The VM the sandbox runs: a cold boot's settings (its rootfs copied in), or its template's as
+// the snapshot recorded them; then the image disk and the store quota. Records the image, the
+// quota, vCPUs and memory in `st`.
+store::VmConfig vm_config_for(const store::Context& ctx, const store::HostConfig& hc,
+                              const store::SandboxPaths& p, store::SandboxState& st,
+                              const Source& src, const CreateOptions& o, proc::SignalGuard& sig,
+                              PhaseLog& ph) {
   store::VmConfig cfg{st.id, 0, 0, "", p.rootfs, ""};
   try {
     cfg.cred_dir = cred::cred_dir_for_root(ctx.root);  // where guest requests for secrets go
@@ -127,13 +128,24 @@ void start(const store::Context& ctx, const store::HostConfig& hc, const store::
     cfg.image_disk = p.image_disk;
     st.image = image->name;
   }
-  if (o.disk_bytes) {  // --disk-size is also what the store lets it keep
-    st.disk_limit = disk_limit_for(p, o.disk_bytes, cfg.memory_mib);
+  // --disk-size, else config.toml's [limits] disk_size, is also what the store lets it keep.
+  if (uint64_t disk = o.disk_bytes ? o.disk_bytes : hc.limits_disk_bytes) {
+    st.disk_limit = disk_limit_for(p, disk, cfg.memory_mib);
     limit_sandbox_disk(ctx, p, st.disk_limit);
     ph.mark("quota");
   }
   st.vcpus = cfg.vcpus;
   st.memory_mib = cfg.memory_mib;
+  return cfg;
+}
+
+// Everything after the sandbox directory exists: config, run directory, VMM, state. The VMM
+// child is handed out through `vmm` so that the caller's cleanup can kill it.
+void start(const store::Context& ctx, const store::HostConfig& hc, const store::SandboxPaths& p,
+           store::SandboxState& st, const Source& src, const CreateOptions& o,
+           const std::string& template_dir, proc::SignalGuard& sig, std::optional<proc::Child>& vmm,
+           PhaseLog& ph) {
+  store::VmConfig cfg = vm_config_for(ctx, hc, p, st, src, o, sig, ph);
   // Every write here is atomic but not fsync'ed: what they describe is a live VMM, which a power
   // cut ends anyway (a sandbox is then "stopped" whatever its record says), and on the loopback
   // store each fsync costs a flush of the host disk (ARCHITECTURE.md, "Measurements").

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -179,9 +180,14 @@ void remove_sandbox_cgroup(const std::string& rel) {
 }
 
 uint64_t disk_limit_for(const store::SandboxPaths& p, uint64_t disk_bytes, uint32_t memory_mib) {
-  struct stat st {};
-  uint64_t root = ::stat(p.rootfs.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
-  return disk_bytes + root + (uint64_t(memory_mib) << 20) + (64ull << 20);
+  auto size_of = [](const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
+  };
+  // An image disk larger than a default [limits] disk_size counts at its own size: the guest
+  // then meets ENOSPC in its file system before the quota.
+  uint64_t disk = std::max(disk_bytes, size_of(p.image_disk));
+  return disk + size_of(p.rootfs) + (uint64_t(memory_mib) << 20) + (64ull << 20);
 }
 
 void limit_sandbox_disk(const store::Context& ctx, const store::SandboxPaths& p, uint64_t bytes) {

@@ -70,9 +70,9 @@ std::vector<std::string> cgroup_procs_files(const std::string& rel);
 // logs a warning if it is still busy.
 void remove_sandbox_cgroup(const std::string& rel);
 
-// What a sandbox given --disk-size `disk_bytes` (its image disk) may keep in the store of its own
-// (not shared with its template): that disk, its root disk, its RAM (a checkpoint's memory) and
-// 64 MiB for logs and records.
+// What a sandbox given --disk-size `disk_bytes` (or [limits] disk_size) may keep in the store of
+// its own (not shared with its template): that much for its image disk (or the disk's own size
+// when larger), its root disk, its RAM (a checkpoint's memory) and 64 MiB for logs and records.
 uint64_t disk_limit_for(const store::SandboxPaths& p, uint64_t disk_bytes, uint32_t memory_mib);
 // Limits the sandbox's subvolume to `bytes` of its own (a btrfs qgroup; quotas are turned on for
 // the store first). Throws with a hint when the store cannot.

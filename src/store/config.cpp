@@ -11,6 +11,7 @@
 #include "util/duration.h"
 #include "util/error.h"
 #include "util/fs.h"
+#include "util/size.h"
 
 namespace space::store {
 
@@ -98,6 +99,19 @@ void parse_store(const TomlFields& f, const std::string& key, const std::string&
   c.store_size_gib = f.uint(n, full, 1, 1u << 16);
 }
 
+void parse_limits(const TomlFields& f, const std::string& key, const std::string& full,
+                  const toml::node& n, HostConfig& c) {
+  if (key != "disk_size") f.bad(full, "unknown key");
+  std::string v = f.str(n, full);
+  try {
+    c.limits_disk_bytes = v == "off" ? 0 : parse_size(v);
+  } catch (const Error& e) {
+    f.bad(full, std::string(e.what()) + " (or \"off\")");
+  }
+  if (c.limits_disk_bytes && c.limits_disk_bytes < (64ull << 20))
+    f.bad(full, "below 64 MiB, the least --disk-size takes");
+}
+
 void parse_cp(const TomlFields& f, const std::string& key, const std::string& full,
               const toml::node& n, HostConfig& c) {
   if (key != "max_size_mib") f.bad(full, "unknown key");
@@ -159,6 +173,7 @@ KeyParser parser_of(const std::string& table) {
   if (table == "defaults") return parse_defaults;
   if (table == "store") return parse_store;
   if (table == "cp") return parse_cp;
+  if (table == "limits") return parse_limits;
   if (table == "net") return parse_net;
   if (table == "egress") return parse_egress;
   if (table == "jail") return parse_jail;
@@ -184,7 +199,8 @@ HostConfig parse_host_config(std::string_view text, const std::string& source) {
     const toml::table* t = tnode.as_table();
     if (!t)
       f.bad(table,
-            "expected a table ([defaults], [store], [cp], [net], [egress], [jail] or [engine])");
+            "expected a table ([defaults], [store], [cp], [limits], [net], [egress], [jail] or "
+            "[engine])");
     KeyParser parse = parser_of(table);
     if (!parse) f.bad("[" + table + "]", "unknown table");
     for (auto&& [k, n] : *t) {

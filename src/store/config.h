@@ -6,6 +6,7 @@
 //   [cp]       max_size_mib = 1024   (the most a copy out of a sandbox writes; 0 = no limit)
 //   [net]      allow = [...], max_connections = 64, audit_max_mib = 8   (egress/: the broker)
 //   [egress]   ca_file = "/path.pem"   (more CAs the broker trusts when it checks a bound host)
+//   [limits]   disk_size = "4G"   (a --disk-size quota for every sandbox created without one)
 //   [jail]     enable = true, uid_first = 1000000000, uid_count = 1000000, cgroups = true,
 //              cgroup_parent = "space", memory_overhead_mib = 128   (jail/: how VMMs are confined)
 // Strict: an unknown table or key, a wrong type, an out-of-range number or a relative path is an
@@ -29,6 +30,9 @@ struct HostConfig {
   // --idle-checkpoint when not given (core/idle.h); 0 ("off", the default) = never.
   uint64_t idle_pause_ms = 0;
   uint64_t idle_checkpoint_ms = 0;
+  // [limits] disk_size: what a sandbox created without --disk-size may keep in the store of its
+  // own, counted as --disk-size counts it (core/jail_setup.h, disk_limit_for); 0 = no quota.
+  uint64_t limits_disk_bytes = 0;
   uint32_t store_size_gib = 20;     // [store] size_gib
   uint32_t cp_max_size_mib = 1024;  // [cp] max_size_mib: space cp's --max-size
   // [net] allow: the rules a sandbox gets when create/run has no --net (empty: no network).

@@ -3,7 +3,8 @@
 # list and state show the expiry; and with no reaper (killed), the VMM's own backstop stops the
 # guest soon after. --disk-size gives the image disk that size and limits what the sandbox may
 # keep in the store (a btrfs qgroup): a guest writing past it gets ENOSPC inside the guest, and
-# the store gets its space back on destroy. A guest program that allocates past the guest's RAM
+# the store gets its space back on destroy. config.toml's [limits] disk_size gives a vm sandbox
+# created without --disk-size that quota, its image disk left as it is. A guest program that allocates past the guest's RAM
 # is killed by the guest's own OOM killer, and the VMM (in its cgroup, limited to RAM plus the
 # overhead) never is (a 64 MiB guest booted for it); on gvisor, whose kernel has no OOM killer of
 # its own, the host's ends the sandbox, and only it. Restored from the shared test template.
@@ -129,4 +130,26 @@ expect_status 0 space destroy q
 # (it lags under load), then for df to say so.
 btrfs subvolume sync "$SPACE_ROOT/store" >/dev/null 2>&1 || true
 wait_until 30 sh -c "[ \$(df -B1 --output=avail '$SPACE_ROOT/store' | tail -1) -ge $((free_before - (8 << 20))) ]"
+# [limits] disk_size in config.toml: a vm sandbox created without --disk-size gets that quota (its
+# image disk keeps its own size); --disk-size overrides it. gvisor sandboxes without --disk-size
+# keep their writes in memory (bounded by --memory), so the default is the vm engine's.
+if [ "$ENGINE" = vm ]; then
+  cp "$SPACE_ROOT/config.toml" "$TEST_ROOT/config.saved"
+  printf '[limits]\ndisk_size = "128M"\n' >>"$SPACE_ROOT/config.toml"
+  expect_status 0 space create --template base --image small dl
+  limit=$(space state dl | json_field disk_limit_bytes)
+  [ "$limit" -ge $((128 << 20)) ] || fail "[limits] disk_size: no limit recorded ($limit)"
+  btrfs qgroup show -re --raw "$SPACE_ROOT/store" | grep -q " $limit" ||
+    fail "[limits] disk_size: no qgroup limit of $limit on the store"
+  blocks=$(space exec dl -- df -k / | awk 'NR == 2 {print $2}')
+  [ "$blocks" -lt 80000 ] || fail "[limits] disk_size grew the image disk: / has $blocks KiB"
+  expect_status 0 space create --template base --image small --disk-size 96M dl2
+  [ "$(space state dl2 | json_field disk_limit_bytes)" -lt "$limit" ] ||
+    fail "--disk-size 96M did not override [limits] disk_size"
+  expect_status 0 space destroy dl dl2
+  cp "$TEST_ROOT/config.saved" "$SPACE_ROOT/config.toml"
+  expect_status 0 space create --template base dn
+  [ "$(space state dn | json_field disk_limit_bytes)" = None ] || fail "a quota without [limits] disk_size"
+  expect_status 0 space destroy dn
+fi
 echo "PASS"

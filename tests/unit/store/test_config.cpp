@@ -53,6 +53,19 @@ TEST_CASE("config.toml: empty means defaults") {
   CHECK(c.store_size_gib == 20u);
   CHECK(c.cp_max_size_mib == 1024u);
   CHECK(store::parse_host_config("[cp]\nmax_size_mib = 0\n", "c").cp_max_size_mib == 0u);
+  CHECK(c.limits_disk_bytes == 0u);
+}
+
+TEST_CASE("config.toml: [limits] disk_size") {
+  CHECK(store::parse_host_config("[limits]\ndisk_size = \"4G\"\n", "c").limits_disk_bytes ==
+        (4ull << 30));
+  CHECK(store::parse_host_config("[limits]\ndisk_size = \"off\"\n", "c").limits_disk_bytes == 0u);
+  CHECK(error_of("[limits]\ndisk_size = \"1M\"\n") ==
+        "config.toml: limits.disk_size: below 64 MiB, the least --disk-size takes");
+  CHECK(error_of("[limits]\ndisk_size = \"lots\"\n").find("limits.disk_size") != std::string::npos);
+  CHECK(error_of("[limits]\ndisk_size = 4\n") ==
+        "config.toml: limits.disk_size: expected a non-empty string");
+  CHECK(error_of("[limits]\nsize = \"4G\"\n") == "config.toml: limits.size: unknown key");
 }
 
 TEST_CASE("config.toml: errors name the key") {
@@ -60,8 +73,8 @@ TEST_CASE("config.toml: errors name the key") {
   CHECK(error_of("[store]\nsize = 1\n") == "config.toml: store.size: unknown key");
   CHECK(error_of("[extra]\na = 1\n") == "config.toml: [extra]: unknown table");
   CHECK(error_of("top = 1\n") ==
-        "config.toml: top: expected a table ([defaults], [store], [cp], [net], [egress], [jail] or "
-        "[engine])");
+        "config.toml: top: expected a table ([defaults], [store], [cp], [limits], [net], [egress], "
+        "[jail] or [engine])");
   CHECK(error_of("[cp]\nmax_size_mib = -1\n").find("out of range") != std::string::npos);
   CHECK(error_of("[defaults]\ncpus = \"2\"\n") ==
         "config.toml: defaults.cpus: expected an integer");
