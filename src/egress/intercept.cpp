@@ -402,7 +402,7 @@ InterceptResult intercept(int guest, int remote, SslPtr upstream, const Intercep
     res.refused = true;
     return res;
   }
-  std::string why = handshake(down.get(), guest, o.handshake_ms, o.stop_fd);
+  std::string why = handshake(down.get(), guest, o.guest_handshake_ms, o.stop_fd);
   if (!why.empty()) {
     res.ended = "the guest's TLS handshake failed: " + why;
     res.refused = true;

@@ -27,7 +27,10 @@ struct InterceptOptions {
   std::vector<Placeholder> placeholders;
   RequestRewriter::Resolve resolve;
   RequestRewriter::Stray stray;
-  int handshake_ms = 10'000;
+  int handshake_ms = 10'000;  // the bound host's handshake
+  // The guest's: its client may load a CA bundle and make its key share first, which on a PVM
+  // host (guest kernel work interpreted) took git more than 10 s.
+  int guest_handshake_ms = 60'000;
   int idle_ms = 600'000;
   int stop_fd = -1;
 };

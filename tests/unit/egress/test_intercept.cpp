@@ -7,7 +7,9 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <thread>
 
 #include "cred/openssl.h"
@@ -241,4 +243,51 @@ TEST_CASE("intercept: a guest that does not trust the sandbox's CA gets nothing 
   CHECK(res.ended.find("the guest's TLS handshake failed") != std::string::npos);
   CHECK(r.resolved.empty());
   CHECK(r.host_saw.empty());
+}
+
+TEST_CASE("intercept: the guest's handshake has its own, longer deadline than the host's") {
+  // A guest slower than the host's deadline still gets through (git on a PVM host took over
+  // 10 s to its ClientHello); one that never starts its handshake is cut off at its own.
+  for (bool silent : {false, true}) {
+    CAPTURE(silent);
+    Rig r;
+    r.opts.handshake_ms = 200;
+    r.opts.guest_handshake_ms = silent ? 300 : 5000;
+    std::thread host(host_thread, std::ref(r), std::cref(r.host_ca));
+    egress::InterceptResult res;
+    std::thread broker([&] {
+      std::string why;
+      egress::SslPtr up = egress::upstream_handshake(r.remote.b.get(), r.opts, why);
+      if (up) res = egress::intercept(r.guest.b.get(), r.remote.b.get(), std::move(up), r.opts);
+      r.guest.b.reset();
+      r.remote.b.reset();
+    });
+    std::string answer;
+    if (silent) {
+      char c;
+      CHECK(::read(r.guest.a.get(), &c, 1) == 0);  // closed on it, nothing sent
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(600));
+      ossl::Ctx ctx = guest_ctx(r.sandbox_ca.cert);
+      std::string why;
+      ossl::Ssl s = tls(r.guest.a.get(), ctx.get(), false, why);
+      CHECK(why == "");
+      if (s) {
+        write_all(s.get(), "GET /slow HTTP/1.1\r\nHost: h.test\r\nAuthorization: Bearer " + kToken +
+                               "\r\n\r\n");
+        answer = read_until(s.get(), "ok");
+      }
+    }
+    r.guest.a.reset();
+    broker.join();
+    host.join();
+    if (silent) {
+      CHECK(res.refused);
+      CHECK(res.ended == "the guest's TLS handshake failed: timed out (or the broker stopped)");
+    } else {
+      CHECK(answer.find("200 OK") != std::string::npos);
+      CHECK(res.swaps == 1);
+      CHECK_FALSE(res.refused);
+    }
+  }
 }
