@@ -6,7 +6,9 @@
 # `exec true`). Then it imports a tarball of at least 200 MB of this host's /usr as an image (time
 # and MB/s) and times `create --image` next to plain `create`, interleaved, with the first exec in
 # each fresh image sandbox. Then it times creates with the jail and without ([jail] enable = false),
-# interleaved, and prints the difference and the VMM's jail phases. Then it keeps --alive (20) sandboxes alive and idle and prints the host memory of their VMMs
+# interleaved, and prints the difference and the VMM's jail phases. Then it times creates with
+# btrfs quotas off on the store and on (plain, and with a qgroup limit from [limits] disk_size;
+# BENCH_QUOTA=0 skips it), and turns them off again. Then it keeps --alive (20) sandboxes alive and idle and prints the host memory of their VMMs
 # (and of their jails' PID 1s) per sandbox: RSS and PSS (PSS splits the template's copy-on-write pages among their sharers, so
 # it is the honest figure), and beside them times a burst of --burst (20) creates back to back,
 # each sandbox left running, with the ratio of its p90 to the one-at-a-time median. Side by side, Debian's qemu-system-x86_64 -M microvm boots the same
@@ -225,6 +227,43 @@ if count:
     print(f"  paired (jailed - its unjailed twin): median {median(pairs):+.2f} ms, "
           f"p90 {pct(pairs, 90):+.2f} ms", flush=True)
     print("  inside the VMM (medians): " + ", ".join(f"{k} {median(v):.3f} ms" for k, v in phases.items()), flush=True)
+
+# 1d. btrfs quotas' cost (RELIABILITY.md, review item 10): creates with quotas off on the store,
+# then with quotas on (plain, and with a qgroup limit: config.toml's [limits] disk_size),
+# interleaved within each state; the store's quotas are turned off again afterwards. Qgroups account every extent a
+# snapshot shares, which is what a default disk quota per sandbox would put on every create.
+if count and os.environ.get("BENCH_QUOTA", "1") == "1":
+    store = os.path.join(root, "store")
+    def quota(state):
+        subprocess.run(["btrfs", "quota", state, store], check=True, capture_output=True)
+    def block(args, n, tag):
+        v = []
+        for k in range(n):
+            i = f"bench-q{tag}{k}"
+            t0 = now(); run("create", *args, i); v.append((now() - t0) / 1e6)
+            run("destroy", i)
+        return v
+    quota("disable")
+    off = block([], count, "o")
+    quota("enable")
+    subprocess.run(["btrfs", "quota", "rescan", "-w", store], check=False, capture_output=True)
+    on, limited = [], []
+    cfg = os.path.join(root, "config.toml")
+    base = open(cfg).read()
+    for k in range(count):
+        on += block([], 1, f"n{k}-")
+        with open(cfg, "w") as f:  # every create then gets a qgroup limit
+            f.write('[limits]\ndisk_size = "1G"\n' + base)
+        limited += block([], 1, f"l{k}-")
+        with open(cfg, "w") as f:
+            f.write(base)
+    quota("disable")
+    show("space create, quotas off", off)
+    show("space create, quotas on", on)
+    show("space create, quotas on + [limits]", limited)
+    print(f"quotas' cost per create: median {median(on) - median(off):+.2f} ms, with a limit "
+          f"{median(limited) - median(off):+.2f} ms; p90 {pct(limited, 90) - pct(off, 90):+.2f} ms",
+          flush=True)
 
 # 2. memory of idle sandboxes.
 ids = [f"bench-alive-{n}" for n in range(alive)] if count else []

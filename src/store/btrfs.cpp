@@ -11,6 +11,7 @@
 #include <sys/vfs.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "util/error.h"
@@ -73,6 +74,21 @@ void enable_quota(const std::string& path) {
   a.cmd = BTRFS_QUOTA_CTL_ENABLE;
   if (::ioctl(fd.get(), BTRFS_IOC_QUOTA_CTL, &a) != 0)
     throw_errno("enable btrfs quotas on " + path);
+}
+
+bool quota_enabled(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  btrfs_ioctl_fs_info_args info{};
+  if (!fd || ::ioctl(fd.get(), BTRFS_IOC_FS_INFO, &info) != 0) return false;
+  char uuid[37];
+  const uint8_t* u = info.fsid;
+  std::snprintf(uuid, sizeof uuid,
+                "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
+                u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
+                u[15]);
+  struct stat st {};
+  return ::stat((std::string("/sys/fs/btrfs/") + uuid + "/qgroups").c_str(), &st) == 0 &&
+         S_ISDIR(st.st_mode);
 }
 
 void limit_exclusive(const std::string& path, uint64_t bytes) {

@@ -29,6 +29,9 @@ void set_read_only(const std::string& path, bool read_only);
 // Turns quota groups on for the filesystem holding `path` (a no-op when they are on). Every
 // subvolume then has a qgroup counting its bytes.
 void enable_quota(const std::string& path);
+// True if quota groups are on for the btrfs filesystem holding `path` (its sysfs directory
+// /sys/fs/btrfs/<fsid>/qgroups exists, Linux 5.9+); false off btrfs or when it cannot tell.
+bool quota_enabled(const std::string& path);
 // Limits subvolume `path` to `bytes` of data of its own (exclusive: not shared with another
 // subvolume); a write past it fails with EDQUOT. Needs enable_quota(). 0 removes the limit.
 void limit_exclusive(const std::string& path, uint64_t bytes);

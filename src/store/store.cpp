@@ -195,6 +195,7 @@ StoreStatus store_status(const Context& ctx, uint32_t size_gib) {
     s.fs_bytes = uint64_t(vf.f_blocks) * vf.f_frsize;
     s.fs_free = uint64_t(vf.f_bavail) * vf.f_frsize;
   }
+  s.quotas = s.ready && btrfs::quota_enabled(sp.dir);
   return s;
 }
 
@@ -213,12 +214,15 @@ json::Value store_status_json(const StoreStatus& s) {
   }
   v.set("size_bytes", s.fs_bytes);
   v.set("free_bytes", s.fs_free);
+  v.set("quotas", s.quotas);
   return v;
 }
 
 std::string store_status_text(const StoreStatus& s) {
   std::string free =
       s.ready ? ", " + human_size(s.fs_free) + " free of " + human_size(s.fs_bytes) : "";
+  if (s.quotas)
+    free += "; quotas on (each create pays btrfs's accounting: space-create(1), --disk-size)";
   if (s.kind == "btrfs-root")
     return s.dir + " on the root's btrfs" + (s.ready ? free : " (made on first use)");
   if (!s.image_exists)

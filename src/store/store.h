@@ -51,6 +51,9 @@ struct StoreStatus {
   uint64_t fs_bytes = 0;      // when ready: size of the btrfs filesystem
   uint64_t fs_free = 0;       // when ready: bytes available in it
   uint32_t size_gib = 0;      // config.toml [store] size_gib (the size of a new image)
+  // When ready: btrfs quotas are on (a --disk-size or [limits] disk_size turned them on), which
+  // every later create pays for in accounting (space-create(1)).
+  bool quotas = false;
 };
 // "btrfs-root" or "loopback": which case applies (a pure function of the probe results).
 std::string store_kind(bool root_btrfs, bool store_btrfs, bool store_is_mount);

@@ -121,7 +121,7 @@ TEST_CASE("remove_store_tree removes plain directories (sandboxes made before th
 }
 
 // Needs root and mkfs.btrfs, and /tmp not on btrfs (there no loopback store is made).
-TEST_CASE("a loopback store is mounted nosuid and nodev, and an older mount is remounted so" *
+TEST_CASE("a loopback store is mounted nosuid and nodev (an older mount is remounted so); quotas" *
           doctest::skip(::geteuid() != 0 || proc::find_program("mkfs.btrfs").empty() ||
                         store::btrfs::on_btrfs("/tmp"))) {
   test::TempDir t("store-flags");
@@ -145,4 +145,13 @@ TEST_CASE("a loopback store is mounted nosuid and nodev, and an older mount is r
   store::ensure_store(ctx, StoreUse::Existing);
   CHECK((flags() & ST_NOSUID) != 0);
   CHECK((flags() & ST_NODEV) != 0);
+  // Quotas: off in a new store; on once enable_quota ran, and status and check say so.
+  CHECK_FALSE(store::btrfs::quota_enabled(sp.dir));
+  CHECK_FALSE(store::store_status(ctx, 1).quotas);
+  store::btrfs::enable_quota(sp.dir);
+  CHECK(store::btrfs::quota_enabled(sp.dir));
+  store::StoreStatus st = store::store_status(ctx, 1);
+  CHECK(st.quotas);
+  CHECK(store::store_status_json(st).at("quotas").as_bool());
+  CHECK(store::store_status_text(st).find("quotas on") != std::string::npos);
 }
