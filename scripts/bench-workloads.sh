@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark of an agent's typical actions (issue 46 item 3): the same commands, in one run on one
-# host, in a sandbox of the VM engine and natively on the host, each in the same Debian image.
+# host, in a sandbox of the VM engine, in one of the gVisor engine and natively on the host, each
+# in the same Debian image.
 #
 # The image (bookworm with python3, pytest, pip, git, gcc, nodejs, chromium; `space image build
 # --debian`, minutes) is kept as a tarball in $SPACE_CACHE/bench-images/<key>.tar (outside the
@@ -24,8 +25,8 @@
 #           interpreters and tools already run once before the snapshot: page cache, dentries);
 #   native  chroot into a read-only loop mount of the same image disk with a tmpfs overlay, in a
 #           private mount namespace (same binaries, the host's kernel).
-# gVisor: no gVisor engine exists in space yet (the engine issue); that column is printed as
-# such, not measured.
+#   gvisor  a sandbox of the gvisor engine (`create --engine gvisor --image`, from a template
+#           built with --engine gvisor), where runsc is installed (deps.sh's ensure_runsc).
 # Each cell is the median wall time of the whole command (host side: `space exec` end to end;
 # the guest's own part, guest-init's Exec-to-exit time, follows in brackets) and, per row, the
 # ratio of vm and vm-warm to native and the commands' own CPU split (user/sys, from the shell's
@@ -34,7 +35,7 @@
 # assertions on the figures; it exits non-zero only if something failed to run (a row that fails
 # or times out is printed as such and the others go on).
 #
-# Usage: scripts/bench-workloads.sh [--root DIR] [--runs N] [--rows ROW,...] [--memory MIB] [--no-warm] [--no-native] [--keep]
+# Usage: scripts/bench-workloads.sh [--root DIR] [--runs N] [--rows ROW,...] [--memory MIB] [--no-warm] [--no-native] [--no-gvisor] [--keep]
 # Environment: SPACE_BIN (default build/space), SPACE_GUEST_INIT (default build/guest-init),
 # SPACE_CACHE (default /var/cache/space), SPACE_BENCH_ROW_TIMEOUT (seconds per run, default 600).
 set -euo pipefail
@@ -49,6 +50,7 @@ ROWS=""
 MEMORY_MIB=1024
 WARM=1
 NATIVE=1
+GVISOR=1
 KEEP=0
 ROOT=""
 SUITE=bookworm
@@ -63,6 +65,7 @@ while [ $# -gt 0 ]; do
     --memory) MEMORY_MIB=${2:?}; shift 2 ;;
     --no-warm) WARM=0; shift ;;
     --no-native) NATIVE=0; shift ;;
+    --no-gvisor) GVISOR=0; shift ;;
     --keep) KEEP=1; shift ;;
     -h|--help) usage ;;
     *) echo "bench-workloads: unknown argument '$1'" >&2; usage ;;
@@ -72,6 +75,10 @@ done
 [ -x "$SPACE_BIN" ] || { echo "bench-workloads: no space binary at $SPACE_BIN (build it, or set SPACE_BIN)" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "bench-workloads: run as root (image builds, loop mounts, chroot)" >&2; exit 1; }
 
+if [ $GVISOR = 1 ]; then
+  . "$SRC/scripts/deps.sh"
+  ensure_runsc || { echo "bench-workloads: no runsc: the gvisor column is not measured" >&2; GVISOR=0; }
+fi
 KERNEL=$("$SRC/scripts/build-kernel.sh")
 ROOTFS=$("$SRC/scripts/build-rootfs.sh" --guest-init "$SPACE_GUEST_INIT" \
   --space-secret "$(dirname "$SPACE_GUEST_INIT")/space-secret")
@@ -141,6 +148,10 @@ if [ $WARM = 1 ] && ! "$SPACE_BIN" template inspect wl-warm >/dev/null 2>&1; the
   "$SPACE_BIN" template build wl-warm --image wl --run "$WARM_CMD" >/dev/null
 fi
 
+if [ $GVISOR = 1 ] && ! "$SPACE_BIN" template inspect wl-gvisor >/dev/null 2>&1; then
+  "$SPACE_BIN" template build --engine gvisor wl-gvisor >/dev/null
+fi
+
 # A page for chromium, on 127.0.0.2 (never any other address).
 mkdir -p "$WORK/www"
 echo '<html><body><p id="m">space-bench-page</p></body></html>' >"$WORK/www/index.html"
@@ -149,5 +160,5 @@ python3 -m http.server --bind 127.0.0.2 --directory "$WORK/www" "$PORT" >/dev/nu
 SERVER_PID=$!
 
 python3 "$SRC/scripts/bench_workloads.py" --space "$SPACE_BIN" --work "$WORK" --runs "$RUNS" \
-  --rows "$ROWS" --warm "$WARM" --native "$NATIVE" --port "$PORT" \
+  --rows "$ROWS" --warm "$WARM" --native "$NATIVE" --gvisor "$GVISOR" --port "$PORT" \
   --disk "$ROOT/store/images/wl/disk.ext4"
