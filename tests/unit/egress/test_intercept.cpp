@@ -161,6 +161,18 @@ void host_thread(Rig& r, const cred::SandboxCa& signer) {
   r.remote.a.reset();
 }
 
+// The broker's thread: the host's handshake, then the interception into `res`; both of its
+// ends closed after.
+std::thread broker_thread(Rig& r, egress::InterceptResult& res) {
+  return std::thread([&r, &res] {
+    std::string why;
+    egress::SslPtr up = egress::upstream_handshake(r.remote.b.get(), r.opts, why);
+    if (up) res = egress::intercept(r.guest.b.get(), r.remote.b.get(), std::move(up), r.opts);
+    r.guest.b.reset();
+    r.remote.b.reset();
+  });
+}
+
 ossl::Ctx guest_ctx(const std::string& trust) {
   const ossl::Lib& o = ossl::lib();
   ossl::Ctx ctx(o.SSL_CTX_new(o.TLS_client_method()));
@@ -224,13 +236,7 @@ TEST_CASE("intercept: a guest that does not trust the sandbox's CA gets nothing 
   Rig r;
   std::thread host(host_thread, std::ref(r), std::cref(r.host_ca));
   egress::InterceptResult res;
-  std::thread broker([&] {
-    std::string why;
-    egress::SslPtr up = egress::upstream_handshake(r.remote.b.get(), r.opts, why);
-    if (up) res = egress::intercept(r.guest.b.get(), r.remote.b.get(), std::move(up), r.opts);
-    r.guest.b.reset();
-    r.remote.b.reset();
-  });
+  std::thread broker = broker_thread(r, res);
   ossl::Ctx ctx = guest_ctx(r.rogue_ca.cert);  // trusts another CA only
   std::string why;
   ossl::Ssl s = tls(r.guest.a.get(), ctx.get(), false, why);
@@ -255,13 +261,7 @@ TEST_CASE("intercept: the guest's handshake has its own, longer deadline than th
     r.opts.guest_handshake_ms = silent ? 300 : 5000;
     std::thread host(host_thread, std::ref(r), std::cref(r.host_ca));
     egress::InterceptResult res;
-    std::thread broker([&] {
-      std::string why;
-      egress::SslPtr up = egress::upstream_handshake(r.remote.b.get(), r.opts, why);
-      if (up) res = egress::intercept(r.guest.b.get(), r.remote.b.get(), std::move(up), r.opts);
-      r.guest.b.reset();
-      r.remote.b.reset();
-    });
+    std::thread broker = broker_thread(r, res);
     std::string answer;
     if (silent) {
       char c;
