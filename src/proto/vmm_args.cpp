@@ -37,11 +37,12 @@ const Flag kFlags[] = {
     {"--probe", &VmmArgs::probe},
 };
 
+// A flag's value: every number of the contract (an fd, a uid, a Unix time) is 0 or more.
 template <typename T>
-T number(const std::string& flag, const std::string& v, T min) {
+T number(const std::string& flag, const std::string& v) {
   T n{};
   auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-  if (ec != std::errc() || end != v.data() + v.size() || n < min)
+  if (ec != std::errc() || end != v.data() + v.size() || n < T{})
     throw ProtoError("__vmm: " + flag + ": '" + v + "' is not a valid number");
   return n;
 }
@@ -90,7 +91,7 @@ VmmArgs decode_vmm_args(const std::vector<std::string>& args) {
             if constexpr (std::is_same_v<T, std::string>)
               a.*m = v;
             else
-              a.*m = number<T>(name, v, std::is_same_v<T, int> ? 0 : T{});
+              a.*m = number<T>(name, v);
           }
         },
         flag->member);
