@@ -9,6 +9,7 @@
 
 #include "cli/app.h"
 #include "core/copy.h"
+#include "proto/fields.h"
 #include "store/config.h"
 #include "util/json.h"
 #include "util/size.h"
@@ -100,16 +101,7 @@ void register_cp(CLI::App& app, GlobalOptions& g) {
     }
     if (std::string w = core::privileges_warning(o, s); !w.empty())
       std::fprintf(stderr, "%s\n", w.c_str());
-    if (g.json()) {
-      json::Value v = json::Value::object();
-      v.set("entries", s.entries);
-      v.set("bytes", s.bytes);
-      v.set("skipped", s.skipped);
-      v.set("setid_dropped", s.setid_dropped);
-      v.set("xattrs_dropped", s.xattrs_dropped);
-      v.set("seconds", s.seconds);
-      print_json(v);
-    }
+    if (g.json()) print_json(proto::fields_json(s));
   });
 }
 

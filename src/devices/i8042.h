@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "devices/device.h"
+#include "proto/fields.h"
 
 namespace space::devices {
 
@@ -25,11 +26,26 @@ class I8042 : public Device {
   void restore(std::span<const uint8_t> state) override;
   bool reset_requested() const { return reset_; }
 
+  // What save() keeps.
+  struct State {
+    static constexpr uint32_t kVersion = 1;
+    uint32_t version = kVersion;
+    uint8_t command_byte = 0x45;
+    uint8_t pending_cmd = 0;  // command waiting for its data byte
+    int32_t out = -1;         // byte waiting in the output buffer, or -1
+    template <class S, class F>
+    static void fields(S& s, F&& f) {
+      f("version", s.version);
+      f("command_byte", s.command_byte);
+      f("pending_cmd", s.pending_cmd);
+      f("out", s.out);
+    }
+    void check() const;
+  };
+
  private:
   std::function<void()> on_reset_;
-  uint8_t command_byte_ = 0x45;
-  uint8_t pending_cmd_ = 0;  // command waiting for its data byte
-  int out_ = -1;             // byte waiting in the output buffer, or -1
+  State s_;
   bool reset_ = false;
 };
 

@@ -14,20 +14,19 @@ constexpr uint8_t kMcrLoop = 0x10;
 constexpr uint8_t kLsrDr = 0x01, kLsrOe = 0x02, kLsrThre = 0x20, kLsrTemt = 0x40;
 constexpr uint8_t kIirNone = 0x01, kIirThri = 0x02, kIirRdi = 0x04;
 constexpr uint8_t kFcrEnable = 0x01;
-constexpr uint32_t kSaveVersion = 1;
 }  // namespace
 
 uint8_t Serial::iir() const {
-  uint8_t fifo = (fcr_ & kFcrEnable) ? 0xc0 : 0;
-  if ((ier_ & kIerRdi) && !rx_.empty()) return fifo | kIirRdi;
-  if ((ier_ & kIerThri) && thre_pending_) return fifo | kIirThri;
+  uint8_t fifo = (s_.fcr & kFcrEnable) ? 0xc0 : 0;
+  if ((s_.ier & kIerRdi) && !s_.rx.empty()) return fifo | kIirRdi;
+  if ((s_.ier & kIerThri) && s_.thre_pending) return fifo | kIirThri;
   return fifo | kIirNone;
 }
 
 void Serial::update_irq() {
   bool level = (iir() & 0x0f) != kIirNone;
-  if (level == irq_level_) return;
-  irq_level_ = level;
+  if (level == s_.irq_level) return;
+  s_.irq_level = level;
   irq_.set_level(level);
 }
 
@@ -42,45 +41,45 @@ void Serial::write(uint64_t offset, std::span<const uint8_t> data) {
 uint8_t Serial::read_reg(uint8_t reg) {
   switch (reg) {
     case 0: {
-      if (lcr_ & kLcrDlab) return dll_;
-      if (rx_.empty()) return 0;
-      uint8_t b = rx_.front();
-      rx_.pop_front();
+      if (s_.lcr & kLcrDlab) return s_.dll;
+      if (s_.rx.empty()) return 0;
+      uint8_t b = s_.rx.front();
+      s_.rx.erase(s_.rx.begin());
       update_irq();
       return b;
     }
     case 1:
-      return (lcr_ & kLcrDlab) ? dlm_ : ier_;
+      return (s_.lcr & kLcrDlab) ? s_.dlm : s_.ier;
     case 2: {
       uint8_t v = iir();
       if ((v & 0x0f) == kIirThri) {
-        thre_pending_ = false;
+        s_.thre_pending = false;
         update_irq();
       }
       return v;
     }
     case 3:
-      return lcr_;
+      return s_.lcr;
     case 4:
-      return mcr_;
+      return s_.mcr;
     case 5: {
-      uint8_t v = kLsrThre | kLsrTemt | (rx_.empty() ? 0 : kLsrDr) | (overrun_ ? kLsrOe : 0);
+      uint8_t v = kLsrThre | kLsrTemt | (s_.rx.empty() ? 0 : kLsrDr) | (overrun_ ? kLsrOe : 0);
       overrun_ = false;
       return v;
     }
     case 6:
-      if (mcr_ & kMcrLoop) {
+      if (s_.mcr & kMcrLoop) {
         // Loopback: DTR->DSR, RTS->CTS, OUT1->RI, OUT2->DCD.
         uint8_t m = 0;
-        if (mcr_ & 0x01) m |= 0x20;
-        if (mcr_ & 0x02) m |= 0x10;
-        if (mcr_ & 0x04) m |= 0x40;
-        if (mcr_ & 0x08) m |= 0x80;
+        if (s_.mcr & 0x01) m |= 0x20;
+        if (s_.mcr & 0x02) m |= 0x10;
+        if (s_.mcr & 0x04) m |= 0x40;
+        if (s_.mcr & 0x08) m |= 0x80;
         return m;
       }
-      return msr_;
+      return s_.msr;
     case 7:
-      return scr_;
+      return s_.scr;
     default:
       return 0xff;
   }
@@ -89,41 +88,41 @@ uint8_t Serial::read_reg(uint8_t reg) {
 void Serial::write_reg(uint8_t reg, uint8_t v) {
   switch (reg) {
     case 0:
-      if (lcr_ & kLcrDlab) {
-        dll_ = v;
+      if (s_.lcr & kLcrDlab) {
+        s_.dll = v;
         return;
       }
-      if (mcr_ & kMcrLoop) {
+      if (s_.mcr & kMcrLoop) {
         receive(v);
       } else {
         out_.write({reinterpret_cast<const char*>(&v), 1});  // console output is best effort
       }
-      thre_pending_ = true;
+      s_.thre_pending = true;
       update_irq();
       return;
     case 1:
-      if (lcr_ & kLcrDlab) {
-        dlm_ = v;
+      if (s_.lcr & kLcrDlab) {
+        s_.dlm = v;
         return;
       }
       // Enabling THRI while THR is empty makes the THRE interrupt pending at once.
-      if ((v & kIerThri) && !(ier_ & kIerThri)) thre_pending_ = true;
-      ier_ = v & 0x0f;
+      if ((v & kIerThri) && !(s_.ier & kIerThri)) s_.thre_pending = true;
+      s_.ier = v & 0x0f;
       update_irq();
       return;
     case 2:
-      fcr_ = v;
-      if (v & 0x02) rx_.clear();
+      s_.fcr = v;
+      if (v & 0x02) s_.rx.clear();
       update_irq();
       return;
     case 3:
-      lcr_ = v;
+      s_.lcr = v;
       return;
     case 4:
-      mcr_ = v & 0x1f;
+      s_.mcr = v & 0x1f;
       return;
     case 7:
-      scr_ = v;
+      s_.scr = v;
       return;
     default:
       return;
@@ -132,35 +131,24 @@ void Serial::write_reg(uint8_t reg, uint8_t v) {
 }
 
 void Serial::receive(uint8_t b) {
-  if (rx_.size() >= kFifoSize) {
+  if (s_.rx.size() >= kFifoSize) {
     overrun_ = true;
     return;
   }
-  rx_.push_back(b);
+  s_.rx.push_back(b);
+}
+
+void Serial::State::check() const {
+  if (version != kVersion) fail("serial: unsupported saved-state version");
 }
 
 std::vector<uint8_t> Serial::save() const {
-  proto::Writer w;
-  w.u32(kSaveVersion);
-  for (uint8_t r : {ier_, lcr_, mcr_, lsr_, msr_, scr_, dll_, dlm_, fcr_}) w.u8(r);
-  w.u8(thre_pending_);
-  w.u8(irq_level_);
-  std::vector<uint8_t> rx(rx_.begin(), rx_.end());
-  w.bytes(rx);
-  return std::move(w.buffer());
+  return proto::encode_fields(s_);
 }
 
 void Serial::restore(std::span<const uint8_t> state) {
   try {
-    proto::Reader r(state);
-    if (r.u32() != kSaveVersion) fail("serial: unsupported saved-state version");
-    for (uint8_t* p : {&ier_, &lcr_, &mcr_, &lsr_, &msr_, &scr_, &dll_, &dlm_, &fcr_}) *p = r.u8();
-    thre_pending_ = r.u8() != 0;
-    irq_level_ = r.u8() != 0;
-    auto rx = r.bytes();
-    if (rx.size() > kFifoSize) fail("serial: saved receive FIFO holds more than 16 bytes");
-    rx_.assign(rx.begin(), rx.end());
-    r.finish();
+    s_ = proto::decode_fields<State>(state);
   } catch (proto::ProtoError& e) {
     e.add_context("serial: corrupt saved state");
     throw;

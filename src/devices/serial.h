@@ -9,9 +9,10 @@
 // with a marker line when full (util/capped_writer.h).
 #pragma once
 #include <cstdint>
-#include <deque>
+#include <vector>
 
 #include "devices/device.h"
+#include "proto/fields.h"
 #include "util/capped_writer.h"
 
 namespace space::devices {
@@ -32,6 +33,34 @@ class Serial : public Device {
   std::vector<uint8_t> save() const override;
   void restore(std::span<const uint8_t> state) override;
 
+  // What save() keeps: the registers, the pending interrupt and the receive FIFO.
+  struct State {
+    static constexpr uint32_t kVersion = 1;
+    uint32_t version = kVersion;
+    uint8_t ier = 0, lcr = 0, mcr = 0x08, lsr = 0x60, msr = 0xb0, scr = 0, dll = 0x0c, dlm = 0,
+            fcr = 0;
+    bool thre_pending = false;  // THR-empty interrupt pending (cleared by reading IIR)
+    bool irq_level = false;
+    std::vector<uint8_t> rx;  // the receive FIFO, oldest first
+    template <class S, class F>
+    static void fields(S& s, F&& f) {
+      f("version", s.version);
+      f("ier", s.ier);
+      f("lcr", s.lcr);
+      f("mcr", s.mcr);
+      f("lsr", s.lsr);
+      f("msr", s.msr);
+      f("scr", s.scr);
+      f("dll", s.dll);
+      f("dlm", s.dlm);
+      f("fcr", s.fcr);
+      f("thre_pending", s.thre_pending);
+      f("irq_level", s.irq_level);
+      f("rx", s.rx, proto::Max{kFifoSize});
+    }
+    void check() const;
+  };
+
  private:
   uint8_t read_reg(uint8_t reg);
   void write_reg(uint8_t reg, uint8_t v);
@@ -41,12 +70,8 @@ class Serial : public Device {
 
   IrqLine& irq_;
   CappedWriter out_;
-  uint8_t ier_ = 0, lcr_ = 0, mcr_ = 0x08, lsr_ = 0x60, msr_ = 0xb0, scr_ = 0, dll_ = 0x0c,
-          dlm_ = 0, fcr_ = 0;
-  bool thre_pending_ = false;  // THR-empty interrupt pending (cleared by reading IIR)
-  bool irq_level_ = false;
+  State s_;
   bool overrun_ = false;  // LSR.OE: a byte arrived with the FIFO full (cleared by reading LSR)
-  std::deque<uint8_t> rx_;
 };
 
 }  // namespace space::devices

@@ -6,6 +6,7 @@
 #include <cerrno>
 
 #include "image/staging.h"
+#include "proto/fields.h"
 #include "store/paths.h"
 #include "store/store.h"
 #include "util/error.h"
@@ -14,24 +15,6 @@
 
 namespace space::image {
 namespace {
-
-json::Value strings_json(const std::vector<std::string>& v) {
-  json::Value a = json::Value::array();
-  for (const auto& s : v) a.push_back(s);
-  return a;
-}
-
-std::vector<std::string> strings_of(const json::Value& obj, std::string_view key) {
-  std::vector<std::string> out;
-  const json::Value* v = obj.find(key);
-  if (!v) return out;
-  if (!v->is_array()) fail("\"" + std::string(key) + "\" is not an array");
-  for (const auto& s : v->as_array()) {
-    if (!s.is_string()) fail("\"" + std::string(key) + "\" holds a non-string");
-    out.push_back(s.as_string());
-  }
-  return out;
-}
 
 std::string image_dir(const std::string& root, const std::string& name) {
   store::validate_id(name, "image name");
@@ -54,49 +37,25 @@ ImageInfo image_info(const std::string& name, const std::string& dir) {
 
 }  // namespace
 
+void ImageMeta::check() const {
+  if (format > kImageFormat)
+    fail("format " + std::to_string(format) + " is newer than this space reads (" +
+             std::to_string(kImageFormat) + ")",
+         "upgrade space, or import the image again");
+}
+
 json::Value image_meta_json(const ImageMeta& m) {
-  json::Value v = json::Value::object();
-  v.set("format", m.format);
-  v.set("name", m.name);
-  v.set("created", m.created);
-  v.set("source", m.source);
-  v.set("kind", m.kind);
-  v.set("digest", m.digest);
-  v.set("platform", m.platform);
-  v.set("disk_bytes", m.disk_bytes);
-  json::Value c = json::Value::object();
-  c.set("env", strings_json(m.config.env));
-  c.set("entrypoint", strings_json(m.config.entrypoint));
-  c.set("cmd", strings_json(m.config.cmd));
-  c.set("working_dir", m.config.working_dir);
-  c.set("user", m.config.user);
-  v.set("config", c);
-  return v;
+  return proto::fields_json(m);
 }
 
 ImageMeta parse_image_meta(const json::Value& v, const std::string& source) {
   try {
-    if (!v.is_object()) fail("not a JSON object");
     ImageMeta m;
-    m.format = static_cast<uint32_t>(json::uint_field(v, "format", UINT32_MAX));
-    if (m.format > kImageFormat)
-      fail("format " + std::to_string(m.format) + " is newer than this space reads (" +
-               std::to_string(kImageFormat) + ")",
-           "upgrade space, or import the image again");
-    m.name = json::string_field(v, "name");
-    m.created = json::string_field(v, "created");
-    m.source = json::string_field(v, "source");
-    m.kind = json::string_field(v, "kind");
-    m.digest = json::string_field(v, "digest");
-    m.platform = json::string_field(v, "platform");
-    m.disk_bytes = json::uint_field(v, "disk_bytes");
-    const json::Value* c = v.find("config");
-    if (!c || !c->is_object()) fail("\"config\" is missing or not an object");
-    m.config.env = strings_of(*c, "env");
-    m.config.entrypoint = strings_of(*c, "entrypoint");
-    m.config.cmd = strings_of(*c, "cmd");
-    m.config.working_dir = json::string_field(*c, "working_dir");
-    m.config.user = json::string_field(*c, "user");
+    if (v.is_object()) {  // a newer format first: its other fields may differ
+      m.format = static_cast<uint32_t>(json::uint_field(v, "format", UINT32_MAX));
+      m.check();
+    }
+    proto::fields_from_json(v, m);
     return m;
   } catch (Error& e) {
     e.add_context(source);

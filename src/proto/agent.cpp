@@ -48,15 +48,12 @@ std::optional<Frame> FrameDecoder::next() {
   return f;
 }
 
+void Hello::check() const {
+  if (flags & ~(kImage | kNetwork)) throw ProtoError("unknown Hello flags");
+}
+
 std::vector<uint8_t> Hello::encode() const {
-  Writer w;
-  w.u32(version);
-  w.str(client);
-  w.raw(entropy);
-  w.u64(time_ns);
-  w.str(sandbox);
-  w.u32(flags);
-  return std::move(w.buffer());
+  return encode_fields(*this);
 }
 
 Hello Hello::decode(std::span<const uint8_t> p) {
@@ -64,49 +61,23 @@ Hello Hello::decode(std::span<const uint8_t> p) {
   Hello h;
   h.version = r.u32();
   if (h.version != kVersion) return h;
-  h.client = r.str();
-  auto e = r.raw(kEntropySize);
-  std::copy(e.begin(), e.end(), h.entropy.begin());
-  h.time_ns = r.u64();
-  h.sandbox = r.str();
-  h.flags = r.u32();
-  if (h.flags & ~(kImage | kNetwork)) throw ProtoError("unknown Hello flags");
-  r.finish();
-  return h;
+  return decode_fields<Hello>(p);
 }
 
 std::vector<uint8_t> HelloReply::encode() const {
-  Writer w;
-  w.u32(version);
-  w.str(agent);
-  w.str(hostname);
-  w.u64(uptime_ms);
-  return std::move(w.buffer());
+  return encode_fields(*this);
 }
 
 HelloReply HelloReply::decode(std::span<const uint8_t> p) {
-  Reader r(p);
-  HelloReply h;
-  h.version = r.u32();
-  h.agent = r.str();
-  h.hostname = r.str();
-  h.uptime_ms = r.u64();
-  r.finish();
-  return h;
+  return decode_fields<HelloReply>(p);
 }
 
 std::vector<uint8_t> ErrorMsg::encode() const {
-  Writer w;
-  w.str(message);
-  return std::move(w.buffer());
+  return encode_fields(*this);
 }
 
 ErrorMsg ErrorMsg::decode(std::span<const uint8_t> p) {
-  Reader r(p);
-  ErrorMsg e;
-  e.message = r.str();
-  r.finish();
-  return e;
+  return decode_fields<ErrorMsg>(p);
 }
 
 }  // namespace space::proto

@@ -14,54 +14,38 @@ bool valid_secret_name(std::string_view name) {
   return true;
 }
 
+void CredGet::check() const {
+  if (!valid_secret_name(name)) throw ProtoError("invalid secret name");
+}
+
 std::vector<uint8_t> CredGet::encode() const {
-  Writer w;
-  w.str(name);
-  return std::move(w.buffer());
+  return encode_fields(*this);
 }
 
 CredGet CredGet::decode(std::span<const uint8_t> p) {
-  Reader r(p);
-  CredGet g;
-  g.name = r.str();
-  r.finish();
-  if (!valid_secret_name(g.name)) throw ProtoError("invalid secret name");
-  return g;
+  return decode_fields<CredGet>(p);
 }
 
 std::vector<uint8_t> CredValue::encode() const {
-  Writer w;
-  w.bytes(value);
-  return std::move(w.buffer());
+  return encode_fields(*this);
 }
 
 CredValue CredValue::decode(std::span<const uint8_t> p) {
-  Reader r(p);
-  auto b = r.bytes();
-  r.finish();
-  if (b.size() > kMaxSecretSize) throw ProtoError("secret value too large");
-  return CredValue{{b.begin(), b.end()}};
+  return decode_fields<CredValue>(p);
+}
+
+void CredDenied::check() const {
+  if (code < DenyCode::NotGranted || code > DenyCode::Internal)
+    throw ProtoError("unknown denial code");
+  if (message.find('\0') != std::string::npos) throw ProtoError("denial message has a NUL");
 }
 
 std::vector<uint8_t> CredDenied::encode() const {
-  Writer w;
-  w.u32(static_cast<uint32_t>(code));
-  w.str(message.size() > kMaxDenyMessage ? message.substr(0, kMaxDenyMessage) : message);
-  return std::move(w.buffer());
+  return encode_fields(*this);
 }
 
 CredDenied CredDenied::decode(std::span<const uint8_t> p) {
-  Reader r(p);
-  CredDenied d;
-  uint32_t code = r.u32();
-  d.message = r.str();
-  r.finish();
-  if (code < 1 || code > static_cast<uint32_t>(DenyCode::Internal))
-    throw ProtoError("unknown denial code");
-  if (d.message.size() > kMaxDenyMessage) throw ProtoError("denial message too long");
-  if (d.message.find('\0') != std::string::npos) throw ProtoError("denial message has a NUL");
-  d.code = static_cast<DenyCode>(code);
-  return d;
+  return decode_fields<CredDenied>(p);
 }
 
 }  // namespace space::proto

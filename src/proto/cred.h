@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "proto/fields.h"
 #include "proto/wire.h"
 
 namespace space::proto {
@@ -32,12 +33,21 @@ bool valid_secret_name(std::string_view name);
 
 struct CredGet {
   std::string name;
+  template <class S, class F>
+  static void fields(S& s, F&& f) {
+    f("name", s.name);
+  }
+  void check() const;
   std::vector<uint8_t> encode() const;
   static CredGet decode(std::span<const uint8_t> p);
 };
 
 struct CredValue {
   std::vector<uint8_t> value;
+  template <class S, class F>
+  static void fields(S& s, F&& f) {
+    f("value", s.value, Max{kMaxSecretSize});
+  }
   std::vector<uint8_t> encode() const;
   static CredValue decode(std::span<const uint8_t> p);
 };
@@ -55,6 +65,12 @@ enum class DenyCode : uint32_t {
 struct CredDenied {
   DenyCode code = DenyCode::NotGranted;
   std::string message;
+  template <class S, class F>
+  static void fields(S& s, F&& f) {
+    f("code", s.code);
+    f("message", s.message, Cut{kMaxDenyMessage});
+  }
+  void check() const;
   std::vector<uint8_t> encode() const;
   static CredDenied decode(std::span<const uint8_t> p);
 };

@@ -27,179 +27,123 @@ void check_secret_env(const std::string& e) {
 
 }  // namespace
 
-std::vector<uint8_t> ExecRequest::encode() const {
-  Writer w;
-  w.u32((tty ? kTty : 0) | (with_stdin ? kStdin : 0) | (uid ? kUid : 0) | (gid ? kGid : 0) |
-        (secret_env.empty() ? 0 : kSecretEnv) | (user.empty() ? 0 : kUser) |
-        (groups.empty() && !umask && rlimits.empty() ? 0 : kLimits));
-  w.strs(argv);
-  w.strs(env);
-  w.str(cwd);
-  w.u32(uid.value_or(0));
-  w.u32(gid.value_or(0));
-  w.u16(rows);
-  w.u16(cols);
-  w.u32(timeout_ms);
-  if (!secret_env.empty()) w.strs(secret_env);
-  if (!user.empty()) w.str(user);
-  if (!groups.empty() || umask || !rlimits.empty()) {
-    w.u32(static_cast<uint32_t>(groups.size()));
-    for (uint32_t g : groups) w.u32(g);
-    w.u32(umask ? 1 : 0);
-    w.u32(umask.value_or(0));
-    w.u32(static_cast<uint32_t>(rlimits.size()));
-    for (const auto& l : rlimits) {
-      w.u32(l.resource);
-      w.u64(l.soft);
-      w.u64(l.hard);
-    }
-  }
-  return std::move(w.buffer());
+ExecRequest::Wire ExecRequest::wire() const {
+  Wire w;
+  const bool limits = !groups.empty() || umask || !rlimits.empty();
+  w.flags = (tty ? kTty : 0) | (with_stdin ? kStdin : 0) | (uid ? kUid : 0) | (gid ? kGid : 0) |
+            (secret_env.empty() ? 0 : kSecretEnv) | (user.empty() ? 0 : kUser) |
+            (limits ? kLimits : 0);
+  w.uid = uid.value_or(0);
+  w.gid = gid.value_or(0);
+  w.has_umask = umask ? 1 : 0;
+  w.umask = umask.value_or(0);
+  return w;
 }
 
-ExecRequest ExecRequest::decode(std::span<const uint8_t> p) {
-  Reader r(p);
-  ExecRequest q;
-  uint32_t flags = r.u32();
-  if (flags & ~(kTty | kStdin | kUid | kGid | kSecretEnv | kUser | kLimits))
+void ExecRequest::apply(const Wire& w) {
+  if (w.flags & ~(kTty | kStdin | kUid | kGid | kSecretEnv | kUser | kLimits))
     throw ProtoError("unknown exec flags");
-  q.tty = flags & kTty;
-  q.with_stdin = flags & kStdin;
-  q.argv = r.strs(kMaxArgs);
-  q.env = r.strs(kMaxArgs);
-  q.cwd = r.str();
-  uint32_t uid = r.u32(), gid = r.u32();
-  if (flags & kUid) q.uid = uid;
-  if (flags & kGid) q.gid = gid;
-  q.rows = r.u16();
-  q.cols = r.u16();
-  q.timeout_ms = r.u32();
-  if (flags & kSecretEnv) {
-    q.secret_env = r.strs(kMaxSecretEnv);
-    if (q.secret_env.empty()) throw ProtoError("secret env flag without entries");
-    for (const auto& e : q.secret_env) check_secret_env(e);
+  tty = w.flags & kTty;
+  with_stdin = w.flags & kStdin;
+  uid = w.flags & kUid ? std::optional<uint32_t>(w.uid) : std::nullopt;
+  gid = w.flags & kGid ? std::optional<uint32_t>(w.gid) : std::nullopt;
+  if ((w.flags & kSecretEnv) && secret_env.empty())
+    throw ProtoError("secret env flag without entries");
+  if ((w.flags & kUser) && user.empty()) throw ProtoError("user flag without a user");
+  if ((w.flags & kUser) && (w.flags & (kUid | kGid)))
+    throw ProtoError("a user name and numeric ids together");
+  if (!(w.flags & kLimits)) return;
+  if (w.has_umask > 1 || w.umask > 0777) throw ProtoError("invalid umask");
+  umask = w.has_umask ? std::optional<uint32_t>(w.umask) : std::nullopt;
+  if (groups.empty() && !umask && rlimits.empty()) throw ProtoError("limits flag without limits");
+}
+
+void ExecRequest::check() const {
+  for (const auto& e : secret_env) check_secret_env(e);
+  check_no_nul(user, "the user");
+  for (size_t i = 0; i < rlimits.size(); i++) {
+    const auto& l = rlimits[i];
+    if (l.resource >= kMaxRlimitResource) throw ProtoError("unknown resource limit");
+    if (l.soft > l.hard) throw ProtoError("a resource limit's soft value above its hard one");
+    for (size_t j = 0; j < i; j++)
+      if (rlimits[j].resource == l.resource) throw ProtoError("a resource limit given twice");
   }
-  if (flags & kUser) {
-    q.user = r.str();
-    if (q.user.empty()) throw ProtoError("user flag without a user");
-    if (flags & (kUid | kGid)) throw ProtoError("a user name and numeric ids together");
-    check_no_nul(q.user, "the user");
-  }
-  if (flags & kLimits) {
-    uint32_t ng = r.u32();
-    if (ng > kMaxGroups) throw ProtoError("too many supplementary groups");
-    for (uint32_t i = 0; i < ng; i++) q.groups.push_back(r.u32());
-    uint32_t has_umask = r.u32(), mask = r.u32();
-    if (has_umask > 1 || mask > 0777) throw ProtoError("invalid umask");
-    if (has_umask) q.umask = mask;
-    uint32_t nl = r.u32();
-    if (nl > kMaxRlimitResource) throw ProtoError("too many resource limits");
-    for (uint32_t i = 0; i < nl; i++) {
-      ExecRequest::Rlimit l;
-      l.resource = r.u32();
-      l.soft = r.u64();
-      l.hard = r.u64();
-      if (l.resource >= kMaxRlimitResource) throw ProtoError("unknown resource limit");
-      if (l.soft > l.hard) throw ProtoError("a resource limit's soft value above its hard one");
-      for (const auto& o : q.rlimits)
-        if (o.resource == l.resource) throw ProtoError("a resource limit given twice");
-      q.rlimits.push_back(l);
-    }
-    if (q.groups.empty() && !q.umask && q.rlimits.empty())
-      throw ProtoError("limits flag without limits");
-  }
-  r.finish();
-  if (q.argv.empty()) throw ProtoError("exec without a command");
-  if (q.argv[0].empty()) throw ProtoError("exec of an empty command name");
-  for (const auto& a : q.argv) check_no_nul(a, "an argument");
-  for (const auto& e : q.env) {
+  if (argv.empty()) throw ProtoError("exec without a command");
+  if (argv[0].empty()) throw ProtoError("exec of an empty command name");
+  for (const auto& a : argv) check_no_nul(a, "an argument");
+  for (const auto& e : env) {
     check_no_nul(e, "an environment entry");
     auto eq = e.find('=');
     if (eq == std::string::npos || eq == 0) throw ProtoError("environment entry is not K=V");
   }
-  check_no_nul(q.cwd, "the working directory");
-  return q;
+  check_no_nul(cwd, "the working directory");
+}
+
+std::vector<uint8_t> ExecRequest::encode() const {
+  return encode_fields(*this);
+}
+
+ExecRequest ExecRequest::decode(std::span<const uint8_t> p) {
+  return decode_fields<ExecRequest>(p);
+}
+
+void SignalMsg::check() const {
+  if (signo == 0 || signo > kMaxSignal) throw ProtoError("signal number out of range");
 }
 
 std::vector<uint8_t> SignalMsg::encode() const {
-  Writer w;
-  w.u32(signo);
-  return std::move(w.buffer());
+  return encode_fields(*this);
 }
 
 SignalMsg SignalMsg::decode(std::span<const uint8_t> p) {
-  Reader r(p);
-  SignalMsg s{r.u32()};
-  r.finish();
-  if (s.signo == 0 || s.signo > kMaxSignal) throw ProtoError("signal number out of range");
-  return s;
+  return decode_fields<SignalMsg>(p);
 }
 
 std::vector<uint8_t> WindowSize::encode() const {
-  Writer w;
-  w.u16(rows);
-  w.u16(cols);
-  return std::move(w.buffer());
+  return encode_fields(*this);
 }
 
 WindowSize WindowSize::decode(std::span<const uint8_t> p) {
-  Reader r(p);
-  WindowSize s;
-  s.rows = r.u16();
-  s.cols = r.u16();
-  r.finish();
-  return s;
+  return decode_fields<WindowSize>(p);
+}
+
+void StdinAck::check() const {
+  if (bytes == 0 || bytes > kStdinWindow) throw ProtoError("stdin ack out of range");
 }
 
 std::vector<uint8_t> StdinAck::encode() const {
-  Writer w;
-  w.u32(bytes);
-  return std::move(w.buffer());
+  return encode_fields(*this);
 }
 
 StdinAck StdinAck::decode(std::span<const uint8_t> p) {
-  Reader r(p);
-  StdinAck a{r.u32()};
-  r.finish();
-  if (a.bytes == 0 || a.bytes > kStdinWindow) throw ProtoError("stdin ack out of range");
-  return a;
+  return decode_fields<StdinAck>(p);
 }
 
-std::vector<uint8_t> ExitStatus::encode() const {
-  Writer w;
-  w.u8(static_cast<uint8_t>(kind));
-  w.i32(value);
-  w.u64(duration_us);
-  w.str(message.size() > kMaxExitMessage ? message.substr(0, kMaxExitMessage) : message);
-  return std::move(w.buffer());
-}
-
-ExitStatus ExitStatus::decode(std::span<const uint8_t> p) {
-  Reader r(p);
-  ExitStatus s;
-  uint8_t kind = r.u8();
-  if (kind > static_cast<uint8_t>(ExitKind::CannotExecute)) throw ProtoError("unknown exit kind");
-  s.kind = static_cast<ExitKind>(kind);
-  s.value = r.i32();
-  s.duration_us = r.u64();
-  s.message = r.str();
-  r.finish();
-  if (s.message.size() > kMaxExitMessage) throw ProtoError("exit message too long");
-  switch (s.kind) {
+void ExitStatus::check() const {
+  if (static_cast<uint8_t>(kind) > static_cast<uint8_t>(ExitKind::CannotExecute))
+    throw ProtoError("unknown exit kind");
+  switch (kind) {
     case ExitKind::Exited:
-      if (s.value < 0 || s.value > 255) throw ProtoError("exit code out of range");
+      if (value < 0 || value > 255) throw ProtoError("exit code out of range");
       break;
     case ExitKind::Signaled:
     case ExitKind::TimedOut:
-      if (s.value <= 0 || s.value > static_cast<int32_t>(kMaxSignal))
+      if (value <= 0 || value > static_cast<int32_t>(kMaxSignal))
         throw ProtoError("exit signal out of range");
       break;
     case ExitKind::NotFound:
     case ExitKind::CannotExecute:
-      if (s.value < 0 || s.value > 4095) throw ProtoError("exit errno out of range");
+      if (value < 0 || value > 4095) throw ProtoError("exit errno out of range");
       break;
   }
-  return s;
+}
+
+std::vector<uint8_t> ExitStatus::encode() const {
+  return encode_fields(*this);
+}
+
+ExitStatus ExitStatus::decode(std::span<const uint8_t> p) {
+  return decode_fields<ExitStatus>(p);
 }
 
 int exit_code_of(const ExitStatus& s) {

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "proto/fields.h"
 #include "proto/wire.h"
 
 namespace space::proto {
@@ -30,6 +31,8 @@ constexpr uint32_t kStdinWindow = 256 * 1024;  // unacknowledged stdin bytes in 
 constexpr size_t kMaxExitMessage = 4096;
 constexpr uint32_t kMaxSignal = 64;
 constexpr uint32_t kMaxSecretEnv = 64;  // --secret-env entries per exec
+constexpr size_t kMaxGroups = 64;
+constexpr uint32_t kMaxRlimitResource = 16;  // RLIM_NLIMITS
 
 struct ExecRequest {
   static constexpr uint32_t kTty = 1, kStdin = 2, kUid = 4, kGid = 8, kSecretEnv = 16, kUser = 32,
@@ -39,6 +42,12 @@ struct ExecRequest {
     uint32_t resource = 0;  // RLIMIT_*, below kMaxRlimitResource
     uint64_t soft = 0, hard = 0;
     friend bool operator==(const Rlimit&, const Rlimit&) = default;
+    template <class S, class F>
+    static void fields(S& s, F&& f) {
+      f("resource", s.resource);
+      f("soft", s.soft);
+      f("hard", s.hard);
+    }
   };
   std::vector<std::string> argv;     // argv[0] is looked up in PATH unless it contains '/'
   std::vector<std::string> env;      // "K=V", applied over guest-init's environment
@@ -60,26 +69,68 @@ struct ExecRequest {
   std::vector<uint32_t> groups;
   std::optional<uint32_t> umask;
   std::vector<Rlimit> rlimits;
+
+  // What the members above say in the form the bytes carry it: the flag word, the ids (0 when
+  // unset) and the umask with its presence. wire() computes it; decoding apply()s it.
+  struct Wire {
+    uint32_t flags = 0, uid = 0, gid = 0, has_umask = 0, umask = 0;
+  };
+  template <class S, class F>
+  static void fields(S& s, F&& f) {
+    Wire w = s.wire();
+    f("flags", w.flags);
+    f("argv", s.argv, Max{kMaxArgs});
+    f("env", s.env, Max{kMaxArgs});
+    f("cwd", s.cwd);
+    f("uid", w.uid);
+    f("gid", w.gid);
+    f("rows", s.rows);
+    f("cols", s.cols);
+    f("timeout_ms", s.timeout_ms);
+    f("secret_env", s.secret_env, Max{kMaxSecretEnv}, When{(w.flags & kSecretEnv) != 0});
+    f("user", s.user, When{(w.flags & kUser) != 0});
+    const bool limits = (w.flags & kLimits) != 0;
+    f("groups", s.groups, Max{kMaxGroups}, When{limits});
+    f("has_umask", w.has_umask, When{limits});
+    f("umask", w.umask, When{limits});
+    f("rlimits", s.rlimits, Max{kMaxRlimitResource}, When{limits});
+    if constexpr (!std::is_const_v<S>) s.apply(w);
+  }
+  Wire wire() const;
+  void apply(const Wire& w);  // throws ProtoError on unknown flags and flags without their fields
+  void check() const;
   std::vector<uint8_t> encode() const;
   static ExecRequest decode(std::span<const uint8_t> p);
 };
-constexpr size_t kMaxGroups = 64;
-constexpr uint32_t kMaxRlimitResource = 16;  // RLIM_NLIMITS
-
 struct SignalMsg {
   uint32_t signo = 0;  // 1..kMaxSignal
+  template <class S, class F>
+  static void fields(S& s, F&& f) {
+    f("signo", s.signo);
+  }
+  void check() const;
   std::vector<uint8_t> encode() const;
   static SignalMsg decode(std::span<const uint8_t> p);
 };
 
 struct WindowSize {
   uint16_t rows = 0, cols = 0;
+  template <class S, class F>
+  static void fields(S& s, F&& f) {
+    f("rows", s.rows);
+    f("cols", s.cols);
+  }
   std::vector<uint8_t> encode() const;
   static WindowSize decode(std::span<const uint8_t> p);
 };
 
 struct StdinAck {
   uint32_t bytes = 0;  // 1..kStdinWindow
+  template <class S, class F>
+  static void fields(S& s, F&& f) {
+    f("bytes", s.bytes);
+  }
+  void check() const;
   std::vector<uint8_t> encode() const;
   static StdinAck decode(std::span<const uint8_t> p);
 };
@@ -97,6 +148,14 @@ struct ExitStatus {
   int32_t value = 0;
   uint64_t duration_us = 0;  // guest-measured, from just before spawning to the exit
   std::string message;       // why it could not start; "" otherwise
+  template <class S, class F>
+  static void fields(S& s, F&& f) {
+    f("kind", s.kind);
+    f("value", s.value);
+    f("duration_us", s.duration_us);
+    f("message", s.message, Cut{kMaxExitMessage});
+  }
+  void check() const;
   std::vector<uint8_t> encode() const;
   static ExitStatus decode(std::span<const uint8_t> p);
 };

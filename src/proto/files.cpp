@@ -31,97 +31,43 @@ void check_entry_name(const TreeEntry& e) {
 
 }  // namespace
 
+void PutRequest::check() const {
+  if (flags & ~(kArchive | kDir | kContents | kStream)) throw ProtoError("unknown put flags");
+  check_path(dest, "the destination", false);
+  check_path(name, "the source name", true);
+  if (name.find('/') != std::string::npos || name == "." || name == "..")
+    throw ProtoError("the source name is not a single file name");
+  check_path(user, "the user", true);
+}
+
 std::vector<uint8_t> PutRequest::encode() const {
-  Writer w;
-  w.u32(flags);
-  w.str(dest);
-  w.str(name);
-  w.str(user);
-  return std::move(w.buffer());
+  return encode_fields(*this);
 }
 
 PutRequest PutRequest::decode(std::span<const uint8_t> p) {
-  Reader r(p);
-  PutRequest q;
-  q.flags = r.u32();
-  if (q.flags & ~(kArchive | kDir | kContents | kStream)) throw ProtoError("unknown put flags");
-  q.dest = r.str();
-  q.name = r.str();
-  q.user = r.str();
-  r.finish();
-  check_path(q.dest, "the destination", false);
-  check_path(q.name, "the source name", true);
-  if (q.name.find('/') != std::string::npos || q.name == "." || q.name == "..")
-    throw ProtoError("the source name is not a single file name");
-  check_path(q.user, "the user", true);
-  return q;
+  return decode_fields<PutRequest>(p);
+}
+
+void GetRequest::check() const {
+  if (flags & ~kFollowLink) throw ProtoError("unknown get flags");
+  check_path(src, "the source", false);
 }
 
 std::vector<uint8_t> GetRequest::encode() const {
-  Writer w;
-  w.u32(flags);
-  w.str(src);
-  return std::move(w.buffer());
+  return encode_fields(*this);
 }
 
 GetRequest GetRequest::decode(std::span<const uint8_t> p) {
-  Reader r(p);
-  GetRequest q;
-  q.flags = r.u32();
-  if (q.flags & ~kFollowLink) throw ProtoError("unknown get flags");
-  q.src = r.str();
-  r.finish();
-  check_path(q.src, "the source", false);
-  return q;
+  return decode_fields<GetRequest>(p);
 }
 
-std::vector<uint8_t> encode_entry(const TreeEntry& e) {
-  Writer w;
-  w.u8(static_cast<uint8_t>(e.kind));
-  w.str(e.name);
-  w.u32(e.mode);
-  w.u32(e.uid);
-  w.u32(e.gid);
-  w.u64(static_cast<uint64_t>(e.mtime_sec));
-  w.u32(e.mtime_nsec);
-  w.u64(e.size);
-  w.str(e.target);
-  w.u64(e.rdev);
-  w.u32(static_cast<uint32_t>(e.xattrs.size()));
+void FieldList<TreeEntry>::check(const TreeEntry& e) {
+  if (e.kind < EntryKind::Dir || e.kind > EntryKind::Fifo) throw ProtoError("unknown entry kind");
   for (const auto& [name, value] : e.xattrs) {
-    w.str(name);
-    w.str(value);
-  }
-  return std::move(w.buffer());
-}
-
-TreeEntry decode_entry(std::span<const uint8_t> p) {
-  Reader r(p);
-  TreeEntry e;
-  uint8_t kind = r.u8();
-  if (kind < static_cast<uint8_t>(EntryKind::Dir) || kind > static_cast<uint8_t>(EntryKind::Fifo))
-    throw ProtoError("unknown entry kind");
-  e.kind = static_cast<EntryKind>(kind);
-  e.name = r.str();
-  e.mode = r.u32();
-  e.uid = r.u32();
-  e.gid = r.u32();
-  e.mtime_sec = static_cast<int64_t>(r.u64());
-  e.mtime_nsec = r.u32();
-  e.size = r.u64();
-  e.target = r.str();
-  e.rdev = r.u64();
-  uint32_t n = r.u32();
-  if (n > kMaxEntryXattrs) throw ProtoError("too many extended attributes");
-  for (uint32_t i = 0; i < n; i++) {
-    std::string name = r.str();
-    std::string value = r.str();
     if (name.empty() || name.size() > 255 || name.find('\0') != std::string::npos)
       throw ProtoError("an invalid extended attribute name");
     if (value.size() > kMaxXattrValue) throw ProtoError("an extended attribute is too large");
-    e.xattrs.emplace_back(std::move(name), std::move(value));
   }
-  r.finish();
   check_path(e.name, "the entry name", true);
   if (e.mode & ~07777u) throw ProtoError("entry mode has bits beyond 07777");
   if (e.mtime_nsec >= 1'000'000'000u) throw ProtoError("entry mtime nanoseconds out of range");
@@ -133,7 +79,14 @@ TreeEntry decode_entry(std::span<const uint8_t> p) {
     throw ProtoError("a size on an entry that is not a file");
   const bool dev = e.kind == EntryKind::CharDev || e.kind == EntryKind::BlockDev;
   if (!dev && e.rdev != 0) throw ProtoError("a device number on an entry that is not a device");
-  return e;
+}
+
+std::vector<uint8_t> encode_entry(const TreeEntry& e) {
+  return encode_fields(e);
+}
+
+TreeEntry decode_entry(std::span<const uint8_t> p) {
+  return decode_fields<TreeEntry>(p);
 }
 
 bool TreeReceiver::feed(const Frame& f) {
@@ -170,21 +123,11 @@ bool TreeReceiver::feed(const Frame& f) {
 }
 
 std::vector<uint8_t> CopyDone::encode() const {
-  Writer w;
-  w.u64(entries);
-  w.u64(bytes);
-  w.u64(skipped);
-  return std::move(w.buffer());
+  return encode_fields(*this);
 }
 
 CopyDone CopyDone::decode(std::span<const uint8_t> p) {
-  Reader r(p);
-  CopyDone d;
-  d.entries = r.u64();
-  d.bytes = r.u64();
-  d.skipped = r.u64();
-  r.finish();
-  return d;
+  return decode_fields<CopyDone>(p);
 }
 
 }  // namespace space::proto

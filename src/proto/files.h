@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "proto/agent.h"
+#include "proto/fields.h"
 #include "proto/wire.h"
 #include "util/tree.h"
 
@@ -46,6 +47,14 @@ struct PutRequest {
   // Who owns what is copied in, without kArchive: "USER[:GROUP]" by name or number, resolved in
   // the guest's root; "" = root.
   std::string user;
+  template <class S, class F>
+  static void fields(S& s, F&& f) {
+    f("flags", s.flags);
+    f("dest", s.dest);
+    f("name", s.name);
+    f("user", s.user);
+  }
+  void check() const;
   std::vector<uint8_t> encode() const;
   static PutRequest decode(std::span<const uint8_t> p);
 };
@@ -54,8 +63,33 @@ struct GetRequest {
   static constexpr uint32_t kFollowLink = 1;  // a source that is a symbolic link: copy its target
   uint32_t flags = 0;
   std::string src;  // the source path in the guest
+  template <class S, class F>
+  static void fields(S& s, F&& f) {
+    f("flags", s.flags);
+    f("src", s.src);
+  }
+  void check() const;
   std::vector<uint8_t> encode() const;
   static GetRequest decode(std::span<const uint8_t> p);
+};
+// A tree entry's header (EntryHeader above); util/tree.h holds the struct.
+template <>
+struct FieldList<TreeEntry> {
+  template <class S, class F>
+  static void fields(S& e, F&& f) {
+    f("kind", e.kind);
+    f("name", e.name);
+    f("mode", e.mode);
+    f("uid", e.uid);
+    f("gid", e.gid);
+    f("mtime_sec", e.mtime_sec);
+    f("mtime_nsec", e.mtime_nsec);
+    f("size", e.size);
+    f("target", e.target);
+    f("rdev", e.rdev);
+    f("xattrs", e.xattrs, Max{kMaxEntryXattrs});
+  }
+  static void check(const TreeEntry& e);
 };
 
 std::vector<uint8_t> encode_entry(const TreeEntry& e);
@@ -84,6 +118,12 @@ class TreeReceiver {
 
 struct CopyDone {
   uint64_t entries = 0, bytes = 0, skipped = 0;
+  template <class S, class F>
+  static void fields(S& s, F&& f) {
+    f("entries", s.entries);
+    f("bytes", s.bytes);
+    f("skipped", s.skipped);
+  }
   std::vector<uint8_t> encode() const;
   static CopyDone decode(std::span<const uint8_t> p);
 };

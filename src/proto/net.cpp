@@ -11,69 +11,52 @@ bool printable(const std::string& s) {
 }
 }  // namespace
 
+void NetConnect::check() const {
+  if (host.empty() || host.size() > kMaxNetHost || !printable(host))
+    throw ProtoError("invalid host in a connection request");
+  if (port == 0) throw ProtoError("port 0 in a connection request");
+}
+
 std::vector<uint8_t> NetConnect::encode() const {
-  Writer w;
-  w.str(host);
-  w.u16(port);
-  return std::move(w.buffer());
+  return encode_fields(*this);
 }
 
 NetConnect NetConnect::decode(std::span<const uint8_t> p) {
-  Reader r(p);
-  NetConnect c;
-  c.host = r.str();
-  c.port = r.u16();
-  r.finish();
-  if (c.host.empty() || c.host.size() > kMaxNetHost || !printable(c.host))
-    throw ProtoError("invalid host in a connection request");
-  if (c.port == 0) throw ProtoError("port 0 in a connection request");
-  return c;
+  return decode_fields<NetConnect>(p);
+}
+
+void ForwardRequest::check() const {
+  if (port == 0) throw ProtoError("port 0 in a forward request");
 }
 
 std::vector<uint8_t> ForwardRequest::encode() const {
-  Writer w;
-  w.u16(port);
-  return std::move(w.buffer());
+  return encode_fields(*this);
 }
 
 ForwardRequest ForwardRequest::decode(std::span<const uint8_t> p) {
-  Reader r(p);
-  ForwardRequest f;
-  f.port = r.u16();
-  r.finish();
-  if (f.port == 0) throw ProtoError("port 0 in a forward request");
-  return f;
+  return decode_fields<ForwardRequest>(p);
 }
 
-std::vector<uint8_t> NetResult::encode() const {
-  Writer w;
-  w.u16(status);
-  w.str(address.size() > kMaxNetHost ? address.substr(0, kMaxNetHost) : address);
-  w.str(message.size() > kMaxNetMessage ? message.substr(0, kMaxNetMessage) : message);
-  return std::move(w.buffer());
-}
-
-NetResult NetResult::decode(std::span<const uint8_t> p) {
-  Reader r(p);
-  NetResult n;
-  n.status = r.u16();
-  n.address = r.str();
-  n.message = r.str();
-  r.finish();
-  switch (n.status) {
+void NetResult::check() const {
+  switch (status) {
     case kNetOk:
     case 400:
     case 403:
     case 502:
     case 503:
     case 504:
-      break;
+      return;
     default:
       throw ProtoError("unknown status in a connection result");
   }
-  if (n.address.size() > kMaxNetHost || n.message.size() > kMaxNetMessage)
-    throw ProtoError("oversized connection result");
-  return n;
+}
+
+std::vector<uint8_t> NetResult::encode() const {
+  return encode_fields(*this);
+}
+
+NetResult NetResult::decode(std::span<const uint8_t> p) {
+  return decode_fields<NetResult>(p);
 }
 
 }  // namespace space::proto

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "proto/fields.h"
 #include "proto/wire.h"
 
 namespace space::proto {
@@ -29,6 +30,12 @@ constexpr uint16_t kNetOk = 200;
 struct NetConnect {
   std::string host;
   uint16_t port = 0;  // 1..65535
+  template <class S, class F>
+  static void fields(S& s, F&& f) {
+    f("host", s.host);
+    f("port", s.port);
+  }
+  void check() const;
   std::vector<uint8_t> encode() const;
   static NetConnect decode(std::span<const uint8_t> p);
 };
@@ -36,6 +43,11 @@ struct NetConnect {
 // Port forwarding in: the guest port to connect to on 127.0.0.1 (1..65535).
 struct ForwardRequest {
   uint16_t port = 0;
+  template <class S, class F>
+  static void fields(S& s, F&& f) {
+    f("port", s.port);
+  }
+  void check() const;
   std::vector<uint8_t> encode() const;
   static ForwardRequest decode(std::span<const uint8_t> p);
 };
@@ -45,6 +57,13 @@ struct NetResult {
   std::string address;       // when ok: the address connected to
   std::string message;       // when refused: why, for the guest's client
   bool ok() const { return status == kNetOk; }
+  template <class S, class F>
+  static void fields(S& s, F&& f) {
+    f("status", s.status);
+    f("address", s.address, Cut{kMaxNetHost});
+    f("message", s.message, Cut{kMaxNetMessage});
+  }
+  void check() const;
   std::vector<uint8_t> encode() const;
   static NetResult decode(std::span<const uint8_t> p);
 };

@@ -14,16 +14,11 @@
 #include "util/error.h"
 #include "util/fd.h"
 #include "util/fs.h"
-#include "vmm/state_codec.h"
 
 namespace space::vmm::snapshot {
 namespace {
 
 constexpr uint32_t kMaxSections = 1024;
-constexpr size_t kMaxNameLen = 128;
-constexpr uint32_t kMaxVcpus = 256;
-constexpr uint32_t kMaxDevices = 64;
-constexpr size_t kMaxCmdline = 64 * 1024;
 constexpr size_t kMaxFileBytes = 64u << 20;
 
 [[noreturn]] void bad(const std::string& origin, const std::string& what) {
@@ -44,55 +39,44 @@ std::string device_section(const std::string& n) {
   return "device/" + n;
 }
 
-MachineInfo decode_machine(proto::Reader& r) {
-  MachineInfo m;
-  m.vcpus = r.u32();
-  if (m.vcpus < 1 || m.vcpus > kMaxVcpus)
-    throw proto::ProtoError("bad vCPU count " + std::to_string(m.vcpus));
-  m.memory_bytes = r.u64();
-  if (m.memory_bytes == 0 || m.memory_bytes % 4096 != 0 ||
-      m.memory_bytes > memory::GuestMemory::kMaxBytes)
-    throw proto::ProtoError("bad memory size " + std::to_string(m.memory_bytes));
-  m.cmdline = r.str();
-  if (m.cmdline.size() > kMaxCmdline) throw proto::ProtoError("command line too long");
-  m.devices = r.strs(kMaxDevices);
-  for (size_t i = 0; i < m.devices.size(); i++) {
-    if (m.devices[i].empty() || m.devices[i].size() > kMaxNameLen)
-      throw proto::ProtoError("bad device name");
-    for (size_t j = 0; j < i; j++)
-      if (m.devices[j] == m.devices[i])
-        throw proto::ProtoError("device '" + m.devices[i] + "' listed twice");
-  }
-  return m;
-}
-
-x86::CpuFeatures decode_cpu(proto::Reader& r) {
-  x86::CpuFeatures f;
-  f.leaf1_ecx = r.u32();
-  f.leaf1_edx = r.u32();
-  f.leaf7_ebx = r.u32();
-  f.leaf7_ecx = r.u32();
-  f.leaf7_edx = r.u32();
-  return f;
-}
-
-// Runs `parse` over section `name`'s body, which it must consume entirely.
-template <class F>
-auto parse_section(const std::map<std::string, std::span<const uint8_t>>& sections,
-                   const std::string& name, const std::string& origin, F&& parse) {
+// Section `name` decoded as a T (its field list), which must take its body entirely.
+template <class T>
+T parse_section(const std::map<std::string, std::span<const uint8_t>>& sections,
+                const std::string& name, const std::string& origin) {
   auto it = sections.find(name);
   if (it == sections.end()) bad(origin, "section '" + name + "' is missing");
   try {
-    proto::Reader r(it->second);
-    auto v = parse(r);
-    r.finish();
-    return v;
+    return proto::decode_fields<T>(it->second);
   } catch (const proto::ProtoError& e) {
     bad(origin, "section '" + name + "' is malformed: " + e.what());
   }
 }
 
+// A device's section: its Device::save() bytes, length-prefixed.
+struct DeviceBody {
+  std::vector<uint8_t> data;
+  template <class S, class F>
+  static void fields(S& s, F&& f) {
+    f("data", s.data);
+  }
+};
+
 }  // namespace
+
+void MachineInfo::check() const {
+  if (vcpus < 1 || vcpus > kMaxVcpus)
+    throw proto::ProtoError("bad vCPU count " + std::to_string(vcpus));
+  if (memory_bytes == 0 || memory_bytes % 4096 != 0 ||
+      memory_bytes > memory::GuestMemory::kMaxBytes)
+    throw proto::ProtoError("bad memory size " + std::to_string(memory_bytes));
+  for (size_t i = 0; i < devices.size(); i++) {
+    if (devices[i].empty() || devices[i].size() > kMaxName)
+      throw proto::ProtoError("bad device name");
+    for (size_t j = 0; j < i; j++)
+      if (devices[j] == devices[i])
+        throw proto::ProtoError("device '" + devices[i] + "' listed twice");
+  }
+}
 
 const char* rebuild_hint() {
   return "the snapshot is damaged or was written by another version of space; rebuild the template";
@@ -103,23 +87,10 @@ std::vector<uint8_t> encode(const Snapshot& s) {
   auto add = [&sections](std::string name) -> proto::Writer& {
     return sections.emplace_back(std::move(name), proto::Writer{}).second;
   };
-  {
-    proto::Writer& b = add("machine");
-    b.u32(s.machine.vcpus);
-    b.u64(s.machine.memory_bytes);
-    b.str(s.machine.cmdline);
-    b.strs(s.machine.devices);
-  }
-  {
-    proto::Writer& b = add("cpu");
-    b.u32(s.cpu.leaf1_ecx);
-    b.u32(s.cpu.leaf1_edx);
-    b.u32(s.cpu.leaf7_ebx);
-    b.u32(s.cpu.leaf7_ecx);
-    b.u32(s.cpu.leaf7_edx);
-  }
-  for (size_t i = 0; i < s.vcpus.size(); i++) x86::encode_vcpu(add(vcpu_section(i)), s.vcpus[i]);
-  x86::encode_vm(add("vm"), s.vm);
+  proto::put_fields(add("machine"), s.machine);
+  proto::put_fields(add("cpu"), s.cpu);
+  for (size_t i = 0; i < s.vcpus.size(); i++) proto::put_fields(add(vcpu_section(i)), s.vcpus[i]);
+  proto::put_fields(add("vm"), s.vm);
   for (const auto& d : s.devices) add(device_section(d.name)).bytes(d.data);
 
   proto::Writer p;
@@ -164,10 +135,13 @@ Snapshot decode(std::span<const uint8_t> image, const std::string& origin) {
   std::map<std::string, std::span<const uint8_t>> sections;
   try {
     proto::Reader r(payload);
-    uint32_t n = codec::get_count(r, kMaxSections, "sections");
+    uint32_t n = r.u32();
+    if (n > kMaxSections)
+      throw proto::ProtoError("more than " + std::to_string(kMaxSections) + " sections");
     for (uint32_t i = 0; i < n; i++) {
       std::string name = r.str();
-      if (name.empty() || name.size() > kMaxNameLen) throw proto::ProtoError("bad section name");
+      if (name.empty() || name.size() > MachineInfo::kMaxName)
+        throw proto::ProtoError("bad section name");
       auto body = r.bytes();
       if (!sections.emplace(name, body).second)
         throw proto::ProtoError("section '" + name + "' appears twice");
@@ -178,18 +152,14 @@ Snapshot decode(std::span<const uint8_t> image, const std::string& origin) {
   }
 
   Snapshot s;
-  s.machine = parse_section(sections, "machine", origin, decode_machine);
-  s.cpu = parse_section(sections, "cpu", origin, decode_cpu);
+  s.machine = parse_section<MachineInfo>(sections, "machine", origin);
+  s.cpu = parse_section<x86::CpuFeatures>(sections, "cpu", origin);
   for (uint32_t i = 0; i < s.machine.vcpus; i++)
-    s.vcpus.push_back(parse_section(sections, vcpu_section(i), origin, x86::decode_vcpu));
-  s.vm = parse_section(sections, "vm", origin, x86::decode_vm);
-  for (const auto& name : s.machine.devices) {
-    auto data = parse_section(sections, device_section(name), origin, [](proto::Reader& r) {
-      auto b = r.bytes();
-      return std::vector<uint8_t>(b.begin(), b.end());
-    });
-    s.devices.push_back({name, std::move(data)});
-  }
+    s.vcpus.push_back(parse_section<x86::VcpuState>(sections, vcpu_section(i), origin));
+  s.vm = parse_section<x86::VmState>(sections, "vm", origin);
+  for (const auto& name : s.machine.devices)
+    s.devices.push_back(
+        {name, parse_section<DeviceBody>(sections, device_section(name), origin).data});
   size_t expected = 3 + s.vcpus.size() + s.devices.size();
   if (sections.size() != expected) {
     for (const auto& [name, body] : sections) {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "proto/fields.h"
 #include "util/fs.h"
 #include "vmm/arch/x86_64/cpu_features.h"
 #include "vmm/arch/x86_64/vcpu_state.h"
@@ -32,10 +33,22 @@ inline constexpr const char* kVmstateFile = "vmstate";
 inline constexpr const char* kMemoryFile = "memory";
 
 struct MachineInfo {
+  static constexpr uint32_t kMaxVcpus = 256;
+  static constexpr uint32_t kMaxDevices = 64;
+  static constexpr size_t kMaxCmdline = 64 * 1024;
+  static constexpr size_t kMaxName = 128;  // a device's name, and a section's
   uint32_t vcpus = 1;
   uint64_t memory_bytes = 0;
   std::string cmdline;
   std::vector<std::string> devices;  // Device::name() in the order the VMM builds them
+  template <class S, class F>        // proto/fields.h: the "machine" section
+  static void fields(S& s, F&& f) {
+    f("vcpus", s.vcpus);
+    f("memory_bytes", s.memory_bytes);
+    f("cmdline", s.cmdline, proto::Max{kMaxCmdline});
+    f("devices", s.devices, proto::Max{kMaxDevices});
+  }
+  void check() const;  // ranges, and device names: not empty, short, each once
 };
 
 struct DeviceState {

@@ -47,8 +47,6 @@ enum Reg : uint64_t {
 
 constexpr uint32_t kIntUsed = 1;
 constexpr uint32_t kIntConfig = 2;
-constexpr uint32_t kStateMagic = 0x4f494d56;  // "VMIO"
-constexpr uint32_t kStateVersion = 1;
 
 uint64_t set_low(uint64_t v, uint32_t lo) {
   return (v & ~0xffffffffULL) | lo;
@@ -262,80 +260,66 @@ void VirtioMmio::fail(std::string_view why) {
 }
 
 std::vector<uint8_t> VirtioMmio::save() const {
-  proto::Writer w;
-  w.u32(kStateMagic);
-  w.u32(kStateVersion);
-  w.u32(backend_->device_id());
-  w.u32(status_);
-  w.u64(driver_features_);
-  w.u32(device_features_sel_);
-  w.u32(driver_features_sel_);
-  w.u32(queue_sel_);
-  w.u32(interrupt_status_);
-  w.u32(config_generation_);
-  w.u32(static_cast<uint32_t>(queues_.size()));
-  for (const auto& q : queues_) {
-    VirtqueueState s = q.state();
-    w.u16(s.size);
-    w.u8(s.ready ? 1 : 0);
-    w.u64(s.desc);
-    w.u64(s.avail);
-    w.u64(s.used);
-    w.u16(s.next_avail);
-    w.u16(s.next_used);
-  }
-  w.bytes(backend_->save_state());
-  return std::move(w.buffer());
+  State s;
+  s.device_id = backend_->device_id();
+  s.status = status_;
+  s.driver_features = driver_features_;
+  s.device_features_sel = device_features_sel_;
+  s.driver_features_sel = driver_features_sel_;
+  s.queue_sel = queue_sel_;
+  s.interrupt_status = interrupt_status_;
+  s.config_generation = config_generation_;
+  for (const auto& q : queues_) s.queues.push_back(q.state());
+  s.backend = backend_->save_state();
+  return proto::encode_fields(s);
 }
 
 void VirtioMmio::restore(std::span<const uint8_t> state) {
   std::string ctx = "restore " + name_;
+  State s;
   try {
-    proto::Reader r(state);
-    if (r.u32() != kStateMagic) space::fail(ctx + ": not virtio-mmio state");
-    if (uint32_t v = r.u32(); v != kStateVersion)
-      space::fail(ctx + ": unsupported state version " + std::to_string(v));
-    if (r.u32() != backend_->device_id()) space::fail(ctx + ": state is for another device type");
-    uint32_t status = r.u32();
-    uint64_t drv = r.u64();
-    uint32_t dsel = r.u32(), drsel = r.u32(), qsel = r.u32(), isr = r.u32(), gen = r.u32();
-    if (r.u32() != queues_.size()) space::fail(ctx + ": queue count mismatch");
-    std::vector<VirtqueueState> qs(queues_.size());
-    for (size_t i = 0; i < qs.size(); i++) {
-      auto& s = qs[i];
-      s.size = r.u16();
-      s.ready = r.u8() != 0;
-      s.desc = r.u64();
-      s.avail = r.u64();
-      s.used = r.u64();
-      s.next_avail = r.u16();
-      s.next_used = r.u16();
-    }
-    auto blob = r.bytes();
-    r.finish();
-    for (size_t i = 0; i < qs.size(); i++) {  // validate every queue before changing anything
-      std::string why;
-      Virtqueue probe(mem_, queues_[i].max_size());
-      if (!probe.set_state(qs[i], why))
-        space::fail(ctx + ": queue " + std::to_string(i) + ": " + why);
-    }
-    backend_->reset();
-    for (size_t i = 0; i < qs.size(); i++) {
-      std::string why;
-      queues_[i].set_state(qs[i], why);
-    }
-    status_ = status;
-    driver_features_ = drv;
-    device_features_sel_ = dsel;
-    driver_features_sel_ = drsel;
-    queue_sel_ = qsel;
-    interrupt_status_ = isr;
-    config_generation_ = gen;
-    backend_->restore_state(blob);
-    if (running()) backend_->activate();
+    s = proto::decode_fields<State>(state);
   } catch (const proto::ProtoError& e) {
     space::fail(ctx + ": " + e.what());
   }
+  if (s.magic != State::kMagic) space::fail(ctx + ": not virtio-mmio state");
+  if (s.version != State::kVersion)
+    space::fail(ctx + ": unsupported state version " + std::to_string(s.version));
+  if (s.device_id != backend_->device_id()) space::fail(ctx + ": state is for another device type");
+  if (s.queues.size() != queues_.size()) space::fail(ctx + ": queue count mismatch");
+  // Once FEATURES_OK was accepted, what the driver acknowledged is what the device runs with, so
+  // it must be offered here too. Before that the register only holds what the driver wrote.
+  uint64_t extra = s.driver_features & ~device_features_;
+  if ((s.status & virtio::kStatusFeaturesOk) && extra) {
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "%#llx", static_cast<unsigned long long>(extra));
+    space::fail(ctx + ": the driver had acknowledged features " + hex +
+                " that this device does not offer");
+  }
+  for (size_t i = 0; i < s.queues.size(); i++) {  // validate every queue before changing anything
+    std::string why;
+    Virtqueue probe(mem_, queues_[i].max_size());
+    if (!probe.set_state(s.queues[i], why))
+      space::fail(ctx + ": queue " + std::to_string(i) + ": " + why);
+  }
+  backend_->reset();
+  for (size_t i = 0; i < s.queues.size(); i++) {
+    std::string why;
+    queues_[i].set_state(s.queues[i], why);
+  }
+  status_ = s.status;
+  driver_features_ = s.driver_features;
+  device_features_sel_ = s.device_features_sel;
+  driver_features_sel_ = s.driver_features_sel;
+  queue_sel_ = s.queue_sel;
+  interrupt_status_ = s.interrupt_status;
+  config_generation_ = s.config_generation;
+  try {
+    backend_->restore_state(s.backend);
+  } catch (const proto::ProtoError& e) {
+    space::fail(ctx + ": " + e.what());
+  }
+  if (running()) backend_->activate();
 }
 
 }  // namespace space::devices

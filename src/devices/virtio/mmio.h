@@ -7,7 +7,9 @@
 // backend gets as device_mutex(): vCPU threads hold it around read/write (the bus does), the
 // backend's EventLoop handlers take it themselves, and the VMM holds it around save/restore and
 // any direct backend call. save()/restore() cover registers, queues and backend state as
-// versioned plain bytes.
+// versioned plain bytes (State's field list); restore() refuses a state whose negotiated driver
+// features (FEATURES_OK set) are not a subset of what the device offers (a template saved by a
+// build with other features).
 #pragma once
 #include <memory>
 #include <string>
@@ -16,6 +18,7 @@
 #include "devices/device.h"
 #include "devices/virtio/backend.h"
 #include "devices/virtio/queue.h"
+#include "proto/fields.h"
 #include "util/log.h"
 
 namespace space::devices {
@@ -47,6 +50,36 @@ class VirtioMmio final : public Device, private VirtioTransport {
   void config_changed() {
     if (running()) signal_config();
   }
+
+  // What save() keeps.
+  struct State {
+    static constexpr uint32_t kMagic = 0x4f494d56;  // "VMIO"
+    static constexpr uint32_t kVersion = 1;
+    static constexpr size_t kMaxQueues = 64;
+    uint32_t magic = kMagic, version = kVersion;
+    uint32_t device_id = 0;
+    uint32_t status = 0;
+    uint64_t driver_features = 0;
+    uint32_t device_features_sel = 0, driver_features_sel = 0, queue_sel = 0;
+    uint32_t interrupt_status = 0, config_generation = 0;
+    std::vector<VirtqueueState> queues;
+    std::vector<uint8_t> backend;  // VirtioBackend::save_state()
+    template <class S, class F>
+    static void fields(S& s, F&& f) {
+      f("magic", s.magic);
+      f("version", s.version);
+      f("device_id", s.device_id);
+      f("status", s.status);
+      f("driver_features", s.driver_features);
+      f("device_features_sel", s.device_features_sel);
+      f("driver_features_sel", s.driver_features_sel);
+      f("queue_sel", s.queue_sel);
+      f("interrupt_status", s.interrupt_status);
+      f("config_generation", s.config_generation);
+      f("queues", s.queues, proto::Max{kMaxQueues});
+      f("backend", s.backend);
+    }
+  };
 
  private:
   mutable log::Throttle warn_;  // what the guest provokes is rate-limited

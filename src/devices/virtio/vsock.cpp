@@ -20,7 +20,6 @@ namespace space::devices {
 using namespace vsock;
 
 namespace {
-constexpr uint32_t kStateVersion = 1;
 constexpr int kTxBudget = 256;  // TX chains per loop turn before yielding to other fds
 }  // namespace
 
@@ -61,20 +60,17 @@ void VirtioVsock::reset_transport() {
   process_event();
 }
 
+void VirtioVsock::State::check() const {
+  if (version != kVersion) fail("virtio-vsock: unsupported state version");
+}
+
 std::vector<uint8_t> VirtioVsock::save_state() const {
-  proto::Writer w;
-  w.u32(kStateVersion);
-  w.u64(guest_cid_);
-  return std::move(w.buffer());
+  return proto::encode_fields(State{State::kVersion, guest_cid_});
 }
 
 void VirtioVsock::restore_state(std::span<const uint8_t> state) {
   try {
-    proto::Reader r(state);
-    if (r.u32() != kStateVersion) fail("virtio-vsock: unsupported state version");
-    uint64_t cid = r.u64();
-    r.finish();
-    guest_cid_ = cid;
+    guest_cid_ = proto::decode_fields<State>(state).guest_cid;
   } catch (proto::ProtoError& e) {
     e.add_context("virtio-vsock: bad state");
     throw;

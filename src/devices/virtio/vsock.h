@@ -30,6 +30,7 @@
 #include "devices/virtio/vsock_conn.h"
 #include "devices/virtio/vsock_packet.h"
 #include "devices/virtio/vsock_route.h"
+#include "proto/fields.h"
 #include "util/acceptor.h"
 #include "util/event_loop.h"
 #include "util/fd.h"
@@ -77,6 +78,19 @@ class VirtioVsock final : public VirtioBackend {
   uint64_t host_connections() const { return host_connections_.load(); }
   uint64_t guest_connections() const { return guest_connections_.load(); }
   uint64_t guest_cid() const { return guest_cid_; }
+
+  // What save_state() keeps: the guest's CID (connections are not kept).
+  struct State {
+    static constexpr uint32_t kVersion = 1;
+    uint32_t version = kVersion;
+    uint64_t guest_cid = 0;
+    template <class S, class F>
+    static void fields(S& s, F&& f) {
+      f("version", s.version);
+      f("guest_cid", s.guest_cid);
+    }
+    void check() const;
+  };
   const std::string& uds_path() const { return uds_path_; }
 
   uint32_t device_id() const override { return virtio::kIdVsock; }

@@ -8,14 +8,9 @@
 #include <cstring>
 
 #include "util/error.h"
-#include "vmm/state_codec.h"
 
 namespace space::vmm::x86 {
 namespace {
-
-constexpr uint32_t kMaxMsrs = 1024;
-constexpr uint32_t kMaxCpuid = 512;
-constexpr size_t kMaxXsave = 1 << 20;
 
 std::string hex(uint32_t v) {
   char b[16];
@@ -149,74 +144,11 @@ void apply_vcpu(const VcpuFd& fd, const VcpuState& s, size_t xsave_size) {
   fd.ioctl_or_throw(KVM_SET_DEBUGREGS, &dr, "KVM_SET_DEBUGREGS");
 }
 
-void encode_vcpu(proto::Writer& w, const VcpuState& s) {
-  using codec::put_pod;
-  put_pod(w, s.regs);
-  put_pod(w, s.sregs);
-  put_pod(w, s.fpu);
-  w.bytes(s.xsave);
-  w.u8(s.has_xcrs ? 1 : 0);
-  put_pod(w, s.xcrs);
-  put_pod(w, s.lapic);
-  w.u32(static_cast<uint32_t>(s.msrs.size()));
-  for (const auto& m : s.msrs) {
-    w.u32(m.index);
-    w.u64(m.data);
-  }
-  put_pod(w, s.mp_state);
-  put_pod(w, s.events);
-  put_pod(w, s.debugregs);
-  w.u32(static_cast<uint32_t>(s.cpuid.size()));
-  for (const auto& e : s.cpuid) {
-    w.u32(e.function);
-    w.u32(e.index);
-    w.u32(e.flags);
-    w.u32(e.eax);
-    w.u32(e.ebx);
-    w.u32(e.ecx);
-    w.u32(e.edx);
-  }
-}
-
-VcpuState decode_vcpu(proto::Reader& r) {
-  using codec::get_count;
-  using codec::get_pod;
-  VcpuState s;
-  get_pod(r, s.regs, "regs");
-  get_pod(r, s.sregs, "sregs");
-  get_pod(r, s.fpu, "fpu");
-  auto xs = r.bytes();
-  if (!xs.empty() && (xs.size() < sizeof(kvm_xsave) || xs.size() > kMaxXsave))
-    throw proto::ProtoError("xsave: bad size " + std::to_string(xs.size()));
-  s.xsave.assign(xs.begin(), xs.end());
-  uint8_t has_xcrs = r.u8();
-  if (has_xcrs > 1) throw proto::ProtoError("xcrs: bad flag");
-  s.has_xcrs = has_xcrs == 1;
-  get_pod(r, s.xcrs, "xcrs");
-  if (s.xcrs.nr_xcrs > KVM_MAX_XCRS) throw proto::ProtoError("xcrs: bad count");
-  get_pod(r, s.lapic, "lapic");
-  uint32_t nmsrs = get_count(r, kMaxMsrs, "msrs");
-  s.msrs.resize(nmsrs);
-  for (auto& m : s.msrs) {
-    m.index = r.u32();
-    m.data = r.u64();
-  }
-  get_pod(r, s.mp_state, "mp_state");
-  get_pod(r, s.events, "vcpu events");
-  get_pod(r, s.debugregs, "debugregs");
-  uint32_t ncpuid = get_count(r, kMaxCpuid, "cpuid");
-  if (ncpuid == 0) throw proto::ProtoError("cpuid: no entries");
-  s.cpuid.resize(ncpuid);
-  for (auto& e : s.cpuid) {
-    e.function = r.u32();
-    e.index = r.u32();
-    e.flags = r.u32();
-    e.eax = r.u32();
-    e.ebx = r.u32();
-    e.ecx = r.u32();
-    e.edx = r.u32();
-  }
-  return s;
+void VcpuState::check() const {
+  if (!xsave.empty() && xsave.size() < sizeof(kvm_xsave))
+    throw proto::ProtoError("xsave: bad size " + std::to_string(xsave.size()));
+  if (xcrs.nr_xcrs > KVM_MAX_XCRS) throw proto::ProtoError("xcrs: bad count");
+  if (cpuid.empty()) throw proto::ProtoError("cpuid: no entries");
 }
 
 }  // namespace space::vmm::x86

@@ -9,12 +9,19 @@
 #include <span>
 #include <vector>
 
+#include "proto/fields.h"
 #include "proto/wire.h"
 #include "vmm/kvm.h"
 #include "vmm/kvm_api.h"
 
 namespace space::vmm::x86 {
 
+constexpr uint32_t kMaxMsrs = 1024;
+constexpr uint32_t kMaxCpuid = 512;
+constexpr size_t kMaxXsave = 1 << 20;
+
+// A snapshot's "vcpu/<i>" section is this struct's field list (proto/fields.h): KVM's structs
+// as blobs of their exact size, MSRs as (index, value) and CPUID entries field by field.
 struct VcpuState {
   kvm_regs regs{};
   kvm_sregs sregs{};
@@ -28,6 +35,23 @@ struct VcpuState {
   kvm_vcpu_events events{};
   kvm_debugregs debugregs{};
   std::vector<kvm_cpuid_entry2> cpuid;
+  template <class S, class F>
+  static void fields(S& s, F&& f) {
+    using proto::Blob, proto::Max;
+    f("regs", s.regs, Blob{});
+    f("sregs", s.sregs, Blob{});
+    f("fpu", s.fpu, Blob{});
+    f("xsave", s.xsave, Max{kMaxXsave});
+    f("has_xcrs", s.has_xcrs);
+    f("xcrs", s.xcrs, Blob{});
+    f("lapic", s.lapic, Blob{});
+    f("msrs", s.msrs, Max{kMaxMsrs});
+    f("mp_state", s.mp_state, Blob{});
+    f("events", s.events, Blob{});
+    f("debugregs", s.debugregs, Blob{});
+    f("cpuid", s.cpuid, Max{kMaxCpuid});
+  }
+  void check() const;  // xsave's size, xcrs' count, at least one CPUID entry
 };
 
 // What the host's KVM offers for vCPU state beyond the basics.
@@ -49,8 +73,31 @@ VcpuState capture_vcpu(const VcpuFd& fd, const VcpuStateCaps& caps,
 // saved image is zero-padded to it).
 void apply_vcpu(const VcpuFd& fd, const VcpuState& s, size_t xsave_size);
 
-// Snapshot encoding; decode throws proto::ProtoError on malformed input.
-void encode_vcpu(proto::Writer& w, const VcpuState& s);
-VcpuState decode_vcpu(proto::Reader& r);
-
 }  // namespace space::vmm::x86
+
+namespace space::proto {
+
+template <>
+struct FieldList<kvm_msr_entry> {
+  template <class S, class F>
+  static void fields(S& m, F&& f) {
+    f("index", m.index);
+    f("data", m.data);
+  }
+};
+
+template <>
+struct FieldList<kvm_cpuid_entry2> {
+  template <class S, class F>
+  static void fields(S& e, F&& f) {
+    f("function", e.function);
+    f("index", e.index);
+    f("flags", e.flags);
+    f("eax", e.eax);
+    f("ebx", e.ebx);
+    f("ecx", e.ecx);
+    f("edx", e.edx);
+  }
+};
+
+}  // namespace space::proto

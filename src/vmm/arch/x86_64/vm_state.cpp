@@ -1,8 +1,6 @@
 // VM-wide state capture, restore and encoding; see vm_state.h.
 #include "vmm/arch/x86_64/vm_state.h"
 
-#include "vmm/state_codec.h"
-
 namespace space::vmm::x86 {
 namespace {
 
@@ -45,25 +43,10 @@ void apply_vm(const Vm& vm, const VmState& s) {
   vm.ioctl_or_throw(KVM_SET_CLOCK, &clock, "KVM_SET_CLOCK");
 }
 
-void encode_vm(proto::Writer& w, const VmState& s) {
-  codec::put_pod(w, s.pic_master);
-  codec::put_pod(w, s.pic_slave);
-  codec::put_pod(w, s.ioapic);
-  codec::put_pod(w, s.pit);
-  w.u64(s.clock);
-}
-
-VmState decode_vm(proto::Reader& r) {
-  VmState s;
-  codec::get_pod(r, s.pic_master, "PIC master");
-  check_chip(s.pic_master, KVM_IRQCHIP_PIC_MASTER, "PIC master");
-  codec::get_pod(r, s.pic_slave, "PIC slave");
-  check_chip(s.pic_slave, KVM_IRQCHIP_PIC_SLAVE, "PIC slave");
-  codec::get_pod(r, s.ioapic, "IOAPIC");
-  check_chip(s.ioapic, KVM_IRQCHIP_IOAPIC, "IOAPIC");
-  codec::get_pod(r, s.pit, "PIT");
-  s.clock = r.u64();
-  return s;
+void VmState::check() const {
+  check_chip(pic_master, KVM_IRQCHIP_PIC_MASTER, "PIC master");
+  check_chip(pic_slave, KVM_IRQCHIP_PIC_SLAVE, "PIC slave");
+  check_chip(ioapic, KVM_IRQCHIP_IOAPIC, "IOAPIC");
 }
 
 }  // namespace space::vmm::x86

@@ -4,27 +4,34 @@
 // KVM_CLOCK_REALTIME, so the guest's monotonic clock does not leap by the time the snapshot sat
 // on disk; guest-init is told the wall time separately).
 #pragma once
-#include "proto/wire.h"
+#include "proto/fields.h"
 #include "vmm/kvm.h"
 #include "vmm/kvm_api.h"
 
 namespace space::vmm::x86 {
 
+// A snapshot's "vm" section is this struct's field list (proto/fields.h).
 struct VmState {
   kvm_irqchip pic_master{};
   kvm_irqchip pic_slave{};
   kvm_irqchip ioapic{};
   kvm_pit_state2 pit{};
   uint64_t clock = 0;  // kvmclock, ns
+  template <class S, class F>
+  static void fields(S& s, F&& f) {
+    using proto::Blob;
+    f("pic_master", s.pic_master, Blob{});
+    f("pic_slave", s.pic_slave, Blob{});
+    f("ioapic", s.ioapic, Blob{});
+    f("pit", s.pit, Blob{});
+    f("clock", s.clock);
+  }
+  void check() const;  // each chip is the one its field names
 };
 
 // Reads the state of `vm` (its vCPUs must be parked).
 VmState capture_vm(const Vm& vm);
 // Writes `s` into `vm` (irqchip and PIT already created).
 void apply_vm(const Vm& vm, const VmState& s);
-
-// Snapshot encoding; decode throws proto::ProtoError on malformed input.
-void encode_vm(proto::Writer& w, const VmState& s);
-VmState decode_vm(proto::Reader& r);
 
 }  // namespace space::vmm::x86

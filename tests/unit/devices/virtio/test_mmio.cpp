@@ -259,3 +259,28 @@ TEST_CASE("save/restore round trip") {
     CHECK_THROWS_AS(small_dev.restore(blob), Error);
   }
 }
+
+TEST_CASE("restore refuses driver features the device does not offer") {
+  Rig a;
+  REQUIRE((a.drv->init(16) & 4) != 0);
+  auto state = proto::decode_fields<devices::VirtioMmio::State>(a.dev->save());
+  CHECK(state.driver_features == devices::virtio::kFVersion1);  // what FakeDriver acks
+  Rig b;
+  CHECK_NOTHROW(b.dev->restore(proto::encode_fields(state)));
+  state.driver_features |= 1ULL << 5;  // offered by a device of another build, not by this one
+  Rig c;
+  CHECK_THROWS_WITH_AS(c.dev->restore(proto::encode_fields(state)),
+                       doctest::Contains("acknowledged features 0x20"), Error);
+  CHECK(c.dev->status() == 0);  // nothing was restored
+}
+
+TEST_CASE("before FEATURES_OK the driver's feature bits are not checked on restore") {
+  Rig a;
+  a.drv->wr(0x70, 1 | 2);    // ACKNOWLEDGE | DRIVER
+  a.drv->wr(0x24, 0);        // DriverFeaturesSel
+  a.drv->wr(0x20, 1u << 5);  // a bit the device does not offer, not yet negotiated
+  auto saved = a.dev->save();
+  Rig b;
+  CHECK_NOTHROW(b.dev->restore(saved));
+  CHECK(b.dev->save() == saved);
+}
