@@ -4,7 +4,7 @@
 # rootfs (cached under $SPACE_CACHE, default /var/cache/space, keyed by their inputs), the
 # default template (rebuilt only when the kernel or rootfs changed), then create, list and
 # destroy of one sandbox. On a host without a usable /dev/kvm it says so in one line and sets up
-# the gvisor engine instead (core/engine.h): it writes [engine] default = "gvisor" to the root's
+# the gvisor engine instead (launch/engine.h): it writes [engine] default = "gvisor" to the root's
 # config.toml, installs runsc from bookworm-backports, builds no kernel, and makes the default
 # template a gvisor one; nothing falls back by itself later, this is the one place that chooses.
 # With /dev/kvm it also remounts the host's cgroup2 hierarchy with favordynmods (until the next

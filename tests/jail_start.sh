@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ctest jail.check: `space check` starts a real jailed VMM without a VM (core/vmm_probe.h: the
+# ctest jail.check: `space check` starts a real jailed VMM without a VM (launch/vmm_probe.h: the
 # launcher, a new PID namespace, `__vmm --probe` entering its jail) and reports "ok"; a VMM that
 # fails inside its jail is reported with its reason; nothing is left behind (run directory,
 # cgroup, process). Needs root, not KVM. Usage: jail_start.sh SPACE_BINARY

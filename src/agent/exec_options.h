@@ -1,6 +1,6 @@
 // What an exec is asked (ExecOptions: the command, its environment, user, stdio mode, timeout,
 // secrets) and what it returns (ExecResult), apart from the functions that run one
-// (core/exec.h): the stdio bridge and image use take these types without the exec module.
+// (ops/exec.h): the stdio bridge and image use take these types without the exec module.
 #pragma once
 #include <cstdint>
 #include <optional>

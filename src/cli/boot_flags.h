@@ -24,7 +24,7 @@ class BootFlags {
   CLI::Option* memory_opt_ = nullptr;
 };
 
-// Declares --engine (vm or gvisor) on `cmd`, stored into `engine`; without it core/engine.h
+// Declares --engine (vm or gvisor) on `cmd`, stored into `engine`; without it launch/engine.h
 // chooses (SPACE_ENGINE, config.toml, vm) and fails closed where the choice cannot run.
 void add_engine_option(CLI::App* cmd, std::string& engine);
 

@@ -7,7 +7,7 @@
 
 #include "cli/app.h"
 #include "cli/expiry_flags.h"
-#include "core/branch.h"
+#include "ops/branch.h"
 #include "util/json.h"
 
 namespace space::cli {
@@ -15,7 +15,7 @@ namespace space::cli {
 namespace {
 struct BranchFlags {
   std::string id;
-  core::BranchOptions opts;
+  ops::BranchOptions opts;
   ExpiryFlags expiry;
 };
 }  // namespace
@@ -36,7 +36,7 @@ void register_branch(CLI::App& app, GlobalOptions& g) {
   cmd->callback([&g, f] {
     f->opts.ttl_ms = f->expiry.ttl_ms();  // none: the source's expiry
     f->opts.on_expiry = f->expiry.on_expiry;
-    auto out = core::branch_sandbox(g.context(), f->id, f->opts);
+    auto out = ops::branch_sandbox(g.context(), f->id, f->opts);
     if (g.json()) {
       json::Value a = json::Value::array();
       for (const auto& st : out) {

@@ -3,7 +3,7 @@
 // signal N, 124 timeout, 126 cannot execute, 127 not found; 125 is space's own error).
 #include "cli/app.h"
 #include "cli/exec_flags.h"
-#include "core/exec.h"
+#include "ops/exec.h"
 
 namespace space::cli {
 
@@ -24,7 +24,7 @@ void register_exec(CLI::App& app, GlobalOptions& g) {
       ->required();
   cmd->callback([&g, f] {
     finish_exec_flags(&f->exec);
-    auto r = core::exec_in_sandbox(g.context(), f->id, f->exec.opts);
+    auto r = ops::exec_in_sandbox(g.context(), f->id, f->exec.opts);
     g.exit_code = report_exec(r, f->exec);
   });
 }

@@ -1,7 +1,7 @@
 // Hidden `space __expire`: the expiry reaper (core/expiry.h), started by the commands that give a
 // sandbox an expiry. Not for users.
 #include "cli/app.h"
-#include "core/reaper.h"
+#include "ops/reaper.h"
 
 namespace space::cli {
 
@@ -11,7 +11,7 @@ void register_expire(CLI::App& app, GlobalOptions& g) {
   auto* ready_fd = g.hold<int>();
   *ready_fd = -1;
   cmd->add_option("--ready-fd", *ready_fd, "fd to report readiness on");
-  cmd->callback([&g, ready_fd] { g.exit_code = core::reaper_main(g.context(), *ready_fd); });
+  cmd->callback([&g, ready_fd] { g.exit_code = ops::reaper_main(g.context(), *ready_fd); });
 }
 
 }  // namespace space::cli

@@ -1,5 +1,5 @@
 // `space forward ID [ADDR:]HOST_PORT:GUEST_PORT... [--unix PATH:GUEST_PORT]...`: forwards host
-// ports or Unix sockets into a sandbox in the foreground (core/forward.h). Prints one "ADDR:PORT ->
+// ports or Unix sockets into a sandbox in the foreground (ops/forward.h). Prints one "ADDR:PORT ->
 // GUEST_PORT" line per forward on stdout once it listens (JSON objects with --format json), so that
 // a script can read the port it got for HOST_PORT 0; a connection it could not carry is one line on
 // stderr. Exits 0 on Ctrl-C or when the sandbox stops.
@@ -7,7 +7,7 @@
 #include <mutex>
 
 #include "cli/app.h"
-#include "core/forward.h"
+#include "ops/forward.h"
 #include "util/json.h"
 #include "util/utf8.h"
 
@@ -41,9 +41,9 @@ void register_forward(CLI::App& app, GlobalOptions& g) {
       ->check(CLI::Range(1, 4096));
   cmd->callback([&g, f] {
     store::Context ctx = g.context();
-    core::ForwardOptions o;
-    for (const auto& s : f->specs) o.specs.push_back(core::parse_forward_spec(s));
-    for (const auto& s : f->unix_specs) o.specs.push_back(core::parse_unix_forward_spec(s));
+    ops::ForwardOptions o;
+    for (const auto& s : f->specs) o.specs.push_back(ops::parse_forward_spec(s));
+    for (const auto& s : f->unix_specs) o.specs.push_back(ops::parse_unix_forward_spec(s));
     o.max_connections = f->max_connections;
     static std::mutex out;
     o.on_listening = [&g](const std::string& line) {
@@ -61,7 +61,7 @@ void register_forward(CLI::App& app, GlobalOptions& g) {
       std::lock_guard<std::mutex> l(out);
       std::fprintf(stderr, "space: forward %s\n", utf8::printable(line).c_str());
     };
-    std::string why = core::forward_ports(ctx, f->id, o);
+    std::string why = ops::forward_ports(ctx, f->id, o);
     std::fprintf(stderr, "space: forward: %s\n", utf8::printable(why).c_str());
   });
 }

@@ -9,9 +9,9 @@
 #include "cli/exec_flags.h"
 #include "cli/expiry_flags.h"
 #include "core/copy.h"
-#include "core/exec.h"
 #include "cred/grants.h"
 #include "image/image.h"
+#include "ops/exec.h"
 #include "store/config.h"
 
 namespace space::cli {
@@ -19,7 +19,7 @@ namespace space::cli {
 namespace {
 struct RunFlags {
   ExecFlags exec;
-  core::RunOptions run;
+  ops::RunOptions run;
   BootFlags boot;
   IdleFlags idle;
   bool rm = false;
@@ -76,7 +76,7 @@ void register_run(CLI::App& app, GlobalOptions& g) {
     for (const auto& s : f->secrets) f->run.create.secrets.push_back(cred::parse_grant_spec(s));
     for (const auto& i : f->inject) cred::apply_inject_flag(f->run.create.secrets, i);
     for (const auto& c : f->copies) f->run.create.copies.push_back(core::parse_copy_spec(c));
-    auto r = core::run_sandbox(g.context(), f->run);
+    auto r = ops::run_sandbox(g.context(), f->run);
     g.exit_code = report_exec(r, f->exec);
   });
 }

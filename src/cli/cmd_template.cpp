@@ -12,6 +12,7 @@
 #include "core/pool_members.h"
 #include "core/template.h"
 #include "image/image.h"
+#include "ops/template_build.h"
 #include "store/config.h"
 #include "store/store.h"
 #include "util/error.h"
@@ -35,7 +36,7 @@ void print_name(const GlobalOptions& g, const std::string& name) {
 }
 
 struct BuildFlags {
-  core::TemplateBuildOptions opts;
+  ops::TemplateBuildOptions opts;
   BootFlags boot;
   std::string disk_size;
 };
@@ -68,7 +69,7 @@ void add_template_build(CLI::App& parent, GlobalOptions& g) {
       std::fprintf(stderr, "template: %s\n", utf8::printable(line).c_str());
       std::fflush(stderr);
     };
-    auto m = core::build_template(g.context(), f->opts);
+    auto m = ops::build_template(g.context(), f->opts);
     print_name(g, m.name);
   });
 }
@@ -152,7 +153,7 @@ void add_template_export(CLI::App& parent, GlobalOptions& g) {
   auto* args = g.hold<std::pair<std::string, std::string>>();  // freed with GlobalOptions
   cmd->add_option("name", args->first, "Template name")->required();
   cmd->add_option("dir", args->second, "Directory to create (must not exist)")->required();
-  cmd->callback([&g, args] { core::export_template(g.context(), args->first, args->second); });
+  cmd->callback([&g, args] { ops::export_template(g.context(), args->first, args->second); });
 }
 
 void add_template_import(CLI::App& parent, GlobalOptions& g) {
@@ -168,7 +169,7 @@ void add_template_import(CLI::App& parent, GlobalOptions& g) {
   cmd->add_option("dir", a->dir, "Directory written by 'space template export'")->required();
   cmd->add_flag("--force,-f", a->force, "Replace an existing template of that name");
   cmd->callback([&g, a] {
-    auto m = core::import_template(g.context(), a->name, a->dir, a->force);
+    auto m = ops::import_template(g.context(), a->name, a->dir, a->force);
     print_name(g, m.name);
   });
 }

@@ -114,9 +114,9 @@ void finish_exec_flags(ExecFlags* f, bool command_optional) {
 }
 
 int report_exec(const agent::ExecResult& r, const ExecFlags& f) {
-  std::string why = utf8::printable(core::describe_exit(r, f.opts));  // the guest wrote it
+  std::string why = utf8::printable(ops::describe_exit(r, f.opts));  // the guest wrote it
   if (!why.empty()) std::fprintf(stderr, "space: %s\n", why.c_str());
-  if (f.stats) std::fprintf(stderr, "space: %s\n", core::format_stats(r).c_str());
+  if (f.stats) std::fprintf(stderr, "space: %s\n", ops::format_stats(r).c_str());
   return r.exit_code;
 }
 

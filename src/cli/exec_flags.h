@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/exec.h"
+#include "ops/exec.h"
 
 namespace space::cli {
 

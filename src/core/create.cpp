@@ -10,13 +10,10 @@
 
 #include "core/copy.h"
 #include "core/create_gvisor.h"
-#include "core/engine.h"
 #include "core/expiry.h"
 #include "core/idle.h"
 #include "core/image_use.h"
 #include "core/inject.h"
-#include "core/jail_setup.h"
-#include "core/launcher.h"
 #include "core/net.h"
 #include "core/pool.h"
 #include "core/sandbox.h"
@@ -24,6 +21,9 @@
 #include "cred/hooks.h"
 #include "cred/paths.h"
 #include "jail/cgroup.h"
+#include "launch/engine.h"
+#include "launch/jail_setup.h"
+#include "launch/launcher.h"
 #include "store/btrfs.h"
 #include "store/config.h"
 #include "store/store.h"
@@ -43,7 +43,7 @@ namespace {
 struct Source {
   std::string template_name;  // "" = cold boot
   bool explicit_template = false;
-  std::optional<BootSpec> boot;  // set for a cold boot
+  std::optional<launch::BootSpec> boot;  // set for a cold boot
 };
 
 Source choose_source(const store::HostConfig& hc, const CreateOptions& o) {
@@ -130,8 +130,8 @@ store::VmConfig vm_config_for(const store::Context& ctx, const store::HostConfig
   }
   // --disk-size, else config.toml's [limits] disk_size, is also what the store lets it keep.
   if (uint64_t disk = o.disk_bytes ? o.disk_bytes : hc.limits_disk_bytes) {
-    st.disk_limit = disk_limit_for(p, disk, cfg.memory_mib);
-    limit_sandbox_disk(ctx, p, st.disk_limit);
+    st.disk_limit = launch::disk_limit_for(p, disk, cfg.memory_mib);
+    launch::limit_sandbox_disk(ctx, p, st.disk_limit);
     ph.mark("quota");
   }
   st.vcpus = cfg.vcpus;
@@ -152,11 +152,12 @@ void start(const store::Context& ctx, const store::HostConfig& hc, const store::
   store::save_vm_config(p.config, cfg, fs::Sync::Volatile);
   ph.mark("config");
 
-  int timeout_s = boot_timeout_seconds();
-  VmmLaunch launch = launch_vmm(ctx, hc, p, st.id,
-                                VmmMode{src.boot ? "" : p.dir, false, src.boot ? "" : template_dir,
-                                        expires_at(st), st.on_expiry},
-                                JailRequest{st.id, st.id, cfg.vcpus, cfg.memory_mib});
+  int timeout_s = launch::boot_timeout_seconds();
+  launch::VmmLaunch launch =
+      launch::launch_vmm(ctx, hc, p, st.id,
+                         launch::VmmMode{src.boot ? "" : p.dir, false, src.boot ? "" : template_dir,
+                                         expires_at(st), st.on_expiry},
+                         launch::JailRequest{st.id, st.id, cfg.vcpus, cfg.memory_mib});
   vmm.emplace(std::move(launch.child));
   st.uid = launch.uid;
   st.cgroup = launch.cgroup;
@@ -167,7 +168,7 @@ void start(const store::Context& ctx, const store::HostConfig& hc, const store::
   store::write_state(p.state, st, fs::Sync::Volatile);
   ph.mark("state");
   try {
-    wait_started(*vmm, launch.ready, p, /*guest=*/src.boot.has_value(), sig, timeout_s);
+    launch::wait_started(*vmm, launch.ready, p, /*guest=*/src.boot.has_value(), sig, timeout_s);
   } catch (Error& e) {
     if (src.boot) throw;
     // The VMM checks the snapshot (magic, version, CRC, sizes) and names what is wrong with it.
@@ -179,7 +180,7 @@ void start(const store::Context& ctx, const store::HostConfig& hc, const store::
   }
   ph.mark(src.boot ? "boot" : "vmm ready");
   if (st.uid) {  // the jail's PID 1 so far: record the VMM itself
-    st.pid = served_by(p.control_sock);
+    st.pid = launch::served_by(p.control_sock);
     st.pid_start_time = proc::start_time(st.pid).value_or(0);
   }
   st.status = store::Status::Running;
@@ -196,7 +197,7 @@ namespace {
 // A VM sandbox (make_sandbox's VM half): a template's snapshot cloned, or a subvolume for a cold
 // boot, then started and recorded; undone on any failure.
 store::SandboxState make_vm_sandbox(const store::Context& ctx, const store::HostConfig& hc,
-                                    const CreateOptions& opts, const EngineChoice& engine,
+                                    const CreateOptions& opts, const launch::EngineChoice& engine,
                                     const std::string& id, const store::SandboxPaths& p,
                                     proc::SignalGuard& sig, PhaseLog& ph) {
   if (opts.disk_bytes && opts.image.empty())
@@ -205,8 +206,8 @@ store::SandboxState make_vm_sandbox(const store::Context& ctx, const store::Host
   Source src = choose_source(hc, opts);
   std::optional<egress::Policy> policy = initial_policy(hc, opts.net);  // checked up front
   if (src.template_name.empty())
-    src.boot = resolve_boot_spec(hc, opts.vcpus, opts.memory_mib, opts.kernel, opts.rootfs);
-  require_usable(engine, probe_engine(engine.engine, hc));  // fails closed
+    src.boot = launch::resolve_boot_spec(hc, opts.vcpus, opts.memory_mib, opts.kernel, opts.rootfs);
+  launch::require_usable(engine, launch::probe_engine(engine.engine, hc));  // fails closed
   store::StorePaths sp = store::ensure_store(ctx, store::StoreUse::Create);
   ph.mark("store");
   if (!src.template_name.empty() && !clone_template(sp, src.template_name, p, id)) {
@@ -218,7 +219,7 @@ store::SandboxState make_vm_sandbox(const store::Context& ctx, const store::Host
               "\": cold-booting (seconds: about 12 s on a PVM host); '" + build +
               "' makes creates fast");
     src.template_name.clear();
-    src.boot = resolve_boot_spec(hc, opts.vcpus, opts.memory_mib, opts.kernel, opts.rootfs);
+    src.boot = launch::resolve_boot_spec(hc, opts.vcpus, opts.memory_mib, opts.kernel, opts.rootfs);
   }
   if (src.boot) {
     try {
@@ -251,7 +252,7 @@ store::SandboxState make_vm_sandbox(const store::Context& ctx, const store::Host
     return st;
   } catch (Error& e) {
     vmm.reset();
-    std::string tails = log_tails(p);  // read them before they are deleted
+    std::string tails = launch::log_tails(p);  // read them before they are deleted
     undo();
     throw Error(std::string(e.what()) + tails, e.err(), e.hint());
   } catch (...) {
@@ -268,17 +269,18 @@ store::SandboxState make_sandbox(const store::Context& ctx, const CreateOptions&
   store::validate_id(id);
   store::SandboxPaths p = store::sandbox_paths(ctx.root, id);
   try {
-    check_socket_paths(p);
+    launch::check_socket_paths(p);
     store::HostConfig hc = store::load_host_config(ctx.root);
     {
       store::SandboxState checked;  // the idle settings are checked before anything is made
       set_idle(checked, opts.idle, hc);
     }
-    EngineChoice engine = choose_engine(opts.engine, hc);  // probed once the flags are checked
-    if (engine.engine == Engine::Gvisor) {
+    launch::EngineChoice engine =
+        launch::choose_engine(opts.engine, hc);  // probed once the flags are checked
+    if (engine.engine == launch::Engine::Gvisor) {
       if (!opts.image.empty()) store::validate_id(opts.image, "image name");
       auto policy = initial_policy(hc, opts.net);
-      require_usable(engine, probe_engine(engine.engine, hc));  // fails closed
+      launch::require_usable(engine, launch::probe_engine(engine.engine, hc));  // fails closed
       if (auto pooled = claim_pooled(ctx, hc, opts, id, p, policy)) return *pooled;
       return create_gvisor_sandbox(ctx, hc, opts, id, p, policy);
     }

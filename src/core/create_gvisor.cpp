@@ -2,15 +2,15 @@
 // first, then config, run directory and monitor, each undone by one catch block.
 #include "core/create_gvisor.h"
 
-#include "core/engine.h"
 #include "core/expiry.h"
 #include "core/idle.h"
 #include "core/image_use.h"
-#include "core/jail_setup.h"
 #include "core/net.h"
 #include "core/sandbox.h"
 #include "core/template.h"
 #include "cred/paths.h"
+#include "launch/engine.h"
+#include "launch/jail_setup.h"
 #include "store/btrfs.h"
 #include "store/state.h"
 #include "store/store.h"
@@ -52,19 +52,30 @@ std::optional<TemplateMeta> choose_gvisor_template(const store::StorePaths& sp,
   return m;
 }
 
-VmmLaunch launch_gvisor(const store::Context& ctx, const store::HostConfig& hc,
-                        const store::SandboxPaths& p, const store::SandboxState& st,
-                        const std::string& restore_dir, const std::string& pool_template) {
-  check_socket_paths(p);
-  make_run_dir(p);
-  make_gvisor_cgroup(st.cgroup, st.vcpus, st.memory_mib);
+launch::VmmLaunch launch_gvisor(const store::Context& ctx, const store::HostConfig& hc,
+                                const store::SandboxPaths& p, const store::SandboxState& st,
+                                const std::string& restore_dir, const std::string& pool_template) {
+  launch::check_socket_paths(p);
+  launch::make_run_dir(p);
+  launch::make_gvisor_cgroup(st.cgroup, st.vcpus, st.memory_mib);
   Pipe pipe = Pipe::make();
-  std::vector<std::string> argv = {"/proc/self/exe", "--root",      fs::absolute(ctx.root),
-                                   "--log-level",    ctx.log_level, "--log-format",
-                                   ctx.log_format,   "__gvisor",    st.id,
-                                   "--ready-fd",     "3",           "--runsc",
-                                   runsc_binary(hc), "--platform",  hc.gvisor_platform,
-                                   "--cgroup",       st.cgroup};
+  std::vector<std::string> argv = {"/proc/self/exe",
+                                   "--root",
+                                   fs::absolute(ctx.root),
+                                   "--log-level",
+                                   ctx.log_level,
+                                   "--log-format",
+                                   ctx.log_format,
+                                   "__gvisor",
+                                   st.id,
+                                   "--ready-fd",
+                                   "3",
+                                   "--runsc",
+                                   launch::runsc_binary(hc),
+                                   "--platform",
+                                   hc.gvisor_platform,
+                                   "--cgroup",
+                                   st.cgroup};
   if (!restore_dir.empty()) argv.insert(argv.end(), {"--restore", restore_dir});
   if (!pool_template.empty()) argv.insert(argv.end(), {"--pool", pool_template});
   if (int64_t at = expires_at(st))
@@ -76,7 +87,7 @@ VmmLaunch launch_gvisor(const store::Context& ctx, const store::HostConfig& hc,
   proc::Child child = proc::spawn_detached(argv, p.vmm_log, o);
   pipe.write.reset();
   set_nonblocking(pipe.read.get());
-  return VmmLaunch{std::move(child), std::move(pipe.read), 0, st.cgroup};
+  return launch::VmmLaunch{std::move(child), std::move(pipe.read), 0, st.cgroup};
 }
 
 namespace {
@@ -104,7 +115,7 @@ store::VmConfig make_gvisor_dir(const store::StorePaths& sp, const store::HostCo
     cfg.rootfs = p.rootfs;
     return cfg;
   }
-  BootSpec b = resolve_gvisor_spec(hc, opts.vcpus, opts.memory_mib, opts.rootfs);
+  launch::BootSpec b = launch::resolve_gvisor_spec(hc, opts.vcpus, opts.memory_mib, opts.rootfs);
   cfg.vcpus = b.vcpus;
   cfg.memory_mib = b.memory_mib;
   // space's own image, mounted read-only and never written; by its real path, so that a rebuilt
@@ -141,16 +152,16 @@ void start_gvisor(const store::Context& ctx, const store::HostConfig& hc, const 
   if (opts.disk_bytes) {  // the overlay's writes go to the subvolume, which a qgroup bounds
     cfg.overlay_dir = p.dir + "/overlay";
     st.disk_limit = opts.disk_bytes;
-    limit_sandbox_disk(ctx, p, st.disk_limit);
+    launch::limit_sandbox_disk(ctx, p, st.disk_limit);
   }
   store::save_vm_config(p.config, cfg, fs::Sync::Volatile);
-  VmmLaunch launch = launch_gvisor(ctx, hc, p, st, "", pool_template);
+  launch::VmmLaunch launch = launch_gvisor(ctx, hc, p, st, "", pool_template);
   monitor.emplace(std::move(launch.child));
   st.pid = monitor->pid();
   st.pid_start_time = proc::start_time(st.pid).value_or(0);
   store::write_state(p.state, st, fs::Sync::Volatile);
-  wait_started(*monitor, launch.ready, p, /*guest=*/false, sig, boot_timeout_seconds(),
-               "the gvisor monitor");
+  launch::wait_started(*monitor, launch.ready, p, /*guest=*/false, sig,
+                       launch::boot_timeout_seconds(), "the gvisor monitor");
   st.status = store::Status::Running;
   store::write_state(p.state, st, fs::Sync::Volatile);
   ensure_network(ctx, st.id);
@@ -194,7 +205,7 @@ store::SandboxState create_gvisor_sandbox(const store::Context& ctx, const store
     return st;
   } catch (Error& e) {
     monitor.reset();
-    std::string tails = log_tails(p);
+    std::string tails = launch::log_tails(p);
     undo();
     throw Error(std::string(e.what()) + tails, e.err(), e.hint());
   } catch (...) {

@@ -1,4 +1,4 @@
-// `create` on the gvisor engine (core/engine.h): a sandbox whose root is space's rootfs, or the
+// `create` on the gvisor engine (launch/engine.h): a sandbox whose root is space's rootfs, or the
 // reflinked copy of a user image's disk, mounted read-only by its monitor, with runsc's overlay
 // keeping its writes (in memory, under --memory; or with --disk-size in a directory of its
 // subvolume, which a btrfs qgroup bounds). It starts from nothing in a few hundred ms (runsc's
@@ -11,9 +11,9 @@
 #include <string>
 
 #include "core/create_options.h"
-#include "core/launcher.h"
 #include "core/template.h"
 #include "egress/policy.h"
+#include "launch/launcher.h"
 #include "store/config.h"
 #include "store/context.h"
 #include "store/paths.h"
@@ -41,8 +41,9 @@ store::SandboxState create_gvisor_sandbox(const store::Context& ctx, const store
 // directory made afresh and its cgroup st.cgroup made with its limits (the monitor joins it, and
 // runsc's processes are born there); `restore_dir` "" = boot, else restore runsc's checkpoint
 // there. A failure after the group was made leaves it to the caller's remove_sandbox_cgroup.
-VmmLaunch launch_gvisor(const store::Context& ctx, const store::HostConfig& hc,
-                        const store::SandboxPaths& p, const store::SandboxState& st,
-                        const std::string& restore_dir, const std::string& pool_template = "");
+launch::VmmLaunch launch_gvisor(const store::Context& ctx, const store::HostConfig& hc,
+                                const store::SandboxPaths& p, const store::SandboxState& st,
+                                const std::string& restore_dir,
+                                const std::string& pool_template = "");
 
 }  // namespace space::core

@@ -20,7 +20,7 @@ struct CopySpec {
 
 struct CreateOptions {
   std::string id;             // "" = generate one
-  std::string engine;         // --engine: "vm" or "gvisor"; "" = core/engine.h's choice
+  std::string engine;         // --engine: "vm" or "gvisor"; "" = launch/engine.h's choice
   std::string template_name;  // "" = config.toml [defaults] template, else "default"
   bool cold = false;          // boot from the kernel instead of a template
   // Cold-boot settings; any of them without template_name implies a cold boot.

@@ -6,12 +6,12 @@
 
 #include <cerrno>
 
-#include "core/control_client.h"
-#include "core/jail_setup.h"
 #include "core/net.h"
 #include "core/sandbox.h"
 #include "core/session_util.h"
 #include "cred/hooks.h"
+#include "launch/control_client.h"
+#include "launch/jail_setup.h"
 #include "store/config.h"
 #include "store/store.h"
 #include "util/error.h"
@@ -30,7 +30,7 @@ constexpr int kKillWaitMs = 10000;
 void remove_half_made(const store::Context& ctx, const store::SandboxPaths& p,
                       const std::string& id, const std::string& cgroup) noexcept {
   try {
-    remove_sandbox_cgroup(cgroup);
+    launch::remove_sandbox_cgroup(cgroup);
     set_policy(ctx, id, std::nullopt);
     fs::remove_tree(p.run_dir);
     store::remove_store_tree(p.dir);
@@ -50,7 +50,7 @@ void stop_vmm(const store::SandboxState& st, const store::SandboxPaths& p, int p
   if (polite_ms > 0) {
     auto dl = net::Deadline::after_ms(polite_ms);
     try {
-      control_call(p.control_sock, proto::control::StopRequest{}, polite_ms);
+      launch::control_call(p.control_sock, proto::control::StopRequest{}, polite_ms);
       if (vmm->wait_exit(dl.remaining_ms())) return;
       log::info("sandbox " + st.id + ": the VMM did not stop in time; killing it");
     } catch (const Error& e) {
@@ -102,17 +102,17 @@ void destroy_sandbox(const store::Context& ctx, const std::string& id, bool forc
     set_policy(ctx, id, std::nullopt);  // its audit log stays, for `space net log`
     if (st) {
       stop_vmm(*st, p, force ? 0 : kPoliteStopMs);
-      remove_sandbox_cgroup(st->cgroup);
+      launch::remove_sandbox_cgroup(st->cgroup);
     }
     // The group its id names, too: a create, resume or branch killed after making the group
     // and before recording it leaves one that no record names (and perhaps a VMM in it).
     std::string named;
     try {
-      named = sandbox_cgroup_name(store::load_host_config(ctx.root), id);
+      named = launch::sandbox_cgroup_name(store::load_host_config(ctx.root), id);
     } catch (const Error& e) {
       log::warn("destroy " + id + ": " + e.what() + "; its cgroup, if any, is left");
     }
-    if (!named.empty() && (!st || named != st->cgroup)) remove_sandbox_cgroup(named);
+    if (!named.empty() && (!st || named != st->cgroup)) launch::remove_sandbox_cgroup(named);
     // A directory without state.json is the remains of an interrupted create: remove it too.
     fs::remove_tree(p.run_dir);
     if (!st || st->engine == "gvisor") store::remove_run_aliases(id);  // a pool's (core/pool.h)

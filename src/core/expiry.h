@@ -32,6 +32,6 @@ int64_t expires_at(const store::SandboxState& st);
 bool needs_reaper(const store::SandboxState& st);
 // Starts the reaper for `ctx.root` unless one runs. Throws with its message when it cannot start.
 void ensure_reaper(const store::Context& ctx);
-// The reaper's lock: held by the running reaper of `ctx.root` (core/reaper.h).
+// The reaper's lock: held by the running reaper of `ctx.root` (ops/reaper.h).
 std::string reaper_lock_path(const store::Context& ctx);
 }  // namespace space::core

@@ -8,7 +8,7 @@
 //
 // Where it lives: every use of a guest passes through a host process of ours (the CLI's exec,
 // cp and forward, the egress broker), and each holds the sandbox's activity file while it
-// runs; the expiry reaper (`space __expire`, core/reaper.h), which already visits every
+// runs; the expiry reaper (`space __expire`, ops/reaper.h), which already visits every
 // sandbox once a second, takes the next idle step when one is due. So idleness works the same on
 // both engines and needs nothing of a jailed VMM, which sees connections but cannot write the
 // sandbox's record. A TTL still ends a sandbox asleep on time.

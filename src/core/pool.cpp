@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <cstdio>
 
-#include "core/control_client.h"
 #include "core/create_gvisor.h"
 #include "core/expiry.h"
 #include "core/idle.h"
@@ -15,6 +14,7 @@
 #include "core/pool_members.h"
 #include "core/sandbox.h"
 #include "core/template.h"
+#include "launch/control_client.h"
 #include "store/btrfs.h"
 #include "store/store.h"
 #include "store/vm_config.h"
@@ -109,8 +109,9 @@ bool adopt(const store::Context& ctx, const store::HostConfig& hc, const CreateO
       throw_errno("link " + m.p.run_dir + " to " + p.run_dir);
     if ((interrupted = sig.take())) fail("interrupted by " + proc::signal_name(interrupted));
     set_policy(ctx, id, policy);  // before the guest's first Hello, as a create's
-    control_call(p.control_sock, proto::control::AdoptRequest{id, expires_at(st), st.on_expiry},
-                 kAdoptTimeoutMs);
+    launch::control_call(p.control_sock,
+                         proto::control::AdoptRequest{id, expires_at(st), st.on_expiry},
+                         kAdoptTimeoutMs);
     ::unlink((p.run_dir + "/" + kPoolMarker).c_str());
     st.status = store::Status::Running;
     store::write_state(p.state, st, fs::Sync::Volatile);

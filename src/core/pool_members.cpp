@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "core/jail_setup.h"
 #include "core/sandbox.h"
+#include "launch/jail_setup.h"
 #include "store/store.h"
 #include "util/daemon.h"
 #include "util/error.h"
@@ -71,7 +71,7 @@ std::vector<PoolMember> pool_members(const store::Context& ctx, const std::strin
 
 void discard_member(const store::HostConfig& hc, const PoolMember& m) {
   try {
-    std::string cgroup = sandbox_cgroup_name(hc, m.name);
+    std::string cgroup = launch::sandbox_cgroup_name(hc, m.name);
     if (m.st) {
       if (alive(*m.st)) stop_vmm(*m.st, m.p, 0);
       if (!m.st->cgroup.empty()) cgroup = m.st->cgroup;
@@ -85,7 +85,7 @@ void discard_member(const store::HostConfig& hc, const PoolMember& m) {
         if (marker == m.name) fs::remove_tree(moved);
       }
     }
-    remove_sandbox_cgroup(cgroup);
+    launch::remove_sandbox_cgroup(cgroup);
     fs::remove_tree(m.p.run_dir);
     store::remove_store_tree(m.p.dir);
     log::info("pool member " + m.name + " removed");

@@ -16,14 +16,14 @@
 #include <chrono>
 #include <cstring>
 
-#include "core/control_client.h"
 #include "core/expiry.h"
-#include "core/jail_setup.h"
 #include "core/net.h"
 #include "core/sandbox.h"
 #include "core/session_util.h"
-#include "core/take_snapshot.h"
 #include "cred/hooks.h"
+#include "launch/control_client.h"
+#include "launch/jail_setup.h"
+#include "launch/take_snapshot.h"
 #include "store/activity.h"
 #include "util/error.h"
 #include "util/fd.h"
@@ -222,8 +222,8 @@ void checkpoint_locked(const store::Context& ctx, LockedSandbox& s, CheckpointSt
       Fd dir(::open(tmp.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
       if (!dir) throw_errno("open " + tmp);
       std::vector<int> fds = {dir.get()};
-      auto r = control_call(s.p.control_sock, proto::control::SnapshotRequest{tmp, false},
-                            kSnapshotTimeoutMs, fds);
+      auto r = launch::control_call(s.p.control_sock, proto::control::SnapshotRequest{tmp, false},
+                                    kSnapshotTimeoutMs, fds);
       cs.snapshot_ms = ms_since(t0);
       cs.memory_data_bytes = r.memory_data_bytes;
       struct stat img {};
@@ -232,7 +232,7 @@ void checkpoint_locked(const store::Context& ctx, LockedSandbox& s, CheckpointSt
       fsync_path(tmp);
       swap_in(tmp, ck, s.p.dir);
     } else {
-      auto r = take_snapshot(s.p, s.st.pid, s.st.uid, tmp, kSnapshotTimeoutMs);
+      auto r = launch::take_snapshot(s.p, s.st.pid, s.st.uid, tmp, kSnapshotTimeoutMs);
       cs.snapshot_ms = ms_since(t0);
       cs.memory_data_bytes = r.memory_data_bytes;
       cs.memory_diff = r.memory_diff;
@@ -265,7 +265,7 @@ void checkpoint_locked(const store::Context& ctx, LockedSandbox& s, CheckpointSt
   s.st.status = store::Status::Checkpointed;
   s.st.idle_asleep = idle;
   stop_vmm(s.st, s.p, kStopTimeoutMs);
-  remove_sandbox_cgroup(s.st.cgroup);
+  launch::remove_sandbox_cgroup(s.st.cgroup);
   s.st.pid = 0;
   s.st.pid_start_time = 0;
   s.st.uid = 0;

@@ -1,4 +1,4 @@
-// Long-running sessions: pause, resume and checkpoint a sandbox (branch: core/branch.h). Each
+// Long-running sessions: pause, resume and checkpoint a sandbox (branch: ops/branch.h). Each
 // operation holds the
 // sandbox's SandboxLock while it changes it, talks to the VMM over control.sock (pause, resume,
 // snapshot, stop) and records the new status in state.json. A checkpoint lives in the sandbox's

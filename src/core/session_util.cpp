@@ -8,13 +8,13 @@
 #include <cstdio>
 #include <cstring>
 
-#include "core/control_client.h"
 #include "core/create_gvisor.h"
-#include "core/engine.h"
 #include "core/expiry.h"
-#include "core/jail_setup.h"
-#include "core/launcher.h"
 #include "core/sandbox.h"
+#include "launch/control_client.h"
+#include "launch/engine.h"
+#include "launch/jail_setup.h"
+#include "launch/launcher.h"
 #include "store/config.h"
 #include "store/store.h"
 #include "util/error.h"
@@ -163,16 +163,18 @@ proc::Child start_restored(const store::Context& ctx, const store::SandboxPaths&
   const bool gvisor = st.engine == "gvisor";
   if (gvisor) {
     st.cgroup = hc.jail_cgroup_parent + "/" + st.id;
-    require_usable(EngineChoice{Engine::Gvisor, "the sandbox's record"}, probe_gvisor_engine(hc));
+    launch::require_usable(launch::EngineChoice{launch::Engine::Gvisor, "the sandbox's record"},
+                           launch::probe_gvisor_engine(hc));
     // A monitor killed with SIGKILL leaves runsc's sandbox running in its cgroup: end it before
     // its checkpoint runs again under the same id (make_run_dir then removes runsc's state).
-    remove_sandbox_cgroup(st.cgroup);
+    launch::remove_sandbox_cgroup(st.cgroup);
   }
-  VmmLaunch launch = gvisor
-                         ? launch_gvisor(ctx, hc, p, st, restore_dir)
-                         : launch_vmm(ctx, hc, p, st.id,
-                                      VmmMode{restore_dir, false, "", expires_at(st), st.on_expiry},
-                                      JailRequest{st.id, st.id, st.vcpus, st.memory_mib});
+  launch::VmmLaunch launch =
+      gvisor ? launch_gvisor(ctx, hc, p, st, restore_dir)
+             : launch::launch_vmm(
+                   ctx, hc, p, st.id,
+                   launch::VmmMode{restore_dir, false, "", expires_at(st), st.on_expiry},
+                   launch::JailRequest{st.id, st.id, st.vcpus, st.memory_mib});
   // Recorded at once, as being created, with the process we started (the VMM, or its jail's
   // PID 1, whose end ends the VMM): if this command is killed before it records the VMM as
   // running, the sandbox shows as creating and destroy stops that process, where an unrecorded
@@ -185,19 +187,19 @@ proc::Child start_restored(const store::Context& ctx, const store::SandboxPaths&
   st.cgroup = launch.cgroup;
   try {
     store::write_state(p.state, st, fs::Sync::Volatile);
-    wait_started(launch.child, launch.ready, p, /*guest=*/false, sig, boot_timeout_seconds(),
-                 gvisor ? "the gvisor monitor" : "the VMM");
-    st.pid = launch.uid ? served_by(p.control_sock) : launch.child.pid();
+    launch::wait_started(launch.child, launch.ready, p, /*guest=*/false, sig,
+                         launch::boot_timeout_seconds(), gvisor ? "the gvisor monitor" : "the VMM");
+    st.pid = launch.uid ? launch::served_by(p.control_sock) : launch.child.pid();
   } catch (Error& e) {
     launch.child = proc::Child();  // SIGKILL + reap before reading its log
-    remove_sandbox_cgroup(launch.cgroup);
+    launch::remove_sandbox_cgroup(launch.cgroup);
     st = before;
     try {
       store::write_state(p.state, st, fs::Sync::Volatile);  // as it was: resumable again
     } catch (const Error& again) {
       log::error("sandbox " + st.id + ": could not restore its record: " + again.what());
     }
-    throw Error(std::string(e.what()) + log_tails(p), e.err(), e.hint());
+    throw Error(std::string(e.what()) + launch::log_tails(p), e.err(), e.hint());
   }
   st.pid_start_time = proc::start_time(st.pid).value_or(0);
   st.uid = launch.uid;

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "core/control_client.h"
+#include "launch/control_client.h"
 #include "store/context.h"
 #include "store/paths.h"
 #include "store/state.h"
@@ -53,7 +53,7 @@ template <class Req>
 proto::control::ReplyOf<Req> vmm_op(const store::SandboxPaths& p, const Req& req, int timeout_ms,
                                     std::span<const int> fds = {}) {
   try {
-    return control_call(p.control_sock, req, timeout_ms, fds);
+    return launch::control_call(p.control_sock, req, timeout_ms, fds);
   } catch (Error& e) {
     e.add_context("VMM control request \"" + std::string(proto::control::op_name(req)) + "\"");
     throw;

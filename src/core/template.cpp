@@ -13,9 +13,11 @@
 #include <sstream>
 
 #include "core/pool_members.h"
+#include "core/sandbox.h"
 #include "image/staging.h"
 #include "store/config.h"
 #include "store/paths.h"
+#include "store/state.h"
 #include "store/store.h"
 #include "store/toml_fields.h"
 #include "util/error.h"
@@ -213,6 +215,20 @@ void remove_template(const store::Context& ctx, const std::string& name) {
     e.add_context("remove template " + name);
     throw;
   }
+}
+
+std::string template_build_run_dir(const std::string& rand) {
+  return store::run_base() + "/.template-" + rand;
+}
+
+void sweep_dead_template_builds(const store::StorePaths& sp) {
+  image::sweep_dead_builds(sp.templates, "template", [](const std::string& dir) {
+    auto mark = dir.rfind(image::kBuildMarker);
+    store::SandboxPaths p =
+        store::paths_in(dir, template_build_run_dir(dir.substr(mark + image::kBuildMarker.size())));
+    if (fs::exists(p.state)) stop_vmm(store::read_state(p.state), p, 0);
+    fs::remove_tree(p.run_dir);
+  });
 }
 
 }  // namespace space::core

@@ -1,6 +1,6 @@
 // The mount namespace every jailed VMM starts its own from: one namespace whose only mount is an
 // empty, read-only tmpfs, kept alive by a bind mount of its nsfs file (/run/space/.mnt/ns:
-// core/jail_setup.h), made on first use and kept for the host's uptime, as the jails' network
+// launch/jail_setup.h), made on first use and kept for the host's uptime, as the jails' network
 // namespace is (jail/network.h). A VMM (and its jail's PID 1) joins it, unshares a private copy
 // (one mount to copy, where unsharing from the host's namespace copies every host mount), and
 // mounts its run directory on top as its root (jail/root.h). Nothing is unmounted on that path:

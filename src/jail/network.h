@@ -1,6 +1,6 @@
 // The network namespace every jailed VMM of a host joins: one namespace with no device but its
 // loopback, which stays down, kept alive by a bind mount of its nsfs file (/run/space/.netns:
-// core/jail_setup.h), made on first use and kept for the host's uptime, as the jails' shared
+// launch/jail_setup.h), made on first use and kept for the host's uptime, as the jails' shared
 // "init" cgroup is. Creating a namespace per VMM cost 0.43 ms of each create on the build
 // machine (and the kernel's cleanup of each one on destroy); joining one costs a setns().
 // Sharing it gives jails nothing to share: a VMM's seccomp filter lets it make only AF_UNIX

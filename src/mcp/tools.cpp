@@ -9,12 +9,12 @@
 #include <cerrno>
 #include <thread>
 
-#include "core/branch.h"
 #include "core/copy.h"
-#include "core/exec.h"
 #include "core/idle.h"
 #include "core/sandbox.h"
 #include "core/session.h"
+#include "ops/branch.h"
+#include "ops/exec.h"
 #include "store/paths.h"
 #include "store/state.h"
 #include "util/base64.h"
@@ -452,8 +452,8 @@ json::Value Toolbox::tool_exec(const json::Value& args) {
   agent::ExecResult r;
   std::exception_ptr failed;
   try {
-    r = core::exec_in_sandbox(ctx_, o.sandbox, o,
-                              agent::StdioFds{in.read.get(), out.write.get(), err.write.get()});
+    r = ops::exec_in_sandbox(ctx_, o.sandbox, o,
+                             agent::StdioFds{in.read.get(), out.write.get(), err.write.get()});
   } catch (...) {
     failed = std::current_exception();
   }
@@ -550,11 +550,11 @@ json::Value Toolbox::tool_pause_resume(const std::string& name, const json::Valu
 
 json::Value Toolbox::tool_branch(const json::Value& args) {
   const std::string id = sandbox_arg(args);
-  core::BranchOptions b;
+  ops::BranchOptions b;
   b.count = static_cast<uint32_t>(int_arg(args, "count", 1, 1, kMaxBranches));
   const bool keep = bool_arg(args, "keep");
   json::Value ids = json::Value::array();
-  for (const auto& st : core::branch_sandbox(ctx_, id, b)) {
+  for (const auto& st : ops::branch_sandbox(ctx_, id, b)) {
     if (!keep) made_.push_back(st.id);
     ids.push_back(st.id);
   }

@@ -1,5 +1,5 @@
 // Entry point of a gVisor sandbox's monitor (`space __gvisor ID [--restore DIR]`), the gVisor
-// engine's counterpart of the VMM process: started by `create` (core/launcher.h) and living as
+// engine's counterpart of the VMM process: started by `create` (launch/launcher.h) and living as
 // long as the sandbox, with the same two sockets in the same run directory, so everything above
 // the engine (exec, cp, forward, pause/resume, stats, stop, list's liveness by pid) is shared:
 //   - control.sock: the control protocol (proto/control.h); pause, resume and checkpoint are
@@ -31,7 +31,7 @@ struct GvisorOptions {
   std::string restore_dir;  // restore runsc's checkpoint in this directory instead of booting
   int64_t expires_at = 0;   // Unix s of the sandbox's expiry, 0 = never
   std::string on_expiry;    // "destroy" or "checkpoint"
-  std::string runsc;        // absolute path of runsc (core/engine.h resolved it)
+  std::string runsc;        // absolute path of runsc (launch/engine.h resolved it)
   std::string platform = "systrap";
   // The sandbox's cgroup ("space/ID"), made by the CLI with its memory and pids limits: the
   // monitor joins it first, so runsc's commands, sandbox and gofer are in it from birth (destroy

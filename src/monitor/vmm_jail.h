@@ -1,6 +1,6 @@
 // How a VMM process enters its jail (jail/): the one sequence that vmm_main runs for every jailed
 // VMM (create, restore, resume, template build), that `__vmm --probe` runs without a VM
-// (core/vmm_probe.h) and that scripts/bench-jail.sh times. The VMM runs as PID 2 of a PID
+// (launch/vmm_probe.h) and that scripts/bench-jail.sh times. The VMM runs as PID 2 of a PID
 // namespace of its own, whose PID 1 started it and serves as the jail's init, moving it into its
 // cgroup meanwhile (jail/init.h); it is still root, with everything it will use already open. It
 // takes the seccomp programs (built in: jail/seccomp_prebuilt.h), enters the jail's namespaces

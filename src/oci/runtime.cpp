@@ -18,12 +18,12 @@
 #include <cstdio>
 #include <cstring>
 
-#include "core/exec.h"
 #include "core/sandbox.h"
 #include "core/session.h"
 #include "oci/rootfs.h"
 #include "oci/shim.h"
 #include "oci/spec.h"
+#include "ops/exec.h"
 #include "store/paths.h"
 #include "store/state.h"
 #include "util/daemon.h"

@@ -122,8 +122,8 @@ agent::ExecOptions exec_options(const ContainerRecord& r, const Process& p, bool
 int run_process(const Runtime& rt, const ContainerRecord& r, const agent::ExecOptions& o,
                 const agent::StdioFds& io) {
   try {
-    agent::ExecResult res = core::exec_in_sandbox(rt.ctx, r.sandbox, o, io);
-    std::string why = core::describe_exit(res, o);
+    agent::ExecResult res = ops::exec_in_sandbox(rt.ctx, r.sandbox, o, io);
+    std::string why = ops::describe_exit(res, o);
     if (!why.empty()) ::dprintf(io.err, "space-oci: %s\n", why.c_str());
     return res.exit_code;
   } catch (const std::exception& e) {

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "core/exec.h"
 #include "oci/container.h"
 #include "oci/rootfs.h"
 #include "oci/runtime.h"
 #include "oci/spec.h"
+#include "ops/exec.h"
 #include "util/fd.h"
 
 namespace space::oci {

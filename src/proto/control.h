@@ -1,6 +1,6 @@
 // The VMM's control protocol (a sandbox's control.sock), typed: one request struct per operation,
 // each with its reply struct, one encoder and one decoder per direction, on the line envelope of
-// rpc.h. The CLI's sandbox operations send these (core/control_client.h); the VMM process
+// rpc.h. The CLI's sandbox operations send these (launch/control_client.h); the VMM process
 // decodes them and runs one handler per type (monitor/control_ops.h).
 //   ping      -> status, pid
 //   pause     [sync: also fdatasync the disks once parked] -> status, pause_us

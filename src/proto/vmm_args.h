@@ -1,5 +1,5 @@
 // The launch contract of the per-sandbox VMM process: what `space __vmm` is started with, typed.
-// The launcher (core/launcher.cpp) fills a VmmArgs and encodes it into the arguments that follow
+// The launcher (launch/launcher.cpp) fills a VmmArgs and encodes it into the arguments that follow
 // "__vmm"; the new process (cli/cmd_vmm.cpp) decodes them back into the same struct, which the
 // VMM (monitor/vmm_main.h) runs with. One encoder and one decoder, so the two sides cannot drift:
 // a flag one side writes and the other does not know is an error at the VMM's start, naming it.
@@ -37,7 +37,7 @@ struct VmmArgs {
   int64_t expires_at = 0;  // Unix s when the sandbox expires (core/expiry.h), 0 = never
   std::string on_expiry;   // "destroy" or "checkpoint" (with expires_at)
   // Enter the jail (when jail_uid is set), report "ok" and exit, with no VM and none of its
-  // files: a real VMM start that needs no KVM (core/vmm_probe.h). Needs dir and run_dir.
+  // files: a real VMM start that needs no KVM (launch/vmm_probe.h). Needs dir and run_dir.
   bool probe = false;
 };
 

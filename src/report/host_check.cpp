@@ -14,10 +14,10 @@
 #include <cstring>
 
 #include "core/template.h"
-#include "core/vmm_probe.h"
 #include "jail/cgroup.h"
 #include "jail/seccomp.h"
 #include "jail/seccomp_prebuilt.h"
+#include "launch/vmm_probe.h"
 #include "store/config.h"
 #include "util/error.h"
 #include "util/fs.h"
@@ -146,7 +146,7 @@ void check_jail(HostReport& r, const store::Context& ctx, const store::HostConfi
              : "remounting " + moves.cgroup2 +
                    " with favordynmods added to its options avoids it (scripts/install.sh "
                    "does)"));
-  // Each part works: now the whole, as a VMM starts (core/vmm_probe.h).
+  // Each part works: now the whole, as a VMM starts (launch/vmm_probe.h).
   const bool parts_ok = r.namespaces == "ok" && r.seccomp == "ok" &&
                         !(r.cgroups_enabled && l.version == jail::CgroupVersion::None);
   if (!parts_ok) {
@@ -155,7 +155,7 @@ void check_jail(HostReport& r, const store::Context& ctx, const store::HostConfi
     r.jail_start = "not tried (needs root)";
   } else {
     try {
-      r.jail_start_ms = core::probe_vmm_start(ctx, hc).ms;
+      r.jail_start_ms = launch::probe_vmm_start(ctx, hc).ms;
       r.jail_start = "ok";
     } catch (const Error& e) {
       r.jail_start = e.what();
@@ -169,20 +169,20 @@ void check_jail(HostReport& r, const store::Context& ctx, const store::HostConfi
 // the host's; the other's are notes.
 void check_engines(HostReport& r, const store::HostConfig& hc,
                    const std::vector<std::string>& vm_problems) {
-  core::EngineStatus vm{core::Engine::Vm, vm_problems.empty(), ""};
+  launch::EngineStatus vm{launch::Engine::Vm, vm_problems.empty(), ""};
   for (const auto& p : vm_problems) vm.detail += (vm.detail.empty() ? "" : "; ") + p;
   if (vm.usable) vm.detail = r.kvm_device + " (" + r.host + ")";
-  core::EngineStatus gvisor = core::probe_gvisor_engine(hc);
-  core::EngineChoice choice;
+  launch::EngineStatus gvisor = launch::probe_gvisor_engine(hc);
+  launch::EngineChoice choice;
   try {
-    choice = core::choose_engine("", hc);
+    choice = launch::choose_engine("", hc);
   } catch (const Error& e) {
     r.problems.push_back(std::string(e.what()) + " (" + e.hint() + ")");
   }
-  r.default_engine = core::engine_name(choice.engine);
+  r.default_engine = launch::engine_name(choice.engine);
   r.default_engine_source = choice.source;
   r.engines = {vm, gvisor};
-  if (choice.engine == core::Engine::Vm) {
+  if (choice.engine == launch::Engine::Vm) {
     r.problems.insert(r.problems.end(), vm_problems.begin(), vm_problems.end());
     if (!vm.usable && gvisor.usable)
       r.notes.push_back(
@@ -291,10 +291,10 @@ json::Value host_report_json(const HostReport& r) {
   json::Value engines = json::Value::array();
   for (const auto& e : r.engines) {
     json::Value one = json::Value::object();
-    one.set("name", core::engine_name(e.engine));
+    one.set("name", launch::engine_name(e.engine));
     one.set("usable", e.usable);
     one.set("detail", e.detail);
-    one.set("default", r.default_engine == core::engine_name(e.engine));
+    one.set("default", r.default_engine == launch::engine_name(e.engine));
     engines.push_back(std::move(one));
   }
   v.set("engines", std::move(engines));
@@ -373,9 +373,9 @@ std::string host_report_text(const HostReport& r) {
   };
   line("host", r.host);
   for (const auto& e : r.engines)
-    line(std::string("engine ") + core::engine_name(e.engine),
+    line(std::string("engine ") + launch::engine_name(e.engine),
          std::string(e.usable ? "usable: " : "not usable: ") + e.detail +
-             (r.default_engine == core::engine_name(e.engine)
+             (r.default_engine == launch::engine_name(e.engine)
                   ? " [default, from " + r.default_engine_source + "]"
                   : ""));
   line("kvm", r.kvm_device + (r.kvm_ok ? ": ok, API version " + std::to_string(r.api_version)

@@ -1,18 +1,18 @@
 // `space check`: can this host run sandboxes, and if not, what to fix. It lists both engines
-// (core/engine.h), whether each can run here and which is the default; the default engine's
+// (launch/engine.h), whether each can run here and which is the default; the default engine's
 // needs are problems, the other's notes. It inspects the kind of
 // KVM host (hardware VMX/SVM or the PVM software hypervisor), /dev/kvm and its capabilities, the
 // guest kernel and rootfs image a cold boot would use, the store (btrfs root or loopback image,
 // mounted or not, size and free space), whether the default template exists, and whether VMMs
 // can be jailed here: each mechanism (namespaces, seccomp, cgroups) is tried, not assumed, and then
-// a whole jailed VMM start without a VM (core/vmm_probe.h).
+// a whole jailed VMM start without a VM (launch/vmm_probe.h).
 #pragma once
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "core/engine.h"
 #include "core/pool.h"
+#include "launch/engine.h"
 #include "store/context.h"
 #include "store/store.h"
 #include "util/json.h"
@@ -43,8 +43,8 @@ struct HostReport {
   std::string jail_start;          // "ok", why a jailed VMM (no VM) could not start, or why
                                    // that was not tried
   double jail_start_ms = 0;        // its start, launch to ready, when "ok"
-  // The engines (core/engine.h): each one's status, and the default with what chose it.
-  std::vector<core::EngineStatus> engines;
+  // The engines (launch/engine.h): each one's status, and the default with what chose it.
+  std::vector<launch::EngineStatus> engines;
   std::string default_engine, default_engine_source;
   // The gvisor warm pools (core/pool.h): [engine.gvisor] pool, and each gvisor template's.
   uint32_t pool_wanted = 0;

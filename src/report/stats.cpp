@@ -5,11 +5,11 @@
 
 #include <chrono>
 
-#include "core/control_client.h"
 #include "core/pool_members.h"
 #include "core/sandbox.h"
 #include "core/template.h"
 #include "jail/cgroup.h"
+#include "launch/control_client.h"
 #include "store/paths.h"
 #include "store/store.h"
 #include "util/error.h"
@@ -76,7 +76,7 @@ SandboxStats stats_of(const store::SandboxPaths& p, const store::SandboxState& s
     }
   }
   try {
-    auto r = core::control_call(p.control_sock, proto::control::StatsRequest{}, kStatsTimeoutMs);
+    auto r = launch::control_call(p.control_sock, proto::control::StatsRequest{}, kStatsTimeoutMs);
     s.guest_uptime_ns = r.guest_clock_ns;
     s.running_since_ms = r.running_since_ms;
     s.host_connections = r.host_connections;

@@ -31,7 +31,7 @@ struct HostConfig {
   uint64_t idle_pause_ms = 0;
   uint64_t idle_checkpoint_ms = 0;
   // [limits] disk_size: what a sandbox created without --disk-size may keep in the store of its
-  // own, counted as --disk-size counts it (core/jail_setup.h, disk_limit_for); 0 = no quota.
+  // own, counted as --disk-size counts it (launch/jail_setup.h, disk_limit_for); 0 = no quota.
   uint64_t limits_disk_bytes = 0;
   uint32_t store_size_gib = 20;     // [store] size_gib
   uint32_t cp_max_size_mib = 1024;  // [cp] max_size_mib: space cp's --max-size
@@ -52,7 +52,7 @@ struct HostConfig {
   std::string jail_cgroup_parent = "space";
   uint32_t jail_memory_overhead_mib = 128;
   // [engine] default: the engine of a create, run or template build without --engine and
-  // SPACE_ENGINE, "vm" or "gvisor"; "" when unset (core/engine.h: then vm).
+  // SPACE_ENGINE, "vm" or "gvisor"; "" when unset (launch/engine.h: then vm).
   std::string engine_default;
   // [engine.gvisor] runsc: the runsc binary ("" = runsc on PATH); platform: runsc's platform.
   std::string gvisor_runsc;

@@ -29,7 +29,7 @@ bool claims_vmm(Status s, int pid);
 struct SandboxState {
   std::string id;
   Status status = Status::Creating;
-  std::string engine = "vm";    // what runs it: "vm" (KVM) or "gvisor" (runsc), core/engine.h
+  std::string engine = "vm";    // what runs it: "vm" (KVM) or "gvisor" (runsc), launch/engine.h
   int pid = 0;                  // the VMM process (gvisor: its monitor), 0 when there is none
   uint64_t pid_start_time = 0;  // its start time (clock ticks since boot, /proc/PID/stat)
   std::string created;          // RFC 3339, UTC

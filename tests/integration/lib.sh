@@ -4,7 +4,7 @@
 # loopback store (/tmp is not btrfs, so the root's store is a mounted store.img; unmounting it
 # detaches its loop device) and fails the test if any VMM process, mount or loop device of its
 # root survives. Every wait is bounded by $SPACE_TEST_TIMEOUT.
-# The engine (core/engine.h) the scenarios run on is ENGINE: $SPACE_TEST_ENGINE, else vm where
+# The engine (launch/engine.h) the scenarios run on is ENGINE: $SPACE_TEST_ENGINE, else vm where
 # /dev/kvm exists, else gvisor where runsc does; the root's config.toml makes it the default, so
 # the scenarios' own commands name no engine. A scenario about the VM itself calls needs_vm,
 # which skips it on gvisor. Tests skip (exit 77, "SKIP: why") only when their engine cannot run
@@ -17,7 +17,7 @@ SPACE_GUEST_INIT=${SPACE_GUEST_INIT:-$SRC/build/guest-init}
 export SPACE_TEST_TIMEOUT=${SPACE_TEST_TIMEOUT:-180}
 export SPACE_BOOT_TIMEOUT=$SPACE_TEST_TIMEOUT
 
-runsc_usable() {  # runsc 20240729 or later (bookworm-backports), as core/engine.h checks
+runsc_usable() {  # runsc 20240729 or later (bookworm-backports), as launch/engine.h checks
   local v
   v=$(runsc --version 2>/dev/null) || return 1  # whole: a pipe into head would SIGPIPE runsc
   v=${v%%$'\n'*}

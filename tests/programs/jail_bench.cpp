@@ -1,17 +1,17 @@
 // jail-bench: what the jail adds to the start of a VMM, measured with the production code but no
 // VM, so that it runs on any Linux host where space's jail does (root; KVM not needed). Run by
 // scripts/bench-jail.sh. Each round, interleaved, starts a VMM as create does, through the
-// launcher (core::probe_vmm_start: uid claim, cgroups, run directory, the new PID namespace and
+// launcher (launch::probe_vmm_start: uid claim, cgroups, run directory, the new PID namespace and
 // its PID 1, exec of `__vmm --probe`), once with the jail off and once on, and times it from the
 // launch to the VMM's ready line, which the jailed VMM writes from inside its jail. Both end where
 // a VMM would start building its VM, so the difference is the jail's cost per create. The jailed
 // VMM's own phases come from its log, and the time to its first step (CLOCK_MONOTONIC, which it
 // logs) splits the start from the jail's entry. The bench also times the seccomp programs as
-// compile() makes them against the built-in ones. The launcher runs /proc/self/exe, this program, which
-// hands such a command line to the space program's own entry (cli::main_entry).
-// Usage: jail-bench [--dir SCRATCH] [--rounds N] (default: a directory of its own under /tmp,
-// removed at the end; 50 rounds). Prints a table; exits 1 if any round failed, 77 when not root.
-// ctest runs it for three rounds (test jail.entry): a jailed start that fails fails the test.
+// compile() makes them against the built-in ones. The launcher runs /proc/self/exe, this program,
+// which hands such a command line to the space program's own entry (cli::main_entry). Usage:
+// jail-bench [--dir SCRATCH] [--rounds N] (default: a directory of its own under /tmp, removed at
+// the end; 50 rounds). Prints a table; exits 1 if any round failed, 77 when not root. ctest runs it
+// for three rounds (test jail.entry): a jailed start that fails fails the test.
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,9 +24,9 @@
 #include <vector>
 
 #include "cli/entry.h"
-#include "core/vmm_probe.h"
 #include "jail/cgroup.h"
 #include "jail/seccomp_prebuilt.h"
+#include "launch/vmm_probe.h"
 #include "store/config.h"
 #include "store/context.h"
 #include "util/error.h"
@@ -124,8 +124,8 @@ int main(int argc, char** argv) {
     std::vector<double> bare_start, jailed_start, jailed_rest;  // see ProbeResult::start_ms
     std::map<std::string, std::vector<double>> phases;
     for (int n = 0; n < rounds; n++) {
-      core::ProbeResult b = core::probe_vmm_start(ctx, bare_hc);
-      core::ProbeResult r = core::probe_vmm_start(ctx, jailed_hc);
+      launch::ProbeResult b = launch::probe_vmm_start(ctx, bare_hc);
+      launch::ProbeResult r = launch::probe_vmm_start(ctx, jailed_hc);
       if (b.start_ms < 0 || r.start_ms < 0)
         throw Error("a probe VMM did not log when it started (\"probe: started at monotonic\")");
       bare.push_back(b.ms);
@@ -158,8 +158,9 @@ int main(int argc, char** argv) {
     std::printf("  where it goes:\n");
     show("  unjailed: launch to the VMM's first step", bare_start);
     show("  jailed: the same, through the jail's PID 1", jailed_start);
-    std::printf("    the jail's PID 1 (cloned from the launcher, then its spawn): median %+.3f ms\n",
-                pct(jailed_start, 50) - pct(bare_start, 50));
+    std::printf(
+        "    the jail's PID 1 (cloned from the launcher, then its spawn): median %+.3f ms\n",
+        pct(jailed_start, 50) - pct(bare_start, 50));
     show("  jailed: the VMM's first step to its ready line", jailed_rest);
     std::printf("  inside the jailed VMM (its phases):\n");
     for (auto& [name, v] : phases) show("  " + name, v);

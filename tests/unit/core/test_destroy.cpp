@@ -10,9 +10,9 @@
 
 #include <string>
 
-#include "core/jail_setup.h"
 #include "core/sandbox.h"
 #include "jail/cgroup.h"
+#include "launch/jail_setup.h"
 #include "store/config.h"
 #include "store/state.h"
 #include "support/fake_sandbox.h"
@@ -76,11 +76,11 @@ TEST_CASE("destroy removes the cgroup its id names when no record does, and what
   store::HostConfig hc = store::load_host_config(f.ctx.root);
   std::string rel;
   try {
-    rel = core::make_sandbox_cgroup(hc, "unrecorded", 1, 64);
+    rel = launch::make_sandbox_cgroup(hc, "unrecorded", 1, 64);
   } catch (const Error& e) {
     FAIL("cannot make a cgroup as root on a host with a cgroup hierarchy: " << e.what());
   }
-  CHECK(rel == core::sandbox_cgroup_name(hc, "unrecorded"));
+  CHECK(rel == launch::sandbox_cgroup_name(hc, "unrecorded"));
   jail::CgroupLayout l = jail::detect_layout();
   pid_t member = ::fork();  // a VMM started by a resume that was killed before recording it
   REQUIRE(member >= 0);

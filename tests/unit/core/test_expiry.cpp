@@ -5,7 +5,7 @@
 #include <ctime>
 
 #include "core/expiry.h"
-#include "core/reaper.h"
+#include "ops/reaper.h"
 #include "store/state.h"
 #include "support/fake_sandbox.h"
 #include "util/error.h"
@@ -37,11 +37,11 @@ TEST_CASE("the reaper leaves a sandbox alone before its time, and one without a 
   store::SandboxState st = store::read_state(sb.p.state);
   core::set_expiry(st, 3'600'000, "destroy");
   store::write_state(sb.p.state, st);
-  CHECK(core::expire_sandbox(sb.ctx, "e2") == "");  // an hour to go
+  CHECK(ops::expire_sandbox(sb.ctx, "e2") == "");  // an hour to go
   st.expires = store::rfc3339(::time(nullptr) - 10);
   st.status = store::Status::Checkpointed;
   st.pid = 0;
   store::write_state(sb.p.state, st);
-  CHECK(core::expire_sandbox(sb.ctx, "e2") == "");  // no VMM: nothing runs on past its time
+  CHECK(ops::expire_sandbox(sb.ctx, "e2") == "");  // no VMM: nothing runs on past its time
   CHECK(space::fs::exists(sb.p.state));
 }

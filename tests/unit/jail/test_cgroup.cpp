@@ -4,7 +4,7 @@
 // procs files of each layout, and create/join/usage/remove on fake v1 and v2 trees in a
 // temporary directory (plain files standing for the controls, checked for what was written).
 // As root on a host with a usable hierarchy, a real group is made, joined by a forked child,
-// measured and removed; and core::remove_sandbox_cgroup kills a process left in a group (a branch
+// measured and removed; and launch::remove_sandbox_cgroup kills a process left in a group (a branch
 // VMM no record names) and removes the group.
 #include <doctest/doctest.h>
 #include <fcntl.h>
@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "core/jail_setup.h"
 #include "jail/cgroup.h"
+#include "launch/jail_setup.h"
 #include "support/temp_dir.h"
 #include "util/error.h"
 #include "util/fd.h"
@@ -479,7 +479,7 @@ TEST_CASE("cgroup: remove_sandbox_cgroup kills a process left in the group, then
   const CgroupLayout& l = g.l;
   const std::string& rel = g.rel;
   pid_t pid = g.fork_member();
-  core::remove_sandbox_cgroup(rel);
+  launch::remove_sandbox_cgroup(rel);
   int status = 0;
   REQUIRE(::waitpid(pid, &status, 0) == pid);
   CHECK(WIFSIGNALED(status));
@@ -549,7 +549,7 @@ TEST_CASE("cgroup: freeze_group stops a group's processes and thaws them" *
   // Frozen again and killed: remove_sandbox_cgroup thaws it, so the kill takes effect.
   REQUIRE(jail::freeze_group(rel, true));
   ::kill(pid, SIGKILL);
-  core::remove_sandbox_cgroup(rel);
+  launch::remove_sandbox_cgroup(rel);
   int status = 0;
   REQUIRE(::waitpid(pid, &status, 0) == pid);
   CHECK(WIFSIGNALED(status));
