@@ -45,16 +45,22 @@
 
 namespace space::proto {
 
-struct Max {
-  size_t n;
+// A field's options (see above); each sets what it is about.
+struct FieldOption {
+  size_t bound = SIZE_MAX;  // longest string or list decoded
+  size_t cut = SIZE_MAX;    // longest string encoded
+  bool on = true;           // the field is present
 };
-struct Cut {
-  size_t n;
+struct Max : FieldOption {
+  explicit Max(size_t n) { bound = n; }
 };
-struct When {
-  bool on;
+struct Cut : FieldOption {
+  explicit Cut(size_t n) { bound = cut = n; }
 };
-struct Blob {};
+struct When : FieldOption {
+  explicit When(bool c) { on = c; }
+};
+struct Blob : FieldOption {};
 constexpr uint32_t kMaxListEntries = 1u << 16;
 
 namespace fields_detail {
@@ -109,62 +115,22 @@ struct IsVector<std::vector<T>> : std::true_type {};
 
 using StrPair = std::pair<std::string, std::string>;
 
-// A field's options: its bound (the tightest Max or Cut; SIZE_MAX: none), its cut (SIZE_MAX:
-// none) and whether it is present (false if a When among them is).
-inline size_t bound1(Max m) {
-  return m.n;
-}
-inline size_t bound1(Cut c) {
-  return c.n;
-}
-inline size_t bound1(When) {
-  return SIZE_MAX;
-}
-inline size_t cut1(Cut c) {
-  return c.n;
-}
-inline size_t cut1(Max) {
-  return SIZE_MAX;
-}
-inline size_t cut1(When) {
-  return SIZE_MAX;
-}
-inline bool on1(When w) {
-  return w.on;
-}
-inline bool on1(Max) {
-  return true;
-}
-inline bool on1(Cut) {
-  return true;
-}
-inline size_t bound1(Blob) {
-  return SIZE_MAX;
-}
-inline size_t cut1(Blob) {
-  return SIZE_MAX;
-}
-inline bool on1(Blob) {
-  return true;
-}
-template <class... B>
-constexpr bool blob = (std::is_same_v<B, Blob> || ...);
+// The tightest bound and cut among a field's options, whether it is present, and whether it is
+// a Blob.
 template <class... B>
 size_t bound(B... b) {
-  size_t n = SIZE_MAX;
-  ((n = std::min(n, bound1(b))), ...);
-  return n;
+  return std::min<size_t>({SIZE_MAX, b.bound...});
 }
 template <class... B>
 size_t cut(B... b) {
-  size_t n = SIZE_MAX;
-  ((n = std::min(n, cut1(b))), ...);
-  return n;
+  return std::min<size_t>({SIZE_MAX, b.cut...});
 }
 template <class... B>
 bool present(B... b) {
-  return (on1(b) && ...);
+  return (b.on && ...);
 }
+template <class... B>
+constexpr bool blob = (std::is_same_v<B, Blob> || ...);
 
 class Put {
  public:
