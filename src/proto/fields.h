@@ -22,11 +22,11 @@
 // A third argument bounds a field: Max{n} refuses a string longer than n bytes or a list of more
 // than n entries when decoding; Cut{n} also cuts a longer string to n bytes when encoding (the
 // peer's limit on a message we compose, such as an error's text). Lists without a bound are
-// refused above kMaxListEntries. Blob{} sends a fixed-layout C struct (KVM's kvm_regs and
-// the like) as bytes of exactly sizeof(T), so that state of another layout is refused, not
-// misread. When{c} makes a field present only where c holds, c computed
-// from fields listed before it (a flag word): when c is false the field has no bytes, no JSON
-// member, and keeps its default when decoded.
+// refused above kMaxListEntries. Blob{} sends a fixed-layout C struct (KVM's kvm_regs and the
+// like) as bytes of exactly sizeof(T), so that state of another layout is refused, not misread.
+// When{c} makes a field present only where c holds, c computed from fields listed before it (a
+// flag word): when c is false the field has no bytes, no JSON member, and keeps its default when
+// decoded.
 #pragma once
 #include <algorithm>
 #include <array>
