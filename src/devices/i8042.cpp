@@ -1,7 +1,6 @@
 // i8042 model; see i8042.h.
 #include "devices/i8042.h"
 
-#include "proto/wire.h"
 #include "util/error.h"
 
 namespace space::devices {

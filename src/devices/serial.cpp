@@ -3,7 +3,6 @@
 
 #include <unistd.h>
 
-#include "proto/wire.h"
 #include "util/error.h"
 
 namespace space::devices {

@@ -327,7 +327,9 @@ class FromJson {
       v = json::string_field(obj_, name);
     } else if constexpr (std::is_integral_v<T> && std::is_unsigned_v<T> &&
                          !std::is_same_v<T, bool>) {
-      v = static_cast<T>(json::uint_field(obj_, name, std::numeric_limits<T>::max()));
+      // JSON integers stop at INT64_MAX (json.h), as json::uint_field's own default does.
+      v = static_cast<T>(json::uint_field(
+          obj_, name, std::min<uint64_t>(std::numeric_limits<T>::max(), INT64_MAX)));
     } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
       v.clear();
       const json::Value* a = obj_.find(name);

@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <cstring>
 
-#include "proto/wire.h"
 #include "util/error.h"
 #include "util/log.h"
 

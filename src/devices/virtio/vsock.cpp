@@ -11,7 +11,6 @@
 #include <cerrno>
 #include <cstring>
 
-#include "proto/wire.h"
 #include "util/error.h"
 #include "util/log.h"
 
