@@ -34,8 +34,8 @@ struct TemplateMeta {
   std::string kernel;  // the kernel it booted (absolute); "" for gvisor
   std::string rootfs;  // the image its rootfs.ext4 was copied from (absolute)
   // The engine its sandboxes run on (launch/engine.h). A gvisor template is its rootfs, image and
-  // size, and no snapshot: runsc starts a sandbox afresh (create + start, ~350 ms here) sooner
-  // than it restores a checkpoint (create + restore, ~430 ms), so no memory or vmstate is kept.
+  // size, and no snapshot: runsc starts a sandbox afresh (`run --detach`, ~150 ms) sooner than
+  // it restores a checkpoint (`restore --detach`, ~165 ms), so no memory or vmstate is kept.
   std::string engine = "vm";
 };
 

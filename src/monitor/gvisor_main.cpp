@@ -217,17 +217,18 @@ struct Monitor {
     Fd console(::open(p.console_log.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600));
     if (!console) throw_errno("open " + p.console_log);
     const std::string bundle = gdir + "/bundle";
-    gvisor::run_runsc(runsc, {"create", "--bundle=" + bundle, o.id}, console.get());
-    phases.mark("runsc create");
+    // One runsc command makes and starts the sandbox: `run --detach` (a cold start) or
+    // `restore --detach` (from a checkpoint), each its own create; a separate `runsc create`
+    // first would cost one more runsc start (~20-40 ms here).
     if (o.restore_dir.empty()) {
-      gvisor::run_runsc(runsc, {"start", o.id});
+      gvisor::run_runsc(runsc, {"run", "--detach", "--bundle=" + bundle, o.id}, console.get());
     } else {
       gvisor::run_runsc(
           runsc,
           {"restore", "--detach", "--image-path=" + o.restore_dir, "--bundle=" + bundle, o.id},
           console.get());
     }
-    phases.mark(o.restore_dir.empty() ? "runsc start" : "runsc restore");
+    phases.mark(o.restore_dir.empty() ? "runsc run" : "runsc restore");
     running_since_ms = unix_ms();
     limit_cpu();
     leave_own_mount_namespace();

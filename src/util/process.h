@@ -123,9 +123,9 @@ struct RunResult {
 // Runs argv[0] (an absolute path) with argv to completion: stdin from /dev/null, stdout and
 // stderr captured, no fds but 0-2. Throws only if it cannot be started; exit 127 means exec failed.
 // With `output_fd` >= 0, stdout and stderr are that fd instead and nothing is captured (for a
-// program that leaves daemons holding its stdio, such as `runsc create`).
+// program that leaves daemons holding its stdio, such as `runsc run --detach`).
 // With `dies_with_caller`, the program is killed (SIGKILL) when the calling thread ends, our
-// process killed included: an orphaned `runsc create` would otherwise go on making a sandbox,
+// process killed included: an orphaned `runsc run` would otherwise go on making a sandbox,
 // its cgroup and its state files for a monitor that is gone (and under a destroy's feet).
 RunResult run(const std::vector<std::string>& argv, int output_fd = -1,
               bool dies_with_caller = false);
