@@ -22,7 +22,6 @@
 #include "proto/cred.h"
 #include "store/context.h"
 #include "store/store.h"
-#include "util/acceptor.h"
 #include "util/daemon.h"
 #include "util/env.h"
 #include "util/error.h"
@@ -30,6 +29,7 @@
 #include "util/fs.h"
 #include "util/log.h"
 #include "util/ready.h"
+#include "util/sandbox_sockets.h"
 #include "util/secret_memory.h"
 #include "util/socket.h"
 #include "util/timing.h"
@@ -55,10 +55,6 @@ class Helper {
 
   ~Helper() {
     for (auto& [fd, c] : conns_) loop_.remove(fd);
-    for (auto& [id, l] : listeners_) {
-      loop_.remove(l.fd.get());
-      net::unlink_if_ours(sandbox_socket(id), l);
-    }
     if (op_listener_) {
       loop_.remove(op_listener_.get());
       ::unlink(paths_.sock.c_str());
@@ -69,7 +65,8 @@ class Helper {
     if (store_ok) svc_.drop_vanished();
     svc_.sweep_expired();
     op_listener_ = net::unix_listen(paths_.sock, 64);
-    loop_.add(op_listener_.get(), EPOLLIN, [this](uint32_t) { on_accept(op_listener_.get(), ""); });
+    loop_.add(op_listener_.get(), EPOLLIN,
+              [this](uint32_t) { sockets_.accept_pending(op_listener_.get(), ""); });
     sync_listeners();
     sigfd_ = daemon::stop_loop_on_signals(loop_);
     idle_.touch();
@@ -84,7 +81,7 @@ class Helper {
       sync_listeners();  // a sandbox that got a run directory, or lost it, since
       // Idle only when no sandbox holds a grant: a jailed VMM cannot start a helper, so one
       // stays up while a running sandbox may ask it for a secret.
-      int64_t wait = idle_.left(!conns_.empty() || !listeners_.empty(), 1000);
+      int64_t wait = idle_.left(!conns_.empty() || !sockets_.empty(), 1000);
       if (wait <= 0) break;
       if (next) {
         int64_t until = int64_t(*next) - int64_t(wall_clock_ms());
@@ -109,77 +106,42 @@ class Helper {
     uint32_t mask = EPOLLIN;  // the events watched
   };
 
-  // Opens a socket for every sandbox that should have one (and runs: has a run directory) and
-  // closes the others. The socket is open to the run directory's group, the jail's.
+  // Listens for every sandbox that should have a socket and runs (has a run directory), open to
+  // the run directory's group, the jail's; stops listening for the others.
   void sync_listeners() {
-    auto want = svc_.socket_sandboxes();
-    for (auto it = listeners_.begin(); it != listeners_.end();) {
-      bool keep = std::find(want.begin(), want.end(), it->first) != want.end() &&
-                  net::inode_of(sandbox_socket(it->first)) == it->second.ino;
-      if (keep) {
-        ++it;
-        continue;
-      }
-      loop_.remove(it->second.fd.get());
-      net::unlink_if_ours(sandbox_socket(it->first), it->second);
-      it = listeners_.erase(it);
-    }
-    for (const auto& id : want) {
-      if (listeners_.count(id)) continue;
-      std::string run_dir = store::run_base() + "/" + id;
-      struct stat st {};
-      if (::lstat(run_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
-      try {
-        std::string path = sandbox_socket(id);
-        net::Listener l = net::listen_at(path, 16, {0660, static_cast<uid_t>(-1), st.st_gid});
-        int fd = l.fd.get();
-        loop_.add(fd, EPOLLIN, [this, fd, id](uint32_t) { on_accept(fd, id); });
-        listeners_.emplace(id, std::move(l));
-      } catch (const Error& e) {
-        log::error("sandbox " + id + ": " + e.what());
-      }
-    }
+    std::map<std::string, gid_t> want;
+    for (const auto& id : svc_.socket_sandboxes())
+      if (auto gid = directory_group(store::run_base() + "/" + id)) want[id] = *gid;
+    sockets_.sync(want);
   }
 
-  void on_accept(int listener, const std::string& sandbox) {
-    for (;;) {
-      Fd c = acceptor_.accept(listener, SOCK_CLOEXEC | SOCK_NONBLOCK);
-      if (!c) {
-        if (errno != EAGAIN) warn_.warn(std::string("accept: ") + std::strerror(errno));
+  // A connection to the operator socket (sandbox "") or to a sandbox's.
+  void on_conn(Fd c, const std::string& sandbox, const ucred& cr) {
+    idle_.touch();
+    if (conns_.size() >= kMaxConns) {
+      warn_.warn("too many connections; refusing one");
+      return;
+    }
+    Conn conn;
+    conn.sandbox = sandbox;
+    if (sandbox.empty()) {
+      if (cr.uid != 0 && cr.uid != ::getuid()) {
+        log::warn("operator connection from uid " + std::to_string(cr.uid) + " refused");
         return;
       }
-      idle_.touch();
-      ucred cr{};
-      socklen_t len = sizeof cr;
-      if (::getsockopt(c.get(), SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0) {
-        log::warn(std::string("SO_PEERCRED: ") + std::strerror(errno));
-        continue;
+    } else {
+      size_t n = 0;
+      for (auto& [fd, x] : conns_) n += x.sandbox == sandbox;
+      if (n >= kMaxConnsPerSandbox) {
+        warn_.warn("sandbox " + sandbox + ": too many connections; refusing one");
+        return;
       }
-      if (conns_.size() >= kMaxConns) {
-        warn_.warn("too many connections; refusing one");
-        continue;
-      }
-      Conn conn;
-      conn.sandbox = sandbox;
-      if (sandbox.empty()) {
-        if (cr.uid != 0 && cr.uid != ::getuid()) {
-          log::warn("operator connection from uid " + std::to_string(cr.uid) + " refused");
-          continue;
-        }
-      } else {
-        size_t n = 0;
-        for (auto& [fd, x] : conns_) n += x.sandbox == sandbox;
-        if (n >= kMaxConnsPerSandbox) {
-          warn_.warn("sandbox " + sandbox + ": too many connections; refusing one");
-          continue;
-        }
-        conn.peer_problem = svc_.check_peer(sandbox, cr.pid);
-      }
-      int fd = c.get();
-      conn.fd = std::move(c);
-      conns_.emplace(fd, std::move(conn));
-      loop_.add(fd, EPOLLIN, [this, fd](uint32_t ev) { on_event(fd, ev); });
+      conn.peer_problem = svc_.check_peer(sandbox, cr.pid);
     }
+    int fd = c.get();
+    conn.fd = std::move(c);
+    conns_.emplace(fd, std::move(conn));
+    loop_.add(fd, EPOLLIN, [this, fd](uint32_t ev) { on_event(fd, ev); });
   }
 
   void close_conn(int fd) {
@@ -341,10 +303,11 @@ class Helper {
   CredService svc_;
   daemon::IdleExit idle_;
   EventLoop loop_;
-  Acceptor acceptor_;
   log::Throttle warn_;  // what sandboxes provoke is rate-limited
   Fd op_listener_, sigfd_;
-  std::map<std::string, net::Listener> listeners_;
+  SandboxSockets sockets_{
+      loop_, sandbox_socket, 16,
+      [this](Fd c, const std::string& id, const ucred& cr) { on_conn(std::move(c), id, cr); }};
   std::map<int, Conn> conns_;
 };
 

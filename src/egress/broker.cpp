@@ -35,7 +35,6 @@
 #include "store/config.h"
 #include "store/paths.h"
 #include "store/state.h"
-#include "util/acceptor.h"
 #include "util/daemon.h"
 #include "util/env.h"
 #include "util/error.h"
@@ -43,6 +42,7 @@
 #include "util/fs.h"
 #include "util/log.h"
 #include "util/ready.h"
+#include "util/sandbox_sockets.h"
 #include "util/socket.h"
 #include "util/timing.h"
 
@@ -82,10 +82,6 @@ class Broker {
     (void)!::write(stop_.get(), &one, sizeof one);  // every worker ends its wait
     for (auto& [n, t] : workers_) t.join();
     audit_.flush(true);  // the counts not yet written: nothing is lost silently
-    for (auto& [id, l] : listeners_) {
-      loop_.remove(l.fd.get());
-      net::unlink_if_ours(sandbox_socket(id), l);
-    }
     if (op_listener_) {
       loop_.remove(op_listener_.get());
       ::unlink(paths_.sock.c_str());
@@ -95,7 +91,8 @@ class Broker {
   void start(Fd& ready) {
     fs::ensure_private_dir(store::run_base(), 0700);
     op_listener_ = net::unix_listen(paths_.sock, 64);
-    loop_.add(op_listener_.get(), EPOLLIN, [this](uint32_t) { on_operator(); });
+    loop_.add(op_listener_.get(), EPOLLIN,
+              [this](uint32_t) { sockets_.accept_pending(op_listener_.get(), ""); });
     loop_.add(done_.get(), EPOLLIN, [this](uint32_t) { reap_workers(); });
     sigfd_ = daemon::stop_loop_on_signals(loop_);
     sync();
@@ -117,7 +114,7 @@ class Broker {
       // Idle only when no sandbox needs us: a jailed VMM cannot start a broker, so one stays up
       // while a running sandbox has a policy.
       int64_t wait = kSyncEveryMs - (now - last_sync);
-      int64_t idle_left = idle_.left(active() > 0 || !listeners_.empty(), wait);
+      int64_t idle_left = idle_.left(active() > 0 || !sockets_.empty(), wait);
       if (idle_left <= 0) return;
       wait = std::min(wait, idle_left);
       loop_.run_once(int(std::max<int64_t>(wait, 1)));
@@ -130,10 +127,11 @@ class Broker {
     return workers_.size();
   }
 
-  // Listens for every sandbox that has a policy and a run directory; stops listening for those
-  // that lost either (destroyed: the run directory and its socket are gone).
+  // Listens for every sandbox that has a policy and a run directory, open to the run directory's
+  // group (the jail's: the sandbox's VMM dials it); stops listening for those that lost either
+  // (destroyed: the run directory and its socket are gone).
   void sync() {
-    std::map<std::string, gid_t> want;  // sandbox -> its run directory's group (the jail's)
+    std::map<std::string, gid_t> want;
     for (const auto& name : fs::list_dir(paths_.policies)) {
       if (name.size() <= 5 || name.substr(name.size() - 5) != ".json") continue;
       std::string id = name.substr(0, name.size() - 5);
@@ -142,88 +140,50 @@ class Broker {
       } catch (const Error&) {
         continue;
       }
-      struct stat st {};
-      std::string run_dir = store::run_base() + "/" + id;
-      if (::lstat(run_dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) want[id] = st.st_gid;
+      if (auto gid = directory_group(store::run_base() + "/" + id)) want[id] = *gid;
     }
-    for (auto it = listeners_.begin(); it != listeners_.end();) {
-      bool keep =
-          want.count(it->first) && net::inode_of(sandbox_socket(it->first)) == it->second.ino;
-      if (keep) {
-        ++it;
-        continue;
+    sockets_.sync(want);
+  }
+
+  // One connection to the operator socket: a request line, answered.
+  void serve_operator(Fd c, const ucred& cr) {
+    if (cr.uid != 0 && cr.uid != ::geteuid()) return;
+    // A short blocking exchange: the operator socket is used by our own processes only.
+    std::string reply;
+    try {
+      auto line = net::read_line(c.get(), net::Deadline::after_ms(1000), kMaxOperatorLine);
+      if (line && *line == "sync") {
+        sync();
+        reply = "ok\n";
+      } else if (line && *line == "ping") {
+        reply = "ok\n";
+      } else {
+        reply = "error: unknown request\n";
       }
-      loop_.remove(it->second.fd.get());
-      net::unlink_if_ours(sandbox_socket(it->first), it->second);
-      it = listeners_.erase(it);
-    }
-    for (const auto& [id, gid] : want) {
-      if (listeners_.count(id)) continue;
-      try {
-        std::string path = sandbox_socket(id);
-        // Open to the run directory's group: the sandbox's jailed VMM dials it.
-        net::Listener l = net::listen_at(path, 64, {0660, static_cast<uid_t>(-1), gid});
-        int fd = l.fd.get();
-        loop_.add(fd, EPOLLIN, [this, fd, id](uint32_t) { on_accept(fd, id); });
-        listeners_.emplace(id, std::move(l));
-        log::debug("listening for sandbox " + id);
-      } catch (const Error& e) {
-        log::warn("sandbox " + id + ": " + e.what());
-      }
+      net::send_all(c.get(), reply, net::Deadline::after_ms(1000));
+    } catch (const Error& e) {
+      log::debug(std::string("operator connection: ") + e.what());
     }
   }
 
-  void on_operator() {
-    for (;;) {
-      Fd c = acceptor_.accept(op_listener_.get(), SOCK_CLOEXEC);
-      if (!c) return;
-      idle_.touch();
-      if (!net::peer_trusted(c.get())) continue;
-      // A short blocking exchange: the operator socket is used by our own processes only.
-      std::string reply;
-      try {
-        auto line = net::read_line(c.get(), net::Deadline::after_ms(1000), kMaxOperatorLine);
-        if (line && *line == "sync") {
-          sync();
-          reply = "ok\n";
-        } else if (line && *line == "ping") {
-          reply = "ok\n";
-        } else {
-          reply = "error: unknown request\n";
-        }
-        net::send_all(c.get(), reply, net::Deadline::after_ms(1000));
-      } catch (const Error& e) {
-        log::debug(std::string("operator connection: ") + e.what());
-      }
+  // A connection to the operator socket (id "") or to a sandbox's.
+  void on_conn(Fd c, const std::string& id, const ucred& cr) {
+    idle_.touch();
+    if (id.empty()) return serve_operator(std::move(c), cr);
+    std::string over;
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      if (workers_.size() >= kMaxConnections)
+        over = "the broker has " + std::to_string(kMaxConnections) + " connections open";
+      else if (per_sandbox_[id] >= max_per_sandbox_)
+        over = "sandbox " + id + " has " + std::to_string(max_per_sandbox_) +
+               " connections open, its limit ([net] max_connections)";
     }
-  }
-
-  void on_accept(int listener, const std::string& id) {
-    for (;;) {
-      Fd c = acceptor_.accept(listener, SOCK_CLOEXEC | SOCK_NONBLOCK);
-      if (!c) {
-        if (errno != EAGAIN) warn_.warn(std::string("accept: ") + std::strerror(errno));
-        return;
-      }
-      idle_.touch();
-      ucred cr{};
-      socklen_t len = sizeof cr;
-      int pid = ::getsockopt(c.get(), SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 ? cr.pid : -1;
-      std::string over;
-      {
-        std::lock_guard<std::mutex> g(mu_);
-        if (workers_.size() >= kMaxConnections)
-          over = "the broker has " + std::to_string(kMaxConnections) + " connections open";
-        else if (per_sandbox_[id] >= max_per_sandbox_)
-          over = "sandbox " + id + " has " + std::to_string(max_per_sandbox_) +
-                 " connections open, its limit ([net] max_connections)";
-      }
-      if (!over.empty()) {
-        refuse_busy(std::move(c), id, over);
-        continue;
-      }
-      start_worker(std::move(c), id, pid);
+    if (!over.empty()) {
+      refuse_busy(std::move(c), id, over);
+      return;
     }
+    start_worker(std::move(c), id, cr.pid);
   }
 
   // Answers 503 without reading the request (the guest's proxy turns it into its reply).
@@ -346,10 +306,10 @@ class Broker {
   AuditLog audit_;  // thread-safe
   daemon::IdleExit idle_;
   EventLoop loop_;
-  Acceptor acceptor_;
-  log::Throttle warn_;  // what sandboxes provoke is rate-limited
   Fd op_listener_, sigfd_, stop_, done_;
-  std::map<std::string, net::Listener> listeners_;
+  SandboxSockets sockets_{
+      loop_, sandbox_socket, 64,
+      [this](Fd c, const std::string& id, const ucred& cr) { on_conn(std::move(c), id, cr); }};
   std::mutex mu_;  // guards the worker tables below
   std::map<uint64_t, std::thread> workers_;
   std::vector<uint64_t> finished_;
