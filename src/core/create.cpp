@@ -104,15 +104,16 @@ store::VmConfig vm_config_for(const store::Context& ctx, const store::HostConfig
     TemplateMeta m;
     try {
       m = read_template_meta(p.dir);  // the snapshot's copy: the template as it was snapshotted
-      if (m.engine != "vm")
-        fail("it is a " + m.engine + " template, and this sandbox's engine is vm",
-             "create from it with --engine " + m.engine + ", or build a VM template");
-      check_restorable(m, src.template_name);
+      if (m.engine == "vm") check_restorable(m, src.template_name);
     } catch (Error& e) {
       e.add_context("template " + src.template_name);
       e.set_hint("rebuild it: space template build --force " + src.template_name);
       throw;
     }
+    if (m.engine != "vm")
+      fail("template " + src.template_name + " is a " + m.engine +
+               " template, and this sandbox's engine is vm",
+           "create from it with --engine " + m.engine + ", or from a VM template");
     cfg.vcpus = m.vcpus;
     cfg.memory_mib = m.memory_mib;
     cfg.kernel = m.kernel;

@@ -138,6 +138,14 @@ else
   expect_status 125 space template build warm --image bb --run true
   assert_contains "$ERR" "keeps no running state" "--run on a gvisor template"
   expect_status 0 space template build warm --image bb
+  # A create on the vm engine refuses it, naming the engine it needs (where a VM cannot run
+  # here, the refusal is that one, naming gvisor too).
+  expect_status 125 space create --engine vm --template warm w0
+  assert_contains "$ERR" "--engine gvisor" "a gvisor template on the vm engine"
+  if [ -e /dev/kvm ]; then
+    assert_contains "$ERR" "template warm is a gvisor template" "a gvisor template on the vm engine"
+  fi
+  [ ! -e "$SPACE_ROOT/store/sandboxes/w0" ] || fail "a refused create left w0"
   expect_status 0 space create --template warm w1
   [ "$(space state w1 | json_field image)" = bb ] || fail "sandbox of template warm: no image in state"
   out=$(space exec w1 -- sh -c 'cat /marker; id -u')
