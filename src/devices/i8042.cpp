@@ -43,7 +43,6 @@ void I8042::write(uint64_t offset, std::span<const uint8_t> data) {
       s_.out = 0x55;
       break;
     case 0xfe:  // pulse reset line
-      reset_ = true;
       if (on_reset_) on_reset_();
       break;
     default:

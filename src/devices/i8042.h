@@ -24,7 +24,6 @@ class I8042 : public Device {
   void write(uint64_t offset, std::span<const uint8_t> data) override;
   std::vector<uint8_t> save() const override;
   void restore(std::span<const uint8_t> state) override;
-  bool reset_requested() const { return reset_; }
 
   // What save() keeps.
   struct State {
@@ -46,7 +45,6 @@ class I8042 : public Device {
  private:
   std::function<void()> on_reset_;
   State s_;
-  bool reset_ = false;
 };
 
 }  // namespace space::devices

@@ -87,10 +87,13 @@ struct Handlers {
     phases.mark("memory");
     ctx.machine.sync_disks();
     phases.mark("disk_sync");
-    log::info("snapshot to " + req.dir + ": " + phases.summary() + "; vmstate " +
-              std::to_string(vmstate_bytes) + " bytes, memory " +
-              std::to_string(ms.data_bytes >> 10) + " KiB of " + std::to_string(ms.size >> 20) +
-              " MiB" + (diff ? " (diff against " + ctx.run.memory_base.path + ")" : ""));
+    // Connections do not survive a restore: the restored guest sees them reset.
+    const uint64_t open = ctx.machine.stats().open_connections;
+    log::info("snapshot to " + req.dir + ": " + phases.summary() + "; " + std::to_string(open) +
+              " vsock connections open; vmstate " + std::to_string(vmstate_bytes) +
+              " bytes, memory " + std::to_string(ms.data_bytes >> 10) + " KiB of " +
+              std::to_string(ms.size >> 20) + " MiB" +
+              (diff ? " (diff against " + ctx.run.memory_base.path + ")" : ""));
     control::SnapshotReply r;
     r.status = state_of(ctx.machine);
     r.vmstate_bytes = vmstate_bytes;

@@ -22,11 +22,6 @@ uint64_t CappedWriter::size() const {
   return size_;
 }
 
-uint64_t CappedWriter::restarts() const {
-  std::lock_guard g(mu_);
-  return restarts_;
-}
-
 void CappedWriter::write_all(std::string_view bytes) noexcept {
   while (!bytes.empty()) {
     ssize_t n = ::write(fd_, bytes.data(), bytes.size());
@@ -53,7 +48,8 @@ void CappedWriter::write(std::string_view bytes) noexcept {
   ::lseek(fd_, 0, SEEK_SET);  // for an fd without O_APPEND
   size_ = 0;
   std::string marker = "[space: this log reached its limit of " + std::to_string(max_) +
-                       " bytes; the output before this line was dropped]\n";
+                       " bytes (restart " + std::to_string(restarts_) +
+                       "); the output before this line was dropped]\n";
   if (marker.size() < max_) write_all(marker);
   uint64_t room = max_ - size_;
   if (bytes.size() > room) bytes.remove_prefix(bytes.size() - room);  // keep the newest

@@ -21,8 +21,6 @@ class CappedWriter {
   int fd() const { return fd_; }
   // Bytes written since the last restart (the file's size for a regular file).
   uint64_t size() const;
-  // How many times the limit was reached.
-  uint64_t restarts() const;
 
  private:
   void write_all(std::string_view bytes) noexcept;
@@ -31,7 +29,7 @@ class CappedWriter {
   int fd_;
   uint64_t max_;
   uint64_t size_ = 0;
-  uint64_t restarts_ = 0;
+  uint64_t restarts_ = 0;  // times the limit was reached, shown in the marker
   bool regular_ = false;
 };
 

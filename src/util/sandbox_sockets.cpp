@@ -50,7 +50,11 @@ void SandboxSockets::accept_pending(int listener, const std::string& id) {
   for (;;) {
     Fd c = acceptor_.accept(listener, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (!c) {
-      if (errno != EAGAIN) warn_.warn(std::string("accept: ") + std::strerror(errno));
+      if (errno == EMFILE)
+        warn_.warn("out of file descriptors: a client was turned away (" +
+                   std::to_string(acceptor_.turned_away()) + " so far)");
+      else if (errno != EAGAIN)
+        warn_.warn(std::string("accept: ") + std::strerror(errno));
       return;
     }
     ucred cr{};

@@ -252,6 +252,7 @@ Machine::Stats Machine::stats() const {
   if (vsock_) {
     st.host_connections = vsock_->host_connections();
     st.guest_connections = vsock_->guest_connections();
+    st.open_connections = vsock_->connection_count();
   }
   return st;
 }

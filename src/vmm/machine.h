@@ -105,6 +105,8 @@ class Machine {
   struct Stats {
     uint64_t guest_clock_ns = 0;
     uint64_t host_connections = 0, guest_connections = 0;
+    // vsock connections open now: read on the event loop's thread only.
+    uint64_t open_connections = 0;
   };
   Stats stats() const;
   // fdatasync of every disk image, so a copy taken now matches what the guest wrote.

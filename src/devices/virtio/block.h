@@ -33,7 +33,6 @@ class VirtioBlock final : public VirtioBackend {
   // open (no medium). Throws space::Error if its size cannot be read.
   VirtioBlock(Fd file, Options options);
 
-  uint64_t capacity_sectors() const { return capacity_; }
   bool has_medium() const { return static_cast<bool>(file_); }
   // fdatasync of the backing file (snapshots: a copy made afterwards matches the guest's view).
   // Throws space::Error on failure.

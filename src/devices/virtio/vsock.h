@@ -70,7 +70,7 @@ class VirtioVsock final : public VirtioBackend {
   // Drops every connection and host client, and queues VIRTIO_VSOCK_EVENT_TRANSPORT_RESET for
   // the guest. Call with the transport's device mutex held, after a snapshot restore.
   void reset_transport();
-  // Open connections (tests and diagnostics).
+  // Open connections now (on the event loop's thread).
   size_t connection_count() const { return conns_.size(); }
   // Connections begun since construction: by host clients (exec, cp, forward and the VMM's own
   // Hello, all to guest-init) and by the guest (to the credential helper, the network broker).

@@ -80,7 +80,6 @@ struct Rig {
 
 TEST_CASE("config space reports capacity, seg_max and size_max") {
   Rig r;
-  CHECK(r.blk->capacity_sectors() == 2048);
   uint8_t cfg[16];
   r.dev->read(0x100, {cfg, 8});
   uint64_t cap;
@@ -190,7 +189,6 @@ TEST_CASE("read-only disks refuse writes") {
 TEST_CASE("an empty slot has capacity 0 and fails every transfer; config_changed interrupts") {
   Rig r(/*ro=*/false, /*medium=*/false);
   CHECK_FALSE(r.blk->has_medium());
-  CHECK(r.blk->capacity_sectors() == 0);
   uint64_t cap = 1;
   r.dev->read(0x100, {reinterpret_cast<uint8_t*>(&cap), 8});
   CHECK(cap == 0);
