@@ -9,11 +9,9 @@
 
 #include "cli/app.h"
 #include "cli/boot_flags.h"
+#include "cli/content_flags.h"
 #include "cli/expiry_flags.h"
-#include "core/copy.h"
 #include "core/sandbox.h"
-#include "cred/grants.h"
-#include "image/image.h"
 #include "store/config.h"
 #include "util/json.h"
 
@@ -25,8 +23,7 @@ struct CreateFlags {
   BootFlags boot;
   ExpiryFlags expiry;
   IdleFlags idle;
-  std::string disk_size;
-  std::vector<std::string> secrets, copies, inject;
+  ContentFlags content;
 };
 }  // namespace
 
@@ -46,21 +43,7 @@ void register_create(CLI::App& app, GlobalOptions& g) {
   add_engine_option(cmd, f->opts.engine);
   cmd->add_option("--image", f->opts.image,
                   "Attach a copy of this image (space image list) and run every exec inside it");
-  cmd->add_option("--disk-size", f->disk_size,
-                  "Grow the sandbox's copy of the image's disk to this size, e.g. 20G, and "
-                  "limit what it keeps in the store to that plus its root disk, RAM and 64 MiB");
-  cmd->add_option("--secret", f->secrets,
-                  "Grant this secret to the sandbox: NAME[:ttl=DURATION][:uses=N] (repeatable)")
-      ->allow_extra_args(false);
-  cmd->add_option("--inject", f->inject,
-                  "Bind secret NAME to these hosts: NAME=HOST[:PORT][,HOST...] (repeatable). The "
-                  "sandbox gets a placeholder, swapped for the value only in HTTPS requests to "
-                  "them; --net must allow them")
-      ->allow_extra_args(false);
-  cmd->add_option("--copy", f->copies,
-                  "Copy HOST_PATH into the sandbox at GUEST_PATH before it is handed over, as "
-                  "space cp does: HOST_PATH:GUEST_PATH (repeatable)")
-      ->allow_extra_args(false);
+  f->content.add(cmd, "before it is handed over, as space cp does");
   cmd->add_option(
       "--net", f->opts.net,
       "Network: none (the default, or config.toml [net] allow), or allow=RULE[,RULE...]: names "
@@ -73,10 +56,7 @@ void register_create(CLI::App& app, GlobalOptions& g) {
     f->opts.ttl_ms = f->expiry.ttl_ms();
     f->opts.on_expiry = f->expiry.on_expiry;
     f->opts.idle = f->idle.options();
-    if (!f->disk_size.empty()) f->opts.disk_bytes = image::parse_disk_size(f->disk_size);
-    for (const auto& s : f->secrets) f->opts.secrets.push_back(cred::parse_grant_spec(s));
-    for (const auto& i : f->inject) cred::apply_inject_flag(f->opts.secrets, i);
-    for (const auto& c : f->copies) f->opts.copies.push_back(core::parse_copy_spec(c));
+    f->content.apply(f->opts);
     auto st = core::create_sandbox(g.context(), f->opts);
     if (g.json()) {
       json::Value v = json::Value::object();

@@ -6,11 +6,9 @@
 // which are forwarded to the command first); returns the command's exit code.
 #include "cli/app.h"
 #include "cli/boot_flags.h"
+#include "cli/content_flags.h"
 #include "cli/exec_flags.h"
 #include "cli/expiry_flags.h"
-#include "core/copy.h"
-#include "cred/grants.h"
-#include "image/image.h"
 #include "ops/exec.h"
 #include "store/config.h"
 
@@ -23,8 +21,7 @@ struct RunFlags {
   BootFlags boot;
   IdleFlags idle;
   bool rm = false;
-  std::string disk_size;
-  std::vector<std::string> secrets, copies, inject;
+  ContentFlags content;
 };
 }  // namespace
 
@@ -40,9 +37,6 @@ void register_run(CLI::App& app, GlobalOptions& g) {
   cmd->add_option("--image", f->run.create.image,
                   "Run inside this image (space image list); without a command, its "
                   "Entrypoint and Cmd");
-  cmd->add_option("--disk-size", f->disk_size,
-                  "Grow the sandbox's copy of the image's disk to this size, e.g. 20G, and "
-                  "limit what it keeps in the store to that plus its root disk, RAM and 64 MiB");
   cmd->add_option(
       "--net", f->run.create.net,
       "Network: none (the default, or config.toml [net] allow), or allow=RULE[,RULE...]: names "
@@ -51,31 +45,17 @@ void register_run(CLI::App& app, GlobalOptions& g) {
   auto* rm = cmd->add_flag("--rm", f->rm, "Destroy the sandbox afterwards (the default)");
   cmd->add_flag("--keep", f->run.keep, "Keep the sandbox afterwards; its id goes to stderr")
       ->excludes(rm);
-  cmd->add_option("--secret", f->secrets,
-                  "Grant this secret to the sandbox: NAME[:ttl=DURATION][:uses=N] (repeatable)")
-      ->allow_extra_args(false);
-  cmd->add_option("--inject", f->inject,
-                  "Bind secret NAME to these hosts: NAME=HOST[:PORT][,HOST...] (repeatable). The "
-                  "sandbox gets a placeholder, swapped for the value only in HTTPS requests to "
-                  "them; --net must allow them")
-      ->allow_extra_args(false);
-  cmd->add_option("--copy", f->copies,
-                  "Copy HOST_PATH into the sandbox at GUEST_PATH before the command runs: "
-                  "HOST_PATH:GUEST_PATH (repeatable)")
-      ->allow_extra_args(false);
+  f->content.add(cmd, "before the command runs");
   f->idle.add(cmd);
   add_exec_flags(cmd, &f->exec);
   cmd->add_option("command", f->exec.command,
                   "The command and its arguments, after -- (optional with --image)");
   cmd->callback([&g, f] {
     f->boot.apply(f->run.create.vcpus, f->run.create.memory_mib);
-    if (!f->disk_size.empty()) f->run.create.disk_bytes = image::parse_disk_size(f->disk_size);
     finish_exec_flags(&f->exec, /*command_optional=*/!f->run.create.image.empty());
     f->run.exec = f->exec.opts;
     f->run.create.idle = f->idle.options();
-    for (const auto& s : f->secrets) f->run.create.secrets.push_back(cred::parse_grant_spec(s));
-    for (const auto& i : f->inject) cred::apply_inject_flag(f->run.create.secrets, i);
-    for (const auto& c : f->copies) f->run.create.copies.push_back(core::parse_copy_spec(c));
+    f->content.apply(f->run.create);
     auto r = ops::run_sandbox(g.context(), f->run);
     g.exit_code = report_exec(r, f->exec);
   });

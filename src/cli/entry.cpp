@@ -20,25 +20,24 @@ int main_entry(int argc, char** argv) {
   if (oci_invocation(argc, argv)) return run_oci(argc, argv);
   CLI::App app{"space: run untrusted code in KVM microVMs", "space"};
   GlobalOptions g;
-  try {
-    build_app_for(app, g, argc, argv);
-    app.parse_complete_callback(
-        [&] { log::configure(log::parse_level(g.log_level), log::parse_format(g.log_format)); });
-    app.parse(argc, argv);
-    return g.exit_code;
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    print_usage_error(e.what());
-    return kExitSpaceError;
-  } catch (const std::exception& e) {
-    print_error(e);
-    return kExitSpaceError;
-  }
+  return parse_and_run(
+      app,
+      [&] {
+        build_app_for(app, g, argc, argv);
+        app.parse_complete_callback([&] {
+          log::configure(log::parse_level(g.log_level), log::parse_format(g.log_format));
+        });
+        app.parse(argc, argv);
+        return g.exit_code;
+      },
+      [](const std::string& what) {
+        print_usage_error(what);
+        return kExitSpaceError;
+      },
+      [](const std::exception& e) {
+        print_error(e);
+        return kExitSpaceError;
+      });
 }
 
 }  // namespace space::cli

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/app.h"
+#include "cli/errors.h"
 #include "oci/runtime.h"
 #include "oci/spec.h"
 #include "util/error.h"
@@ -236,26 +237,24 @@ int run_oci(int argc, char** argv) {
   OciGlobals g;
   const char* env_root = std::getenv("SPACE_ROOT");
   g.rt.ctx.root = env_root && *env_root ? env_root : "/var/lib/space";
-  try {
-    build(app, g);
-    app.parse_complete_callback([&g] {
-      if (g.a.debug) log::configure(log::parse_level("info"), log::parse_format("text"));
-    });
-    app.parse(static_cast<int>(args.size()), args.data());
-    return g.exit_code;
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    report_error(g, e.what());
-    return 1;
-  } catch (const std::exception& e) {
-    report_error(g, with_hint(e));
-    return 1;
-  }
+  return parse_and_run(
+      app,
+      [&] {
+        build(app, g);
+        app.parse_complete_callback([&g] {
+          if (g.a.debug) log::configure(log::parse_level("info"), log::parse_format("text"));
+        });
+        app.parse(static_cast<int>(args.size()), args.data());
+        return g.exit_code;
+      },
+      [&g](const std::string& what) {
+        report_error(g, what);
+        return 1;
+      },
+      [&g](const std::exception& e) {
+        report_error(g, with_hint(e));
+        return 1;
+      });
 }
 
 }  // namespace space::cli

@@ -1,7 +1,6 @@
 // dlopen() of OpenSSL; see openssl.h.
 #include "cred/openssl.h"
 
-#include <mutex>
 
 #include "util/dynlib.h"
 #include "util/error.h"
@@ -25,9 +24,7 @@ Lib load() {
 }  // namespace
 
 const Lib& lib() {
-  static std::once_flag once;
-  static Lib table;
-  std::call_once(once, [] { table = load(); });
+  static const Lib table = load();  // once, on first use (a failed load is tried again)
   return table;
 }
 

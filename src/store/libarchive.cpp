@@ -1,7 +1,6 @@
 // dlopen() of libarchive; see libarchive.h.
 #include "store/libarchive.h"
 
-#include <mutex>
 #include <string>
 
 #include "util/dynlib.h"
@@ -28,9 +27,7 @@ Libarchive load() {
 }  // namespace
 
 const Libarchive& libarchive() {
-  static std::once_flag once;
-  static Libarchive table;
-  std::call_once(once, [] { table = load(); });
+  static const Libarchive table = load();  // once, on first use (a failed load is tried again)
   return table;
 }
 
