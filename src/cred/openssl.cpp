@@ -1,7 +1,6 @@
 // dlopen() of OpenSSL; see openssl.h.
 #include "cred/openssl.h"
 
-
 #include "util/dynlib.h"
 #include "util/error.h"
 
