@@ -11,6 +11,7 @@
 
 #include "proto/agent.h"
 #include "util/error.h"
+#include "util/log.h"
 
 namespace space::cli {
 
@@ -66,8 +67,9 @@ void add_globals(CLI::App& app, GlobalOptions& g) {
   g.root = env_root && *env_root ? env_root : "/var/lib/space";
   app.add_option("--root", g.root, "Run directory (default $SPACE_ROOT or /var/lib/space)")
       ->capture_default_str();
-  app.add_option("--log-level", g.log_level, "debug|info|warn|error")
-      ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
+  std::string levels;
+  for (const auto& n : log::level_names()) levels += (levels.empty() ? "" : "|") + n;
+  app.add_option("--log-level", g.log_level, levels)->check(CLI::IsMember(log::level_names()));
   app.add_option("--log-format", g.log_format, "text|json")->check(CLI::IsMember({"text", "json"}));
   app.add_option("--format", g.format, "Output format: text|json")
       ->check(CLI::IsMember({"text", "json"}));

@@ -26,17 +26,7 @@ Sink& sink() {
   return s;
 }
 const char* name(Level l) {
-  switch (l) {
-    case Level::Debug:
-      return "debug";
-    case Level::Info:
-      return "info";
-    case Level::Warn:
-      return "warn";
-    case Level::Error:
-      return "error";
-  }
-  return "?";
+  return level_names().at(static_cast<size_t>(l)).c_str();
 }
 std::string json_escape(std::string_view s) {
   std::string o;
@@ -64,12 +54,18 @@ void limit_size(uint64_t max_bytes) {
   sink().capped = std::make_unique<CappedWriter>(sink().fd, max_bytes);
 }
 
+const std::vector<std::string>& level_names() {
+  static const std::vector<std::string> names = {"debug", "info", "warn", "error"};
+  return names;
+}
+
 Level parse_level(std::string_view s) {
-  if (s == "debug") return Level::Debug;
-  if (s == "info") return Level::Info;
-  if (s == "warn") return Level::Warn;
-  if (s == "error") return Level::Error;
-  fail("invalid log level '" + std::string(s) + "'", "use one of debug, info, warn, error");
+  const auto& names = level_names();
+  for (size_t i = 0; i < names.size(); i++)
+    if (s == names[i]) return static_cast<Level>(i);
+  std::string all;
+  for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
+  fail("invalid log level '" + std::string(s) + "'", "use one of " + all);
 }
 
 Format parse_format(std::string_view s) {

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "util/token_bucket.h"
 
@@ -15,7 +16,9 @@ enum class Format { Text, Json };
 
 // Configures the sink; call once before threads start. `fd` defaults to stderr.
 void configure(Level level, Format format, int fd = 2);
-// Parses "debug|info|warn|error"; throws space::Error on anything else.
+// The levels' names, in Level's order: "debug", "info", "warn", "error".
+const std::vector<std::string>& level_names();
+// Parses one of level_names(); throws space::Error, listing them, on anything else.
 Level parse_level(std::string_view s);
 // Parses "text|json"; throws space::Error on anything else.
 Format parse_format(std::string_view s);
