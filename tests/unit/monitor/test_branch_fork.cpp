@@ -29,21 +29,16 @@ namespace control = space::proto::control;
 namespace {
 
 // A source VMM's side: the counting guest, running, then paused, and the VmRun a VMM has.
-struct Source {
-  TinyGuest rig{kCount};
-  vmm::Machine machine{rig.spec, rig.loop, rig.on_exit()};
+struct Source : CountingMachine {
   monitor::VmRun run;
   std::vector<pid_t> children;
 
   Source() {
     run.files.null = Fd(::open("/dev/null", O_RDWR | O_CLOEXEC));
     REQUIRE(run.files.null);
-    machine.boot();
-    machine.start();
     REQUIRE(eventually([&] { return counter(machine) > 1000; }));
     machine.pause();
   }
-  ~Source() { machine.stop(); }
 };
 
 // One branch's directory and the descriptors its request brings, in proto/control.h's order.

@@ -18,20 +18,13 @@ namespace control = space::proto::control;
 
 namespace {
 
-struct Vmm {
-  TinyGuest rig{kCount};
-  vmm::Machine machine{rig.spec, rig.loop, rig.on_exit()};
+struct Vmm : CountingMachine {
   bool stop_requested = false;
   monitor::VmRun run;
   std::vector<pid_t> branches;
   monitor::GuestSync sync{rig.loop, rig.spec.vsock_uds, "t", 0};
   monitor::ControlContext ctx{machine, rig.loop, stop_requested, run, branches, sync, 1234};
 
-  Vmm() {
-    machine.boot();
-    machine.start();
-  }
-  ~Vmm() { machine.stop(); }
   template <class Req>
   control::ReplyOf<Req> call(const Req& req) {
     std::vector<Fd> fds;

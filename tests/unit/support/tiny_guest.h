@@ -3,8 +3,8 @@
 // enters in 64-bit mode, as it enters vmlinux: kHelloThenReset writes "hi" to the serial port and
 // resets through the i8042; kCount counts in guest memory at kCounterAddr for ever. A TinyGuest
 // holds one machine's files (kernel, empty rootfs, console log, vsock socket) in a temporary
-// directory; a machine built from it must be gone before it. Shared by vmm/test_machine.cpp and
-// monitor/test_control_ops.cpp.
+// directory; a machine built from it must be gone before it. A CountingMachine is kCount running.
+// Shared by vmm/test_machine.cpp, monitor/test_control_ops.cpp and monitor/test_branch_fork.cpp.
 #pragma once
 #include <doctest/doctest.h>
 #include <elf.h>
@@ -107,6 +107,19 @@ struct TinyGuest {
     return [this] { exits++; };
   }
   std::string console_text() const { return fs::read_file(tmp.path + "/console.log"); }
+};
+
+// The counting guest booted and running in a machine of its own; stopped when destroyed.
+struct CountingMachine {
+  TinyGuest rig{kCount};
+  vmm::Machine machine{rig.spec, rig.loop, rig.on_exit()};
+  CountingMachine() {
+    machine.boot();
+    machine.start();
+  }
+  ~CountingMachine() { machine.stop(); }
+  CountingMachine(const CountingMachine&) = delete;
+  CountingMachine& operator=(const CountingMachine&) = delete;
 };
 
 inline uint64_t counter(const vmm::Machine& m) {
