@@ -20,7 +20,17 @@ asleep_as() {  # ID STATUS: STATUS, and asleep from idleness
   [ "$(state_field "$1" 's["status"] + " " + str(s["idle"]["asleep"])')" = "$2 True" ]
 }
 awake() { [ "$(state_field "$1" 's["status"] + " " + str(s["idle"]["asleep"])')" = "running False" ]; }
-count() { space exec "$1" -- cat /tmp/count; }
+# count ID: the counter's value. The loop rewrites the file in place (truncate, then write), so a
+# read can land in between and see it empty (more likely in a guest just restored, while its
+# memory faults back in): read again then, as 50_session does.
+count() {
+  local v=""
+  for _ in 1 2 3 4 5; do
+    v=$(space exec "$1" -- cat /tmp/count)
+    [ -z "$v" ] || break
+  done
+  echo "$v"
+}
 
 # Idle pause 6 s: long enough that the steps between two commands here never reach it on a loaded
 # host (a fresh-clone run once failed with 3 s), short enough to wait for.
