@@ -217,12 +217,13 @@ struct Monitor {
     Fd console(::open(p.console_log.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600));
     if (!console) throw_errno("open " + p.console_log);
     const std::string bundle = gdir + "/bundle";
-    // One runsc command makes and starts the sandbox: `run --detach` (a cold start) or
-    // `restore --detach` (from a checkpoint), each its own create; a separate `runsc create`
-    // first would cost one more runsc start (~20-40 ms here).
+    // A cold start is one runsc command, `run --detach` (a separate `create` first would cost
+    // one more runsc start, ~20 ms here); a checkpoint is restored into a container created for
+    // it, as it always was (`restore --detach` alone also works, but is not proven under load).
     if (o.restore_dir.empty()) {
       gvisor::run_runsc(runsc, {"run", "--detach", "--bundle=" + bundle, o.id}, console.get());
     } else {
+      gvisor::run_runsc(runsc, {"create", "--bundle=" + bundle, o.id}, console.get());
       gvisor::run_runsc(
           runsc,
           {"restore", "--detach", "--image-path=" + o.restore_dir, "--bundle=" + bundle, o.id},
