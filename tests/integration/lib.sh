@@ -350,8 +350,16 @@ wait_until() {
   done
 }
 
-# alive PID: the process exists and is not a zombie (an exited VMM waits for init to reap it).
-alive() { [ -r "/proc/$1/stat" ] && ! awk '{ exit ($3 == "Z") ? 0 : 1 }' "/proc/$1/stat" 2>/dev/null; }
+# alive PID: the process exists and has not exited (Z: a zombie its parent has yet to reap; X:
+# being reaped). One read of /proc/PID/stat: a check, then a second read, would call a process
+# reaped in between alive (the second read fails). The state follows the last ')' (comm may
+# hold spaces and parentheses).
+alive() {
+  local line
+  { read -r line <"/proc/$1/stat"; } 2>/dev/null || return 1
+  line=${line##*) }
+  case ${line%% *} in Z | X | "") return 1 ;; *) return 0 ;; esac
+}
 
 gone() { ! alive "$1"; }
 
