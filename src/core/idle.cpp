@@ -7,6 +7,7 @@
 
 #include "core/session.h"
 #include "util/duration.h"
+#include "util/enum_names.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -49,15 +50,9 @@ void set_idle(store::SandboxState& st, const IdleOptions& o, const store::HostCo
 }
 
 const char* idle_step_name(IdleStep s) {
-  switch (s) {
-    case IdleStep::Pause:
-      return "pause";
-    case IdleStep::Checkpoint:
-      return "checkpoint";
-    case IdleStep::None:
-      break;
-  }
-  return "";
+  static constexpr EnumName<IdleStep> kNames[] = {{IdleStep::Pause, "pause"},
+                                                  {IdleStep::Checkpoint, "checkpoint"}};
+  return name_in(kNames, s, "");
 }
 
 IdleStep idle_step(const store::SandboxState& st, int64_t unused_ms) {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "util/enum_names.h"
 #include "util/error.h"
 
 namespace space::egress {
@@ -276,29 +277,20 @@ AddressClass classify(const IpAddress& addr) {
 }
 
 const char* describe(AddressClass c) {
-  switch (c) {
-    case AddressClass::Public:
-      return "a public address";
-    case AddressClass::Loopback:
-      return "a loopback address";
-    case AddressClass::Private:
-      return "a private address";
-    case AddressClass::LinkLocal:
-      return "a link-local address";
-    case AddressClass::Metadata:
-      return "a cloud metadata address";
-    case AddressClass::SharedCgnat:
-      return "a shared (carrier-grade NAT) address";
-    case AddressClass::Unspecified:
-      return "an unspecified address";
-    case AddressClass::Multicast:
-      return "a multicast address";
-    case AddressClass::Reserved:
-      return "a reserved address";
-    case AddressClass::HostOwn:
-      return "one of this host's own addresses";
-  }
-  return "an unknown address";
+  using C = AddressClass;
+  static constexpr EnumName<C> kNames[] = {
+      {C::Public, "a public address"},
+      {C::Loopback, "a loopback address"},
+      {C::Private, "a private address"},
+      {C::LinkLocal, "a link-local address"},
+      {C::Metadata, "a cloud metadata address"},
+      {C::SharedCgnat, "a shared (carrier-grade NAT) address"},
+      {C::Unspecified, "an unspecified address"},
+      {C::Multicast, "a multicast address"},
+      {C::Reserved, "a reserved address"},
+      {C::HostOwn, "one of this host's own addresses"},
+  };
+  return name_in(kNames, c, "an unknown address");
 }
 
 Rule parse_rule(std::string_view text) {

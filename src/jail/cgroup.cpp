@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "util/enum_names.h"
 #include "util/error.h"
 #include "util/fd.h"
 #include "util/fs.h"
@@ -233,15 +234,9 @@ CgroupMoves detect_moves() {
 }
 
 const char* version_name(CgroupVersion v) {
-  switch (v) {
-    case CgroupVersion::V1:
-      return "v1";
-    case CgroupVersion::V2:
-      return "v2";
-    case CgroupVersion::None:
-      break;
-  }
-  return "none";
+  static constexpr EnumName<CgroupVersion> kNames[] = {{CgroupVersion::V1, "v1"},
+                                                       {CgroupVersion::V2, "v2"}};
+  return name_in(kNames, v, "none");
 }
 
 CgroupLimits sandbox_limits(uint32_t vcpus, uint32_t memory_mib, uint32_t overhead_mib) {

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <memory>
 
+#include "util/enum_names.h"
 #include "util/error.h"
 #include "util/fd.h"
 #include "vmm/kvm_api.h"
@@ -284,15 +285,9 @@ bool checked(const char* n) {
 }  // namespace
 
 const char* role_name(Role r) {
-  switch (r) {
-    case Role::Vmm:
-      return "vmm";
-    case Role::Vcpu:
-      return "vcpu";
-    case Role::Init:
-      return "init";
-  }
-  return "?";
+  static constexpr EnumName<Role> kNames[] = {
+      {Role::Vmm, "vmm"}, {Role::Vcpu, "vcpu"}, {Role::Init, "init"}};
+  return name_in(kNames, r, "?");
 }
 
 Program compile(Role role, Unlisted unlisted) {

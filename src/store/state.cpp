@@ -9,6 +9,7 @@
 #include <ctime>
 
 #include "store/paths.h"
+#include "util/enum_names.h"
 #include "util/error.h"
 #include "util/process.h"
 #include "util/procfs.h"
@@ -17,7 +18,7 @@
 namespace space::store {
 
 namespace {
-constexpr std::pair<Status, const char*> kStatusNames[] = {
+constexpr EnumName<Status> kStatusNames[] = {
     {Status::Creating, "creating"}, {Status::Running, "running"},
     {Status::Paused, "paused"},     {Status::Checkpointed, "checkpointed"},
     {Status::Stopped, "stopped"},
@@ -25,15 +26,11 @@ constexpr std::pair<Status, const char*> kStatusNames[] = {
 }  // namespace
 
 const char* status_name(Status s) {
-  for (const auto& [st, name] : kStatusNames)
-    if (st == s) return name;
-  return "unknown";
+  return name_in(kStatusNames, s, "unknown");
 }
 
 std::optional<Status> parse_status(std::string_view name) {
-  for (const auto& [st, n] : kStatusNames)
-    if (name == n) return st;
-  return std::nullopt;
+  return value_in(kStatusNames, name);
 }
 
 bool claims_vmm(Status s, int pid) {

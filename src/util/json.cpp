@@ -2,28 +2,21 @@
 // serializer in json_write.cpp.
 #include "util/json.h"
 
+#include "util/enum_names.h"
 #include "util/error.h"
 
 namespace space::json {
 
+namespace {
+constexpr EnumName<Kind> kKindNames[] = {
+    {Kind::Null, "null"},        {Kind::Bool, "a boolean"},  {Kind::Int, "an integer"},
+    {Kind::Double, "a number"},  {Kind::String, "a string"}, {Kind::Array, "an array"},
+    {Kind::Object, "an object"},
+};
+}  // namespace
+
 const char* kind_name(Kind k) {
-  switch (k) {
-    case Kind::Null:
-      return "null";
-    case Kind::Bool:
-      return "a boolean";
-    case Kind::Int:
-      return "an integer";
-    case Kind::Double:
-      return "a number";
-    case Kind::String:
-      return "a string";
-    case Kind::Array:
-      return "an array";
-    case Kind::Object:
-      return "an object";
-  }
-  return "a value";
+  return name_in(kKindNames, k, "a value");
 }
 
 namespace {

@@ -5,6 +5,8 @@
 
 #include <fstream>
 
+#include "util/enum_names.h"
+
 namespace space::vmm {
 
 HostKind detect_host(const std::string& sys_module_dir, const std::string& cpuinfo) {
@@ -23,15 +25,9 @@ HostKind detect_host(const std::string& sys_module_dir, const std::string& cpuin
 }
 
 const char* host_kind_name(HostKind k) {
-  switch (k) {
-    case HostKind::Hardware:
-      return "hardware";
-    case HostKind::Pvm:
-      return "pvm";
-    case HostKind::Unknown:
-      return "unknown";
-  }
-  return "unknown";
+  static constexpr EnumName<HostKind> kNames[] = {
+      {HostKind::Hardware, "hardware"}, {HostKind::Pvm, "pvm"}, {HostKind::Unknown, "unknown"}};
+  return name_in(kNames, k, "unknown");
 }
 
 std::string pvm_boot_params() {
