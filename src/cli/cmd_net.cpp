@@ -146,8 +146,7 @@ void register_net(CLI::App& app, GlobalOptions& g) {
   log->add_flag("--follow,-f", f->follow, "Keep printing new lines until Ctrl-C or destroy");
   log->callback([&g, f] {
     store::Context ctx = g.context();
-    store::validate_id(f->id);
-    std::string path = core::net_log_path(ctx, f->id);
+    std::string path = core::net_log_path(ctx, f->id);  // validates the id
     if (!f->follow) {
       if (!fs::exists(path) && !fs::exists(store::sandbox_paths(ctx.root, f->id).state))
         fail("sandbox " + f->id + " does not exist and has no network log",

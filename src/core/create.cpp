@@ -42,15 +42,17 @@ namespace {
 // What the new sandbox starts from: a template, or a cold boot of `boot`.
 struct Source {
   std::string template_name;  // "" = cold boot
+  std::string template_dir;   // store::template_dir of template_name (the name validated)
   bool explicit_template = false;
   std::optional<launch::BootSpec> boot;  // set for a cold boot
 };
 
-Source choose_source(const store::HostConfig& hc, const CreateOptions& o) {
+Source choose_source(const store::Context& ctx, const store::HostConfig& hc,
+                     const CreateOptions& o) {
   bool boot_flags = o.vcpus || o.memory_mib || !o.kernel.empty() || !o.rootfs.empty();
   Source s;
   if (!o.template_name.empty()) {
-    store::validate_id(o.template_name, "template name");
+    s.template_dir = store::template_dir(ctx.root, o.template_name);  // before anything is made
     if (o.cold) fail("--cold and --template exclude each other", "pass one of them");
     if (boot_flags)
       fail(
@@ -59,7 +61,8 @@ Source choose_source(const store::HostConfig& hc, const CreateOptions& o) {
     s.template_name = o.template_name;
     s.explicit_template = true;
   } else if (!o.cold && !boot_flags) {
-    s.template_name = hc.default_template;
+    s.template_name = hc.default_template;  // config.toml's, validated when it was read
+    if (!s.template_name.empty()) s.template_dir = store::template_dir(ctx.root, s.template_name);
   }
   return s;
 }
@@ -68,9 +71,8 @@ Source choose_source(const store::HostConfig& hc, const CreateOptions& o) {
 // template's files (store::clone_into_subvolume, which commits no btrfs transaction); false if
 // there is no such template. A crash midway leaves a directory without a record, which
 // `destroy --force` removes, as with any create caught before its record.
-bool clone_template(const store::StorePaths& sp, const std::string& name,
-                    const store::SandboxPaths& p, const std::string& id) {
-  std::string src = sp.templates + "/" + name;
+bool clone_template(const std::string& src, const std::string& name, const store::SandboxPaths& p,
+                    const std::string& id) {
   try {
     store::clone_into_subvolume(src, p.dir);
     return true;
@@ -144,8 +146,7 @@ store::VmConfig vm_config_for(const store::Context& ctx, const store::HostConfig
 // child is handed out through `vmm` so that the caller's cleanup can kill it.
 void start(const store::Context& ctx, const store::HostConfig& hc, const store::SandboxPaths& p,
            store::SandboxState& st, const Source& src, const CreateOptions& o,
-           const std::string& template_dir, proc::SignalGuard& sig, std::optional<proc::Child>& vmm,
-           PhaseLog& ph) {
+           proc::SignalGuard& sig, std::optional<proc::Child>& vmm, PhaseLog& ph) {
   store::VmConfig cfg = vm_config_for(ctx, hc, p, st, src, o, sig, ph);
   // Every write here is atomic but not fsync'ed: what they describe is a live VMM, which a power
   // cut ends anyway (a sandbox is then "stopped" whatever its record says), and on the loopback
@@ -154,11 +155,11 @@ void start(const store::Context& ctx, const store::HostConfig& hc, const store::
   ph.mark("config");
 
   int timeout_s = launch::boot_timeout_seconds();
-  launch::VmmLaunch launch =
-      launch::launch_vmm(ctx, hc, p, st.id,
-                         launch::VmmMode{src.boot ? "" : p.dir, false, src.boot ? "" : template_dir,
-                                         expires_at(st), st.on_expiry},
-                         launch::JailRequest{st.id, st.id, cfg.vcpus, cfg.memory_mib});
+  launch::VmmLaunch launch = launch::launch_vmm(
+      ctx, hc, p, st.id,
+      launch::VmmMode{src.boot ? "" : p.dir, false, src.boot ? "" : src.template_dir,
+                      expires_at(st), st.on_expiry},
+      launch::JailRequest{st.id, st.id, cfg.vcpus, cfg.memory_mib});
   vmm.emplace(std::move(launch.child));
   st.uid = launch.uid;
   st.cgroup = launch.cgroup;
@@ -203,15 +204,14 @@ store::SandboxState make_vm_sandbox(const store::Context& ctx, const store::Host
                                     proc::SignalGuard& sig, PhaseLog& ph) {
   if (opts.disk_bytes && opts.image.empty())
     fail("--disk-size sizes the copy of an image's disk", "pass --image NAME with it");
-  if (!opts.image.empty()) store::validate_id(opts.image, "image name");
-  Source src = choose_source(hc, opts);
+  Source src = choose_source(ctx, hc, opts);
   std::optional<egress::Policy> policy = initial_policy(hc, opts.net);  // checked up front
   if (src.template_name.empty())
     src.boot = launch::resolve_boot_spec(hc, opts.vcpus, opts.memory_mib, opts.kernel, opts.rootfs);
   launch::require_usable(engine, launch::probe_engine(engine.engine, hc));  // fails closed
-  store::StorePaths sp = store::ensure_store(ctx, store::StoreUse::Create);
+  store::ensure_store(ctx, store::StoreUse::Create);
   ph.mark("store");
-  if (!src.template_name.empty() && !clone_template(sp, src.template_name, p, id)) {
+  if (!src.template_name.empty() && !clone_template(src.template_dir, src.template_name, p, id)) {
     std::string build = "space template build " + src.template_name;
     if (src.explicit_template)
       throw Error("template " + src.template_name + " does not exist", ENOENT,
@@ -220,6 +220,7 @@ store::SandboxState make_vm_sandbox(const store::Context& ctx, const store::Host
               "\": cold-booting (seconds: about 12 s on a PVM host); '" + build +
               "' makes creates fast");
     src.template_name.clear();
+    src.template_dir.clear();
     src.boot = launch::resolve_boot_spec(hc, opts.vcpus, opts.memory_mib, opts.kernel, opts.rootfs);
   }
   if (src.boot) {
@@ -247,7 +248,7 @@ store::SandboxState make_vm_sandbox(const store::Context& ctx, const store::Host
   try {
     store::SandboxLock lock(p.lock);
     set_policy(ctx, id, policy);  // before the VMM: its first Hello starts the guest's proxy
-    start(ctx, hc, p, st, src, opts, sp.templates + "/" + src.template_name, sig, vmm, ph);
+    start(ctx, hc, p, st, src, opts, sig, vmm, ph);
     vmm->release();  // the sandbox is running: the VMM outlives us
     log::debug("create " + id + ": " + ph.summary());
     return st;
@@ -267,9 +268,9 @@ store::SandboxState make_sandbox(const store::Context& ctx, const CreateOptions&
   PhaseLog ph;
   proc::SignalGuard sig;  // outermost: cleanup below runs before a signal can end the process
   std::string id = opts.id.empty() ? store::generate_id() : opts.id;
-  store::validate_id(id);
-  store::SandboxPaths p = store::sandbox_paths(ctx.root, id);
+  store::SandboxPaths p = store::sandbox_paths(ctx.root, id);  // validates the id
   try {
+    if (!opts.image.empty()) store::validate_id(opts.image, "image name");  // before anything
     launch::check_socket_paths(p);
     store::HostConfig hc = store::load_host_config(ctx.root);
     {
@@ -279,7 +280,6 @@ store::SandboxState make_sandbox(const store::Context& ctx, const CreateOptions&
     launch::EngineChoice engine =
         launch::choose_engine(opts.engine, hc);  // probed once the flags are checked
     if (engine.engine == launch::Engine::Gvisor) {
-      if (!opts.image.empty()) store::validate_id(opts.image, "image name");
       auto policy = initial_policy(hc, opts.net);
       launch::require_usable(engine, launch::probe_engine(engine.engine, hc));  // fails closed
       if (auto pooled = claim_pooled(ctx, hc, opts, id, p, policy)) return *pooled;

@@ -29,8 +29,7 @@ std::optional<TemplateMeta> choose_gvisor_template(const store::StorePaths& sp,
                                                    const CreateOptions& o) {
   const bool explicit_template = !o.template_name.empty();
   const std::string name = explicit_template ? o.template_name : hc.default_template;
-  store::validate_id(name, "template name");
-  const std::string dir = sp.templates + "/" + name;
+  const std::string dir = store::template_dir(sp.root, name);
   if (!fs::exists(dir)) {
     if (explicit_template)
       throw Error("template " + name + " does not exist", ENOENT,
@@ -101,11 +100,12 @@ store::VmConfig make_gvisor_dir(const store::StorePaths& sp, const store::HostCo
   cfg.id = id;
   cfg.engine = "gvisor";
   if (tmpl) {
-    if (!opts.image.empty() && fs::exists(sp.templates + "/" + tmpl->name + "/image.json"))
+    const std::string tdir = store::template_dir(sp.root, tmpl->name);
+    if (!opts.image.empty() && fs::exists(tdir + "/image.json"))
       fail("template " + tmpl->name + " was built with an image of its own",
            "create from it without --image");
     try {  // reflinks of its files: the rootfs (and image) this sandbox mounts read-only
-      store::clone_into_subvolume(sp.templates + "/" + tmpl->name, p.dir);
+      store::clone_into_subvolume(tdir, p.dir);
     } catch (const Error& e) {
       if (e.err() == EEXIST) fail("already exists", "space destroy " + id);
       throw;

@@ -41,7 +41,7 @@ image::ImageMeta attach_image(const store::Context& ctx, const std::string& name
     if (!info.meta)
       fail("it is unreadable: " + info.problem,
            "import it again: space image import --force " + name + " SOURCE");
-    std::string dir = store::store_paths(ctx.root).images + "/" + name;
+    std::string dir = store::image_dir(ctx.root, name);
     fs::copy_file(dir + "/disk.ext4", p.image_disk, 0600);
     fs::copy_file(dir + "/image.json", p.image_meta, 0600);
     if (disk_bytes) {

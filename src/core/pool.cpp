@@ -55,9 +55,8 @@ std::string memory_short(uint64_t member_mib) {
 
 // A gvisor template's metadata; throws if `tmpl` is missing or a VM template.
 TemplateMeta gvisor_template(const store::Context& ctx, const std::string& tmpl) {
-  store::validate_id(tmpl, "template name");
-  store::StorePaths sp = store::ensure_store(ctx, store::StoreUse::Existing);
-  const std::string dir = sp.templates + "/" + tmpl;
+  const std::string dir = store::template_dir(ctx.root, tmpl);
+  store::ensure_store(ctx, store::StoreUse::Existing);
   if (!fs::exists(dir))
     throw Error("template " + tmpl + " does not exist", ENOENT,
                 "build it: space template build --engine gvisor " + tmpl);

@@ -23,9 +23,8 @@ bool alive(const store::SandboxState& st) {
 }  // namespace
 
 PoolDir pool_dir(const store::Context& ctx, const std::string& tmpl) {
-  store::validate_id(tmpl, "template name");
   PoolDir d;
-  d.dir = store::store_paths(ctx.root).pool + "/" + tmpl;
+  d.dir = store::template_pool_dir(ctx.root, tmpl);
   d.claim_lock = d.dir + "/.lock";
   d.fill_lock = d.dir + "/.fill.lock";
   d.fill_log = d.dir + "/.fill.log";
@@ -76,7 +75,7 @@ void discard_member(const store::HostConfig& hc, const PoolMember& m) {
       if (alive(*m.st)) stop_vmm(*m.st, m.p, 0);
       if (!m.st->cgroup.empty()) cgroup = m.st->cgroup;
       if (m.st->id != m.name) {  // a claim that died before its commit: its run dir moved
-        std::string moved = store::run_base() + "/" + m.st->id;
+        std::string moved = store::sandbox_run_dir(m.st->id);
         std::string marker;
         try {
           marker = fs::read_file(moved + "/" + kPoolMarker, 256);
@@ -97,7 +96,7 @@ void discard_member(const store::HostConfig& hc, const PoolMember& m) {
 uint32_t drain_pool(const store::Context& ctx, const std::string& tmpl) {
   PoolDir d = pool_dir(ctx, tmpl);
   if (!fs::is_dir(d.dir)) {
-    if (!fs::is_dir(store::store_paths(ctx.root).templates + "/" + tmpl))
+    if (!fs::is_dir(store::template_dir(ctx.root, tmpl)))
       throw Error("template " + tmpl + " does not exist", ENOENT,
                   "'space template pool' shows the pools");
     return 0;  // a template without a pool

@@ -135,11 +135,6 @@ TemplateMeta read_template_meta(const std::string& dir) {
   return parse_template_meta(fs::read_file(path, 64u << 10), path);
 }
 
-std::string template_dir(const std::string& root, const std::string& name) {
-  store::validate_id(name, "template name");
-  return store::store_paths(root).templates + "/" + name;
-}
-
 bool is_build_dir_name(std::string_view entry) {
   return !entry.empty() && entry[0] == '.';
 }
@@ -174,7 +169,7 @@ TemplateInfo template_info(const std::string& name, const std::string& dir) {
 }
 
 TemplateInfo inspect_template(const store::Context& ctx, const std::string& name) {
-  std::string dir = template_dir(ctx.root, name);
+  std::string dir = store::template_dir(ctx.root, name);
   store::ensure_store(ctx, store::StoreUse::Existing);
   if (!fs::is_dir(dir))
     throw Error(
@@ -203,7 +198,7 @@ json::Value template_info_json(const TemplateInfo& t) {
 }
 
 void remove_template(const store::Context& ctx, const std::string& name) {
-  std::string dir = template_dir(ctx.root, name);
+  std::string dir = store::template_dir(ctx.root, name);
   store::ensure_store(ctx, store::StoreUse::Existing);
   if (!fs::is_dir(dir))
     throw Error("template " + name + " does not exist", ENOENT,

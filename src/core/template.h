@@ -52,8 +52,6 @@ TemplateMeta read_template_meta(const std::string& dir);
 // <dir>/template.toml.
 std::string template_meta_path(const std::string& dir);
 
-// <root>/store/templates/<name>; validates the name.
-std::string template_dir(const std::string& root, const std::string& name);
 // True if `name` is a build's working directory (or anything else hidden) rather than a template.
 bool is_build_dir_name(std::string_view entry);
 

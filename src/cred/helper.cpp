@@ -111,7 +111,7 @@ class Helper {
   void sync_listeners() {
     std::map<std::string, gid_t> want;
     for (const auto& id : svc_.socket_sandboxes())
-      if (auto gid = directory_group(store::run_base() + "/" + id)) want[id] = *gid;
+      if (auto gid = directory_group(store::sandbox_run_dir(id))) want[id] = *gid;
     sockets_.sync(want);
   }
 

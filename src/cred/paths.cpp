@@ -49,8 +49,7 @@ CredPaths cred_paths(const std::string& root) {
 }
 
 std::string sandbox_socket(const std::string& id) {
-  store::validate_id(id);
-  return store::run_base() + "/" + id + "/cred.sock";
+  return store::sandbox_run_dir(id) + "/cred.sock";
 }
 
 void check_socket_paths(const std::string& dir) {

@@ -32,9 +32,8 @@ std::string pem_of(const std::function<int(BIO*)>& write) {
 }  // namespace
 
 SandboxCa sandbox_ca(const std::string& cred_dir, const std::string& sandbox) {
-  store::validate_id(sandbox);
   SandboxCa ca;
-  ca.dir = cred_dir + "/ca/" + sandbox;
+  ca.dir = store::sandbox_entry(cred_dir + "/ca", sandbox);
   ca.cert = ca.dir + "/ca.pem";
   ca.key = ca.dir + "/ca.key";
   return ca;

@@ -135,12 +135,13 @@ class Broker {
     for (const auto& name : fs::list_dir(paths_.policies)) {
       if (name.size() <= 5 || name.substr(name.size() - 5) != ".json") continue;
       std::string id = name.substr(0, name.size() - 5);
+      std::string run_dir;
       try {
-        store::validate_id(id);
+        run_dir = store::sandbox_run_dir(id);
       } catch (const Error&) {
-        continue;
+        continue;  // not a policy space wrote
       }
-      if (auto gid = directory_group(store::run_base() + "/" + id)) want[id] = *gid;
+      if (auto gid = directory_group(run_dir)) want[id] = *gid;
     }
     sockets_.sync(want);
   }

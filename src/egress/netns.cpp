@@ -32,8 +32,7 @@ Fd open_netns(const std::string& path) {
 }  // namespace
 
 std::string netns_file(const EgressPaths& p, const std::string& id) {
-  store::validate_id(id);
-  return p.dir + "/netns/" + id;
+  return store::sandbox_entry(p.dir + "/netns", id);
 }
 
 void save_netns(const EgressPaths& p, const std::string& id, const std::string& path) {

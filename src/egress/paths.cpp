@@ -34,18 +34,15 @@ EgressPaths egress_paths(const std::string& root) {
 }
 
 std::string policy_file(const EgressPaths& p, const std::string& id) {
-  store::validate_id(id);
-  return p.policies + "/" + id + ".json";
+  return store::sandbox_entry(p.policies, id, ".json");
 }
 
 std::string audit_file(const EgressPaths& p, const std::string& id) {
-  store::validate_id(id);
-  return p.audits + "/" + id + ".log";
+  return store::sandbox_entry(p.audits, id, ".log");
 }
 
 std::string sandbox_socket(const std::string& id) {
-  store::validate_id(id);
-  return store::run_base() + "/" + id + "/egress.sock";
+  return store::sandbox_run_dir(id) + "/egress.sock";
 }
 
 void make_egress_dirs(const EgressPaths& p) {

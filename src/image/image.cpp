@@ -16,11 +16,6 @@
 namespace space::image {
 namespace {
 
-std::string image_dir(const std::string& root, const std::string& name) {
-  store::validate_id(name, "image name");
-  return store::store_paths(root).images + "/" + name;
-}
-
 ImageInfo image_info(const std::string& name, const std::string& dir) {
   ImageInfo i;
   i.name = name;
@@ -86,7 +81,7 @@ std::optional<std::string> find_twin(const std::vector<ImageInfo>& images, const
 }
 
 ImageInfo inspect_image(const store::Context& ctx, const std::string& name) {
-  std::string dir = image_dir(ctx.root, name);
+  std::string dir = store::image_dir(ctx.root, name);
   store::ensure_store(ctx, store::StoreUse::Existing);
   if (!fs::is_dir(dir))
     throw Error(
@@ -104,7 +99,7 @@ json::Value image_info_json(const ImageInfo& i) {
 }
 
 void remove_image(const store::Context& ctx, const std::string& name) {
-  std::string dir = image_dir(ctx.root, name);
+  std::string dir = store::image_dir(ctx.root, name);
   store::ensure_store(ctx, store::StoreUse::Existing);
   if (!fs::is_dir(dir))
     throw Error("image " + name + " does not exist", ENOENT, "'space image list' shows the images");

@@ -95,7 +95,7 @@ bool ImageStage::reuse_twin() {
 ImageMeta make_image(const store::Context& ctx, const ImageTarget& t,
                      const std::function<void(ImageStage&)>& fill) {
   proc::SignalGuard sig;
-  store::validate_id(t.name, "image name");
+  const std::string dest = store::image_dir(ctx.root, t.name);  // validates the name first
   store::StorePaths sp = store::ensure_store(ctx, store::StoreUse::Create);
   fs::mkdir_p(sp.images, 0700);
   // A build that died (space was SIGKILLed) may hold a nested rootfs subvolume, which must go
@@ -103,7 +103,6 @@ ImageMeta make_image(const store::Context& ctx, const ImageTarget& t,
   sweep_dead_builds(sp.images, "image", [](const std::string& dir) {
     if (store::btrfs::is_subvolume(dir + "/rootfs")) store::remove_store_tree(dir + "/rootfs");
   });
-  const std::string dest = sp.images + "/" + t.name;
   if (!t.force && fs::exists(dest))
     fail("image " + t.name + " already exists",
          "pass --force to replace it, or remove it with 'space image rm " + t.name + "'");

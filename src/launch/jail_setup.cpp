@@ -147,7 +147,7 @@ void make_gvisor_cgroup(const std::string& rel, uint32_t vcpus, uint32_t memory_
 
 std::string sandbox_cgroup_name(const store::HostConfig& hc, const std::string& id) {
   if (!hc.jail_enable || !hc.jail_cgroups) return "";
-  return hc.jail_cgroup_parent + "/" + id;
+  return store::sandbox_entry(hc.jail_cgroup_parent, id);
 }
 
 std::vector<std::string> cgroup_procs_files(const std::string& rel) {

@@ -306,8 +306,7 @@ Toolbox::Toolbox(store::Context ctx, ToolboxOptions opts)
     : ctx_(std::move(ctx)), opts_(std::move(opts)) {
   const bool confined = !opts_.sandbox.empty();
   if (confined) {
-    store::validate_id(opts_.sandbox);
-    core::sandbox_state(ctx_, opts_.sandbox);  // throws if it does not exist
+    core::sandbox_state(ctx_, opts_.sandbox);  // throws if the id is invalid or does not exist
   }
   for (const auto& t : kTools)
     if (!(confined && is_lifecycle_tool(t))) tools_.insert(t);

@@ -32,7 +32,7 @@ void number(Sha256& h, uint64_t v) {
 
 // One stat on the create path, not a read of every image's image.json (image::list_images).
 bool image_exists(const store::Context& ctx, const std::string& name) {
-  return fs::exists(store::store_paths(ctx.root).images + "/" + name + "/image.json");
+  return fs::exists(store::image_dir(ctx.root, name) + "/image.json");
 }
 
 }  // namespace

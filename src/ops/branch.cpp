@@ -57,8 +57,7 @@ std::vector<std::string> branch_ids(const store::Context& ctx, const BranchOptio
     std::string id = o.name.empty() ? store::generate_id()
                      : o.count == 1 ? o.name
                                     : o.name + "-" + std::to_string(i);
-    store::validate_id(id);
-    if (fs::exists(store::sandbox_paths(ctx.root, id).dir))
+    if (fs::exists(store::sandbox_paths(ctx.root, id).dir))  // sandbox_paths validates the id
       fail("sandbox " + id + " already exists",
            "pick another --name, or 'space destroy " + id + "'");
     ids.push_back(id);

@@ -13,6 +13,7 @@
 #include "launch/jail_setup.h"
 #include "launch/launcher.h"
 #include "store/btrfs.h"
+#include "store/paths.h"
 #include "store/state.h"
 #include "store/store.h"
 #include "store/vm_config.h"
@@ -63,7 +64,7 @@ store::SandboxState branch_state(const core::LockedSandbox& s, const std::string
   b.annotations = s.st.annotations;
   b.idle_pause_ms = s.st.idle_pause_ms;  // a branch idles as its source does (core/idle.h)
   b.idle_checkpoint_ms = s.st.idle_checkpoint_ms;
-  b.cgroup = hc.jail_cgroup_parent + "/" + id;
+  b.cgroup = store::sandbox_entry(hc.jail_cgroup_parent, id);
   if (opts.ttl_ms) {
     core::set_expiry(b, opts.ttl_ms, opts.on_expiry);
   } else {

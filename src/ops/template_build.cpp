@@ -193,7 +193,7 @@ core::TemplateMeta build_template(const store::Context& ctx, const TemplateBuild
   };
   proc::SignalGuard sig;
   try {
-    store::validate_id(o.name, "template name");
+    const std::string dest = store::template_dir(ctx.root, o.name);  // validates the name first
     store::HostConfig hc = store::load_host_config(ctx.root);
     const bool gvisor =
         launch::engine_for_new_sandbox(o.engine, hc).engine == launch::Engine::Gvisor;
@@ -203,7 +203,6 @@ core::TemplateMeta build_template(const store::Context& ctx, const TemplateBuild
                : launch::resolve_boot_spec(hc, o.vcpus, o.memory_mib, o.kernel, o.rootfs);
     store::StorePaths sp = store::ensure_store(ctx, store::StoreUse::Create);
     core::sweep_dead_template_builds(sp);
-    std::string dest = sp.templates + "/" + o.name;
     if (!o.force && fs::exists(dest))
       fail("template " + o.name + " already exists",
            "pass --force to replace it, or remove it with 'space template rm " + o.name + "'");
@@ -262,7 +261,7 @@ core::TemplateMeta build_template(const store::Context& ctx, const TemplateBuild
 void export_template(const store::Context& ctx, const std::string& name, const std::string& dir) {
   try {
     core::TemplateInfo t = core::inspect_template(ctx, name);
-    std::string src = core::template_dir(ctx.root, name);
+    std::string src = store::template_dir(ctx.root, name);
     std::string dest = fs::absolute(dir);
     if (fs::exists(dest)) fail(dest + " already exists", "name a directory that does not exist");
     std::string tmp = dest + std::string(image::kBuildMarker) + store::generate_id().substr(0, 8);
@@ -290,7 +289,7 @@ core::TemplateMeta import_template(const store::Context& ctx, const std::string&
                                    const std::string& dir, bool force) {
   proc::SignalGuard sig;
   try {
-    store::validate_id(name, "template name");
+    const std::string dest = store::template_dir(ctx.root, name);  // validates the name first
     std::string src = fs::absolute(dir);
     core::TemplateMeta m = core::read_template_meta(src);
     m.name = name;
@@ -311,7 +310,6 @@ core::TemplateMeta import_template(const store::Context& ctx, const std::string&
 
     store::StorePaths sp = store::ensure_store(ctx, store::StoreUse::Create);
     core::sweep_dead_template_builds(sp);
-    std::string dest = sp.templates + "/" + name;
     if (!force && fs::exists(dest))
       fail("template " + name + " already exists",
            "pass --force to replace it, or remove it with 'space template rm " + name + "'");

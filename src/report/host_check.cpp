@@ -239,7 +239,7 @@ HostReport check_host(const store::Context& ctx) {
         "the root is not on btrfs and mkfs.btrfs is missing, so the loopback store "
         "cannot be made (apt-get install btrfs-progs)");
   r.default_template = hc.default_template;
-  std::string tdir = core::template_dir(ctx.root, hc.default_template);
+  std::string tdir = store::template_dir(ctx.root, hc.default_template);
   r.default_template_present = fs::is_dir(tdir);
   if (!r.default_template_present) {
     r.notes.push_back("no template \"" + hc.default_template +

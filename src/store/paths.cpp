@@ -38,15 +38,39 @@ std::string run_base() {
 }
 
 SandboxPaths sandbox_paths(const std::string& root, const std::string& id) {
+  std::string run_dir = sandbox_run_dir(id);  // validates the id
+  return paths_in(sandboxes_dir(root) + "/" + id, run_dir);
+}
+
+std::string sandbox_run_dir(const std::string& id) {
   validate_id(id);
-  return paths_in(sandboxes_dir(root) + "/" + id, run_base() + "/" + id);
+  return run_base() + "/" + id;
+}
+
+std::string sandbox_entry(const std::string& dir, const std::string& id, std::string_view suffix) {
+  validate_id(id);
+  return dir + "/" + id + std::string(suffix);
+}
+
+std::string template_dir(const std::string& root, const std::string& name) {
+  validate_id(name, "template name");
+  return store_paths(root).templates + "/" + name;
+}
+
+std::string image_dir(const std::string& root, const std::string& name) {
+  validate_id(name, "image name");
+  return store_paths(root).images + "/" + name;
+}
+
+std::string template_pool_dir(const std::string& root, const std::string& template_name) {
+  validate_id(template_name, "template name");
+  return store_paths(root).pool + "/" + template_name;
 }
 
 SandboxPaths pool_member_paths(const std::string& root, const std::string& template_name,
                                const std::string& member) {
-  validate_id(template_name, "template name");
   validate_id(member, "pool member");
-  return paths_in(store_paths(root).pool + "/" + template_name + "/" + member,
+  return paths_in(template_pool_dir(root, template_name) + "/" + member,
                   run_base() + "/.pool-" + member);
 }
 

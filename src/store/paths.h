@@ -5,6 +5,7 @@
 // runs a VMM whose files are in a template directory instead: paths_in() names those.
 #pragma once
 #include <string>
+#include <string_view>
 
 namespace space::store {
 
@@ -39,6 +40,18 @@ struct SandboxPaths {        // all absolute
 StorePaths store_paths(const std::string& root);
 // Paths of sandbox `id` under `root` (made absolute against the cwd if relative). Validates id.
 SandboxPaths sandbox_paths(const std::string& root, const std::string& id);
+// <run base>/<id>: sandbox `id`'s run directory (its sockets); validates the id.
+std::string sandbox_run_dir(const std::string& id);
+// <dir>/<id><suffix>: sandbox `id`'s entry in a directory of one entry per sandbox (the broker's
+// policies and audit logs, the helper's CAs, saved network namespaces); validates the id.
+std::string sandbox_entry(const std::string& dir, const std::string& id,
+                          std::string_view suffix = "");
+// <root>/store/templates/<name> and <root>/store/images/<name>: the one place these are joined,
+// so a name is validated (as a "template name", an "image name") before it becomes a path.
+std::string template_dir(const std::string& root, const std::string& name);
+std::string image_dir(const std::string& root, const std::string& name);
+// <root>/store/pool/<template>: a gvisor template's warm pool (core/pool.h); validates the name.
+std::string template_pool_dir(const std::string& root, const std::string& template_name);
 // The same file names for a VMM whose files live in `dir` and sockets in `run_dir` (both absolute).
 SandboxPaths paths_in(const std::string& dir, const std::string& run_dir);
 // A gvisor pool member's paths (core/pool.h): <root>/store/pool/<template>/<member>, sockets in

@@ -103,9 +103,9 @@ TEST_CASE("check_restorable: the name and the snapshot format must match") {
 }
 
 TEST_CASE("template names and build directories") {
-  CHECK(core::template_dir("/r", "default") == "/r/store/templates/default");
-  CHECK_THROWS_WITH_AS(core::template_dir("/r", "../x"), doctest::Contains("invalid template name"),
-                       Error);
+  CHECK(store::template_dir("/r", "default") == "/r/store/templates/default");
+  CHECK_THROWS_WITH_AS(store::template_dir("/r", "../x"),
+                       doctest::Contains("invalid template name"), Error);
   CHECK(core::is_build_dir_name(".default.tmp-1a2b3c4d"));
   CHECK_FALSE(core::is_build_dir_name("default"));
   CHECK_FALSE(core::is_build_dir_name("a.tmp-1"));  // a legal template name, not a build
@@ -114,11 +114,11 @@ TEST_CASE("template names and build directories") {
 TEST_CASE("list and remove templates (plain directories)") {
   test::TempDir t("template");
   store::Context ctx{t.path};
-  std::string tdir = core::template_dir(t.path, "py3");
+  std::string tdir = store::template_dir(t.path, "py3");
   fs::mkdir_p(tdir);
   fs::write_file_atomic(core::template_meta_path(tdir), core::template_meta_to_toml(sample()));
   fs::write_file_atomic(tdir + "/memory", std::string(8192, 'x'));
-  fs::mkdir_p(core::template_dir(t.path, "broken"));
+  fs::mkdir_p(store::template_dir(t.path, "broken"));
   fs::mkdir_p(store::store_paths(t.path).templates + "/.py3.tmp-12345678");  // a build: hidden
   auto all = core::list_templates(ctx);
   REQUIRE(all.size() == 2);

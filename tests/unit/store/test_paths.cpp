@@ -106,3 +106,34 @@ TEST_CASE("a pool member's paths, and the links a handed-out member leaves") {
   store::remove_run_aliases("p1");  // nothing left to do
   ::unsetenv("SPACE_RUN_DIR");
 }
+
+TEST_CASE("template, image and pool directories: joined in one place, each name validated") {
+  CHECK(store::template_dir("/r/", "py3") == "/r/store/templates/py3");
+  CHECK(store::image_dir("/r", "debian.12") == "/r/store/images/debian.12");
+  CHECK(store::template_pool_dir("/r", "py3") == "/r/store/pool/py3");
+  CHECK_THROWS_WITH_AS(store::template_dir("/r", "../x"),
+                       doctest::Contains("invalid template name"), Error);
+  CHECK_THROWS_WITH_AS(store::image_dir("/r", "a/../../b"), doctest::Contains("invalid image name"),
+                       Error);
+  CHECK_THROWS_WITH_AS(store::image_dir("/r", ""), doctest::Contains("invalid image name"), Error);
+  CHECK_THROWS_WITH_AS(store::template_pool_dir("/r", "."),
+                       doctest::Contains("invalid template name"), Error);
+  CHECK_THROWS_WITH_AS(store::pool_member_paths("/r", "Py", "m1"),
+                       doctest::Contains("invalid template name"), Error);
+}
+
+TEST_CASE("a sandbox's run directory and its entries in per-sandbox directories validate the id") {
+  ::setenv("SPACE_RUN_DIR", "/tmp/rb/", 1);
+  CHECK(store::sandbox_run_dir("s1") == "/tmp/rb/s1");
+  CHECK(store::sandbox_paths("/r", "s1").run_dir == store::sandbox_run_dir("s1"));
+  CHECK(store::sandbox_entry("/e/policies", "s1", ".json") == "/e/policies/s1.json");
+  CHECK(store::sandbox_entry("/e/netns", "s1") == "/e/netns/s1");
+  for (const char* bad : {"..", "../s1", "s1/..", "", "S1"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH_AS(store::sandbox_run_dir(bad), doctest::Contains("invalid sandbox id"),
+                         Error);
+    CHECK_THROWS_WITH_AS(store::sandbox_entry("/e", bad, ".log"),
+                         doctest::Contains("invalid sandbox id"), Error);
+  }
+  ::unsetenv("SPACE_RUN_DIR");
+}
