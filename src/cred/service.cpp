@@ -299,6 +299,11 @@ proto::credd::CopyReply CredService::handle(const proto::credd::CopyRequest& r) 
 
 proto::credd::GrantsReply CredService::handle(const proto::credd::GrantsRequest& r) {
   const uint64_t now = now_();
+  // One sandbox's: refused for an id that is invalid (sandbox_exists validates it) or names
+  // neither a sandbox nor any grant, rather than an empty list that reads as "no grants".
+  if (!r.sandbox.empty() && grants_.grants_of(r.sandbox).empty() && !sandbox_exists(r.sandbox))
+    throw Error("sandbox " + r.sandbox + " does not exist", ENOENT,
+                "'space list' shows the sandboxes");
   proto::credd::GrantsReply out;
   for (const auto& sb : grants_.sandboxes()) {
     if (!r.sandbox.empty() && sb != r.sandbox) continue;

@@ -104,6 +104,11 @@ expect_status 0 space destroy s1
 [ ! -e "$SPACE_RUN_DIR/s1/cred.sock" ] || fail "the helper still listens for the destroyed sandbox"
 expect_status 0 space secret grants --format json
 case "$OUT" in *'"s1"'*) fail "grants of the destroyed sandbox remain: $OUT" ;; esac
+# One sandbox's grants, of a destroyed sandbox or an invalid id: an error, not an empty table.
+expect_status 125 space secret grants s1
+assert_contains "$ERR" "sandbox s1 does not exist" "grants of a destroyed sandbox"
+expect_status 125 space secret grants BAD/id
+assert_contains "$ERR" "invalid sandbox id" "grants of an invalid id"
 expect_status 0 space create --template base s1
 expect_status 2 space exec s1 -- space-secret TOKEN
 assert_contains "$ERR" "credential helper refused the connection" "fetch by a new sandbox of the same id"

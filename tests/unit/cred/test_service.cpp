@@ -66,6 +66,15 @@ TEST_CASE("CredService: grants, fetches and denials, all audited, no value outsi
             .as_bool());
   CHECK(op(req({{"op", "grant"}, {"sandbox", "b"}, {"name", "U"}})).at("ok").as_bool());
   CHECK(svc.socket_sandboxes() == std::vector<std::string>{"a", "b"});
+  // One sandbox's grants: an invalid id, or one naming neither a sandbox nor a grant, is an
+  // error (not an empty list, which would read as "no grants").
+  CHECK(op(req({{"op", "grants"}, {"sandbox", "a"}})).at("grants").as_array().size() == 1);
+  json::Value bad = op(req({{"op", "grants"}, {"sandbox", "../a"}}));
+  CHECK_FALSE(bad.at("ok").as_bool());
+  CHECK(bad.at("error").as_string().find("invalid sandbox id") != std::string::npos);
+  json::Value none = op(req({{"op", "grants"}, {"sandbox", "zz"}}));
+  CHECK_FALSE(none.at("ok").as_bool());
+  CHECK(none.at("error").as_string() == "sandbox zz does not exist");
 
   auto f = svc.fetch("a", "T", "");
   CHECK(f.ok);
