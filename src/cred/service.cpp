@@ -121,6 +121,9 @@ SecretString CredService::handle_line(std::string_view line) {
   std::optional<SecretString> swapped;
   std::string reply = proto::rpc::answer([&] {
     proto::credd::Request req = proto::credd::decode_request(line);
+    // Every sandbox id a request names is checked here, once, before any handler uses it as a
+    // key or in a path.
+    for (const std::string& id : proto::credd::sandbox_ids(req)) store::validate_id(id);
     if (const auto* s = std::get_if<proto::credd::SwapRequest>(&req)) {
       swapped = proto::credd::encode_swap_reply(handle(*s));  // a value: secret memory only
       return std::string();
@@ -166,7 +169,6 @@ proto::credd::Done CredService::handle(const proto::credd::RemoveRequest& r) {
 
 proto::credd::Done CredService::handle(const proto::credd::GrantRequest& r) {
   const uint64_t now = now_();
-  store::validate_id(r.sandbox);
   GrantSpec spec{r.name, r.ttl_ms, r.uses, {}};
   for (const auto& h : r.inject) {
     std::string hp = parse_inject_host(h);
@@ -197,7 +199,6 @@ proto::credd::Done CredService::handle(const proto::credd::GrantRequest& r) {
 }
 
 proto::credd::BindingsReply CredService::handle(const proto::credd::BindingsRequest& r) {
-  store::validate_id(r.sandbox);
   const std::string here = parse_inject_host(r.host + ":" + std::to_string(r.port));
   proto::credd::BindingsReply out;
   for (const auto& g : grants_.grants_of(r.sandbox)) {
@@ -212,7 +213,6 @@ proto::credd::BindingsReply CredService::handle(const proto::credd::BindingsRequ
 }
 
 proto::credd::SwapReply CredService::handle(const proto::credd::SwapRequest& r) {
-  store::validate_id(r.sandbox);
   const uint64_t now = now_();
   const std::string here = parse_inject_host(r.host + ":" + std::to_string(r.port));
   const std::string what = here + " " + r.method + " " + r.target.substr(0, 200);
@@ -255,7 +255,6 @@ proto::credd::SwapReply CredService::handle(const proto::credd::SwapRequest& r) 
 }
 
 proto::credd::Done CredService::handle(const proto::credd::RevokeRequest& r) {
-  store::validate_id(r.sandbox);
   check_secret_name(r.name);
   if (!grants_.revoke(r.sandbox, r.name))
     throw Error("sandbox " + r.sandbox + " has no grant of " + r.name, ENOENT,
@@ -266,7 +265,6 @@ proto::credd::Done CredService::handle(const proto::credd::RevokeRequest& r) {
 }
 
 proto::credd::RevokeAllReply CredService::handle(const proto::credd::RevokeAllRequest& r) {
-  store::validate_id(r.sandbox);
   auto names = grants_.revoke_all(r.sandbox, r.forget);
   save_grants();
   if (r.forget) remove_sandbox_ca(paths_.dir, r.sandbox);
@@ -276,8 +274,6 @@ proto::credd::RevokeAllReply CredService::handle(const proto::credd::RevokeAllRe
 
 proto::credd::CopyReply CredService::handle(const proto::credd::CopyRequest& r) {
   const uint64_t now = now_();
-  store::validate_id(r.from);
-  store::validate_id(r.to);
   if (!sandbox_exists(r.to))
     throw Error("sandbox " + r.to + " does not exist", ENOENT, "'space list' shows the sandboxes");
   proto::credd::CopyReply out;
@@ -299,8 +295,8 @@ proto::credd::CopyReply CredService::handle(const proto::credd::CopyRequest& r) 
 
 proto::credd::GrantsReply CredService::handle(const proto::credd::GrantsRequest& r) {
   const uint64_t now = now_();
-  // One sandbox's: refused for an id that is invalid (sandbox_exists validates it) or names
-  // neither a sandbox nor any grant, rather than an empty list that reads as "no grants".
+  // One sandbox's: refused for an id that names neither a sandbox nor any grant, rather than an
+  // empty list that reads as "no grants".
   if (!r.sandbox.empty() && grants_.grants_of(r.sandbox).empty() && !sandbox_exists(r.sandbox))
     throw Error("sandbox " + r.sandbox + " does not exist", ENOENT,
                 "'space list' shows the sandboxes");

@@ -43,11 +43,13 @@ class CredService {
               uint64_t audit_max_bytes = kAuditMaxBytes);
 
   // Answers one operator request line with a reply line; never throws (a failure, a malformed
-  // line included, becomes {"ok": false, "error", "hint"}).
+  // line or an invalid sandbox id included, becomes {"ok": false, "error", "hint"}). The sandbox
+  // ids a request names are validated here, before its handler runs.
   // The line is in secret memory: a swap's reply carries a value.
   SecretString handle_line(std::string_view line);
 
-  // The operator's requests, one handler each; they throw Error (with a hint) on refusal.
+  // The operator's requests, one handler each, reached through handle_line (which validated
+  // their sandbox ids); they throw Error (with a hint) on refusal.
   proto::credd::PingReply handle(const proto::credd::PingRequest& r);
   proto::credd::SetReply handle(const proto::credd::SetRequest& r);
   proto::credd::ListReply handle(const proto::credd::ListRequest& r);

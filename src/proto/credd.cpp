@@ -234,6 +234,22 @@ SecretString encode_request(const Request& r) {
       rpc::request_line(op_name(r), std::visit([](const auto& x) { return fields_of(x); }, r)));
 }
 
+std::vector<std::string> sandbox_ids(const Request& req) {
+  return std::visit(
+      [](const auto& r) -> std::vector<std::string> {
+        using T = std::decay_t<decltype(r)>;
+        if constexpr (std::is_same_v<T, CopyRequest>)
+          return {r.from, r.to};
+        else if constexpr (std::is_same_v<T, GrantsRequest>)
+          return r.sandbox.empty() ? std::vector<std::string>{} : std::vector{r.sandbox};
+        else if constexpr (requires { r.sandbox; })
+          return {r.sandbox};
+        else
+          return {};
+      },
+      req);
+}
+
 Request decode_request(std::string_view line) {
   json::SecretMembers secrets{{kSecretKey}, {}};
   json::Value o = json::parse(line, {.secrets = &secrets});

@@ -203,6 +203,11 @@ using ReplyOf = typename ReplyTo<Req>::type;
 // The operation's name on the wire ("set", "revoke", ...).
 std::string_view op_name(const Request& r);
 
+// The sandbox ids a request names (its `sandbox`; a copy's `from` and `to`; none for a grants
+// request of every sandbox, or a request about secrets alone), for the helper to validate once
+// as the request arrives.
+std::vector<std::string> sandbox_ids(const Request& r);
+
 // A request line (newline-terminated), in a buffer that wipes itself.
 SecretString encode_request(const Request& r);
 // The request a line carries; throws Error naming what is wrong.

@@ -72,6 +72,20 @@ TEST_CASE("CredService: grants, fetches and denials, all audited, no value outsi
   json::Value bad = op(req({{"op", "grants"}, {"sandbox", "../a"}}));
   CHECK_FALSE(bad.at("ok").as_bool());
   CHECK(bad.at("error").as_string().find("invalid sandbox id") != std::string::npos);
+  // Every request naming a sandbox is refused for an invalid id, before its handler runs.
+  for (json::Value r :
+       {req({{"op", "grant"}, {"sandbox", "A"}, {"name", "T"}}),
+        req({{"op", "revoke"}, {"sandbox", "a/b"}, {"name", "T"}}),
+        req({{"op", "revoke"}, {"sandbox", ""}, {"all", true}}),
+        req({{"op", "copy"}, {"from", "a"}, {"to", ".."}}),
+        req({{"op", "copy"}, {"from", "-a"}, {"to", "b"}}),
+        req({{"op", "bindings"}, {"sandbox", "a b"}, {"host", "h"}, {"port", 443}})}) {
+    CAPTURE(json::serialize(r));
+    json::Value refused = op(r);
+    CHECK_FALSE(refused.at("ok").as_bool());
+    CHECK(refused.at("error").as_string().rfind("invalid sandbox id", 0) == 0);
+  }
+  CHECK(svc.socket_sandboxes() == std::vector<std::string>{"a", "b"});  // nothing changed
   json::Value none = op(req({{"op", "grants"}, {"sandbox", "zz"}}));
   CHECK_FALSE(none.at("ok").as_bool());
   CHECK(none.at("error").as_string() == "sandbox zz does not exist");

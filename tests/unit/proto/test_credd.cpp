@@ -127,3 +127,22 @@ TEST_CASE("json::SecretMembers keeps secret strings out of the tree") {
   json::SecretMembers t{{"v"}, {}};
   CHECK_THROWS_AS(json::parse(R"({"v":1})", {.secrets = &t}), Error);
 }
+
+TEST_CASE("credd: the sandbox ids each request names, for the helper to validate") {
+  using V = std::vector<std::string>;
+  CHECK(credd::sandbox_ids(credd::PingRequest{}).empty());
+  CHECK(credd::sandbox_ids(credd::ListRequest{}).empty());
+  CHECK(credd::sandbox_ids(credd::RemoveRequest{"T"}).empty());
+  CHECK(credd::sandbox_ids(credd::GrantRequest{"sb", "T", {}, {}, {}}) == V{"sb"});
+  CHECK(credd::sandbox_ids(credd::RevokeRequest{"sb", "T", ""}) == V{"sb"});
+  CHECK(credd::sandbox_ids(credd::RevokeAllRequest{"sb", true, ""}) == V{"sb"});
+  CHECK(credd::sandbox_ids(credd::CopyRequest{"a", "b"}) == V{"a", "b"});
+  CHECK(credd::sandbox_ids(credd::GrantsRequest{""}).empty());  // every sandbox's
+  CHECK(credd::sandbox_ids(credd::GrantsRequest{"sb"}) == V{"sb"});
+  CHECK(credd::sandbox_ids(credd::BindingsRequest{"sb", "h", 443}) == V{"sb"});
+  credd::SwapRequest swap;
+  swap.sandbox = "../x";  // named as given: validating is the helper's
+  CHECK(credd::sandbox_ids(swap) == V{"../x"});
+  credd::RevokeAllRequest empty;
+  CHECK(credd::sandbox_ids(empty) == V{""});  // "" names no sandbox: refused, not "all"
+}
