@@ -28,7 +28,7 @@ bool Channel::send(proto::Type type, std::span<const uint8_t> payload) noexcept 
 
 bool Channel::send_error(const std::string& message) noexcept {
   try {
-    return send(proto::Type::Error, proto::ErrorMsg{message}.encode());
+    return send(proto::Type::Error, proto::ErrorMsg{.message = message}.encode());
   } catch (...) {
     return false;
   }

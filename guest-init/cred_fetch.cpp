@@ -173,7 +173,7 @@ CredFetch fetch_secrets(const std::vector<std::string>& names, const std::string
                         "): no secret is granted to this sandbox, or the helper cannot be started";
         return std::move(out);
       };
-      auto req = proto::encode_frame(proto::Type::CredGet, proto::CredGet{name}.encode());
+      auto req = proto::encode_frame(proto::Type::CredGet, proto::CredGet{.name = name}.encode());
       if (!send_all_by(fd.get(), req.data(), req.size(), deadline, why)) return unreachable(why);
       uint8_t hdr[proto::kHeaderSize];
       if (!recv_exact_by(fd.get(), hdr, sizeof hdr, deadline, why)) return unreachable(why);

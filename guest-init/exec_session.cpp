@@ -72,7 +72,8 @@ class ExecRun {
           secret_env_, ctx_.image.root_fd());
     } catch (const SpawnFailed& f) {
       auto took = static_cast<uint64_t>(elapsed_us(monotonic_us()));
-      proto::ExitStatus st{f.kind, f.err, took, f.message};
+      proto::ExitStatus st{
+          .kind = f.kind, .value = f.err, .duration_us = took, .message = f.message};
       q_.push(proto::Type::Exit, st.encode());
       finish_flush();
       return;
@@ -177,7 +178,7 @@ class ExecRun {
 
   void protocol_error(const std::string& why) {
     ctx_.console.log("exec: " + why + "; killing the process");
-    q_.push(proto::Type::Error, proto::ErrorMsg{why}.encode());
+    q_.push(proto::Type::Error, proto::ErrorMsg{.message = why}.encode());
     q_.flush(sock_);
     abandon();
   }
@@ -274,7 +275,8 @@ class ExecRun {
 
   void ack() {
     if (unacked_ == 0 || host_gone_) return;
-    q_.push(proto::Type::StdinAck, proto::StdinAck{static_cast<uint32_t>(unacked_)}.encode());
+    q_.push(proto::Type::StdinAck,
+            proto::StdinAck{.bytes = static_cast<uint32_t>(unacked_)}.encode());
     unacked_ = 0;
   }
 

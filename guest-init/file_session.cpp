@@ -85,7 +85,8 @@ void run_put(Context& ctx, Channel& ch, proto::FrameDecoder& dec, const proto::P
       if (rx.feed(*f)) break;
     }
     w->finish();
-    proto::CopyDone done{w->stats().entries, w->stats().bytes, w->stats().skipped};
+    proto::CopyDone done{
+        .entries = w->stats().entries, .bytes = w->stats().bytes, .skipped = w->stats().skipped};
     ch.send(proto::Type::FileDone, done.encode());
   } catch (const std::exception& e) {
     if (w) w->remove_created();

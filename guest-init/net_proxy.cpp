@@ -75,8 +75,8 @@ Fd ask_broker(const proto::ProxyRequest& req, const ProxyOptions& opts, proto::N
     if (reset()) refused(result, why);
     return Fd();
   }
-  auto frame =
-      proto::encode_frame(proto::Type::NetConnect, proto::NetConnect{req.host, req.port}.encode());
+  auto frame = proto::encode_frame(proto::Type::NetConnect,
+                                   proto::NetConnect{.host = req.host, .port = req.port}.encode());
   uint8_t hdr[proto::kHeaderSize];
   if (!send_all_by(up.get(), frame.data(), frame.size(), deadline, why) ||
       !recv_exact_by(up.get(), hdr, sizeof hdr, deadline, why)) {

@@ -130,13 +130,17 @@ class Bridge {
   std::optional<proto::ExitStatus> check_deadlines() {
     if (exit_) return std::nullopt;
     if (give_up_ && Clock::now() >= *give_up_) {
-      proto::ExitStatus st{proto::ExitKind::Signaled, forwarded_, 0,
-                           "the command did not end after " + proc::signal_name(forwarded_)};
+      proto::ExitStatus st{
+          .kind = proto::ExitKind::Signaled,
+          .value = forwarded_,
+          .message = "the command did not end after " + proc::signal_name(forwarded_)};
       return st;
     }
     if (backstop_ && Clock::now() >= *backstop_)
-      return proto::ExitStatus{proto::ExitKind::TimedOut, SIGKILL, 0,
-                               "the guest did not confirm the end of the timed-out command"};
+      return proto::ExitStatus{
+          .kind = proto::ExitKind::TimedOut,
+          .value = SIGKILL,
+          .message = "the guest did not confirm the end of the timed-out command"};
     return std::nullopt;
   }
 
@@ -149,14 +153,16 @@ class Bridge {
         if (!opts_.tty || exit_) continue;
         auto size = term::window_size(io_.in);
         if (!size) size = term::window_size(io_.out);
-        if (size) q_.push(proto::Type::Resize, proto::WindowSize{size->rows, size->cols}.encode());
+        if (size)
+          q_.push(proto::Type::Resize,
+                  proto::WindowSize{.rows = size->rows, .cols = size->cols}.encode());
         continue;
       }
       if (exit_) {
         stop = true;
         continue;
       }
-      q_.push(proto::Type::Signal, proto::SignalMsg{static_cast<uint32_t>(s)}.encode());
+      q_.push(proto::Type::Signal, proto::SignalMsg{.signo = static_cast<uint32_t>(s)}.encode());
       if (!forwarded_ && opts_.give_up_after_signal_ms > 0)
         give_up_ = Clock::now() + std::chrono::milliseconds(opts_.give_up_after_signal_ms);
       if (!forwarded_) forwarded_ = s;
@@ -231,7 +237,7 @@ class Bridge {
     broken_[i] = true;  // EPIPE: nobody reads it any more
     b.clear();
     if (!exit_ && !sent_sigpipe_) {
-      q_.push(proto::Type::Signal, proto::SignalMsg{SIGPIPE}.encode());
+      q_.push(proto::Type::Signal, proto::SignalMsg{.signo = SIGPIPE}.encode());
       sent_sigpipe_ = true;
     }
   }

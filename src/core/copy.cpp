@@ -140,7 +140,7 @@ class Conn {
   // Tells the guest this side gives up (it removes what it created), best effort.
   void abort() noexcept {
     try {
-      proto::ErrorMsg m{"the host gave up on the copy"};
+      proto::ErrorMsg m{.message = "the host gave up on the copy"};
       agent::write_frame(sock_.get(), proto::Type::Error, m.encode(),
                          net::Deadline::after_ms(1000));
     } catch (...) {

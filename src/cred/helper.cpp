@@ -252,7 +252,8 @@ class Helper {
   }
 
   void deny(Conn& c, proto::DenyCode code, const std::string& msg) {
-    queue(c, proto::encode_frame(proto::Type::CredDenied, proto::CredDenied{code, msg}.encode()));
+    queue(c, proto::encode_frame(proto::Type::CredDenied,
+                                 proto::CredDenied{.code = code, .message = msg}.encode()));
   }
 
   void refuse_malformed(Conn& c, const std::string& why) {

@@ -126,8 +126,8 @@ std::string carry(int client, const store::SandboxPaths& p, const std::string& i
     conn = agent::vsock_dial(p.vsock_sock, proto::kAgentPort, dl);
     auto bytes = proto::encode_frame(
         proto::Type::Hello, agent::make_hello(id, image ? proto::Hello::kImage : 0).encode());
-    auto req =
-        proto::encode_frame(proto::Type::Forward, proto::ForwardRequest{guest_port}.encode());
+    auto req = proto::encode_frame(proto::Type::Forward,
+                                   proto::ForwardRequest{.port = guest_port}.encode());
     bytes.insert(bytes.end(), req.begin(), req.end());
     net::send_all(conn.get(), {reinterpret_cast<const char*>(bytes.data()), bytes.size()}, dl);
     agent::read_hello_reply(conn.get(), dl);

@@ -52,32 +52,12 @@ void Hello::check() const {
   if (flags & ~(kImage | kNetwork)) throw ProtoError("unknown Hello flags");
 }
 
-std::vector<uint8_t> Hello::encode() const {
-  return encode_fields(*this);
-}
-
 Hello Hello::decode(std::span<const uint8_t> p) {
   Reader r(p);
   Hello h;
   h.version = r.u32();
   if (h.version != kVersion) return h;
   return decode_fields<Hello>(p);
-}
-
-std::vector<uint8_t> HelloReply::encode() const {
-  return encode_fields(*this);
-}
-
-HelloReply HelloReply::decode(std::span<const uint8_t> p) {
-  return decode_fields<HelloReply>(p);
-}
-
-std::vector<uint8_t> ErrorMsg::encode() const {
-  return encode_fields(*this);
-}
-
-ErrorMsg ErrorMsg::decode(std::span<const uint8_t> p) {
-  return decode_fields<ErrorMsg>(p);
 }
 
 }  // namespace space::proto

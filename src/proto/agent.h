@@ -107,7 +107,7 @@ class FrameDecoder {
 // its clock when it is off, so a guest restored from a snapshot never serves a request with a
 // replayed RNG state or a stale time. time_ns = 0 means "no time given".
 constexpr size_t kEntropySize = 32;
-struct Hello {
+struct Hello : FieldMessage<Hello> {
   uint32_t version = kVersion;
   std::string client;                           // e.g. "space 0.1.0"
   std::array<uint8_t, kEntropySize> entropy{};  // from the host's getrandom()
@@ -133,13 +133,12 @@ struct Hello {
     f("flags", s.flags);
   }
   void check() const;  // known flags only
-  std::vector<uint8_t> encode() const;
   // Throws ProtoError on malformed input. A Hello of another version is returned with only its
   // version read, so that the receiver can name the mismatch.
   static Hello decode(std::span<const uint8_t> p);
 };
 
-struct HelloReply {
+struct HelloReply : FieldMessage<HelloReply> {
   uint32_t version = kVersion;
   std::string agent;     // e.g. "guest-init 0.1.0"
   std::string hostname;  // the sandbox id the guest took as its hostname
@@ -151,18 +150,14 @@ struct HelloReply {
     f("hostname", s.hostname);
     f("uptime_ms", s.uptime_ms);
   }
-  std::vector<uint8_t> encode() const;
-  static HelloReply decode(std::span<const uint8_t> p);
 };
 
-struct ErrorMsg {
+struct ErrorMsg : FieldMessage<ErrorMsg> {
   std::string message;
   template <class S, class F>
   static void fields(S& s, F&& f) {
     f("message", s.message);
   }
-  std::vector<uint8_t> encode() const;
-  static ErrorMsg decode(std::span<const uint8_t> p);
 };
 
 }  // namespace space::proto

@@ -18,34 +18,10 @@ void CredGet::check() const {
   if (!valid_secret_name(name)) throw ProtoError("invalid secret name");
 }
 
-std::vector<uint8_t> CredGet::encode() const {
-  return encode_fields(*this);
-}
-
-CredGet CredGet::decode(std::span<const uint8_t> p) {
-  return decode_fields<CredGet>(p);
-}
-
-std::vector<uint8_t> CredValue::encode() const {
-  return encode_fields(*this);
-}
-
-CredValue CredValue::decode(std::span<const uint8_t> p) {
-  return decode_fields<CredValue>(p);
-}
-
 void CredDenied::check() const {
   if (code < DenyCode::NotGranted || code > DenyCode::Internal)
     throw ProtoError("unknown denial code");
   if (message.find('\0') != std::string::npos) throw ProtoError("denial message has a NUL");
-}
-
-std::vector<uint8_t> CredDenied::encode() const {
-  return encode_fields(*this);
-}
-
-CredDenied CredDenied::decode(std::span<const uint8_t> p) {
-  return decode_fields<CredDenied>(p);
 }
 
 }  // namespace space::proto

@@ -31,25 +31,21 @@ constexpr size_t kMaxDenyMessage = 1024;
 // '.' or '-'.
 bool valid_secret_name(std::string_view name);
 
-struct CredGet {
+struct CredGet : FieldMessage<CredGet> {
   std::string name;
   template <class S, class F>
   static void fields(S& s, F&& f) {
     f("name", s.name);
   }
   void check() const;
-  std::vector<uint8_t> encode() const;
-  static CredGet decode(std::span<const uint8_t> p);
 };
 
-struct CredValue {
+struct CredValue : FieldMessage<CredValue> {
   std::vector<uint8_t> value;
   template <class S, class F>
   static void fields(S& s, F&& f) {
     f("value", s.value, Max{kMaxSecretSize});
   }
-  std::vector<uint8_t> encode() const;
-  static CredValue decode(std::span<const uint8_t> p);
 };
 
 enum class DenyCode : uint32_t {
@@ -62,7 +58,7 @@ enum class DenyCode : uint32_t {
   Internal = 7,      // the helper failed (store unreadable, ...)
 };
 
-struct CredDenied {
+struct CredDenied : FieldMessage<CredDenied> {
   DenyCode code = DenyCode::NotGranted;
   std::string message;
   template <class S, class F>
@@ -71,8 +67,6 @@ struct CredDenied {
     f("message", s.message, Cut{kMaxDenyMessage});
   }
   void check() const;
-  std::vector<uint8_t> encode() const;
-  static CredDenied decode(std::span<const uint8_t> p);
 };
 
 }  // namespace space::proto

@@ -79,44 +79,12 @@ void ExecRequest::check() const {
   check_no_nul(cwd, "the working directory");
 }
 
-std::vector<uint8_t> ExecRequest::encode() const {
-  return encode_fields(*this);
-}
-
-ExecRequest ExecRequest::decode(std::span<const uint8_t> p) {
-  return decode_fields<ExecRequest>(p);
-}
-
 void SignalMsg::check() const {
   if (signo == 0 || signo > kMaxSignal) throw ProtoError("signal number out of range");
 }
 
-std::vector<uint8_t> SignalMsg::encode() const {
-  return encode_fields(*this);
-}
-
-SignalMsg SignalMsg::decode(std::span<const uint8_t> p) {
-  return decode_fields<SignalMsg>(p);
-}
-
-std::vector<uint8_t> WindowSize::encode() const {
-  return encode_fields(*this);
-}
-
-WindowSize WindowSize::decode(std::span<const uint8_t> p) {
-  return decode_fields<WindowSize>(p);
-}
-
 void StdinAck::check() const {
   if (bytes == 0 || bytes > kStdinWindow) throw ProtoError("stdin ack out of range");
-}
-
-std::vector<uint8_t> StdinAck::encode() const {
-  return encode_fields(*this);
-}
-
-StdinAck StdinAck::decode(std::span<const uint8_t> p) {
-  return decode_fields<StdinAck>(p);
 }
 
 void ExitStatus::check() const {
@@ -136,14 +104,6 @@ void ExitStatus::check() const {
       if (value < 0 || value > 4095) throw ProtoError("exit errno out of range");
       break;
   }
-}
-
-std::vector<uint8_t> ExitStatus::encode() const {
-  return encode_fields(*this);
-}
-
-ExitStatus ExitStatus::decode(std::span<const uint8_t> p) {
-  return decode_fields<ExitStatus>(p);
 }
 
 int exit_code_of(const ExitStatus& s) {

@@ -34,7 +34,7 @@ constexpr uint32_t kMaxSecretEnv = 64;  // --secret-env entries per exec
 constexpr size_t kMaxGroups = 64;
 constexpr uint32_t kMaxRlimitResource = 16;  // RLIM_NLIMITS
 
-struct ExecRequest {
+struct ExecRequest : FieldMessage<ExecRequest> {
   static constexpr uint32_t kTty = 1, kStdin = 2, kUid = 4, kGid = 8, kSecretEnv = 16, kUser = 32,
                             kLimits = 64;
   // One resource limit (an OCI process.rlimits entry): setrlimit(resource, {soft, hard}).
@@ -99,40 +99,32 @@ struct ExecRequest {
   Wire wire() const;
   void apply(const Wire& w);  // throws ProtoError on unknown flags and flags without their fields
   void check() const;
-  std::vector<uint8_t> encode() const;
-  static ExecRequest decode(std::span<const uint8_t> p);
 };
-struct SignalMsg {
+struct SignalMsg : FieldMessage<SignalMsg> {
   uint32_t signo = 0;  // 1..kMaxSignal
   template <class S, class F>
   static void fields(S& s, F&& f) {
     f("signo", s.signo);
   }
   void check() const;
-  std::vector<uint8_t> encode() const;
-  static SignalMsg decode(std::span<const uint8_t> p);
 };
 
-struct WindowSize {
+struct WindowSize : FieldMessage<WindowSize> {
   uint16_t rows = 0, cols = 0;
   template <class S, class F>
   static void fields(S& s, F&& f) {
     f("rows", s.rows);
     f("cols", s.cols);
   }
-  std::vector<uint8_t> encode() const;
-  static WindowSize decode(std::span<const uint8_t> p);
 };
 
-struct StdinAck {
+struct StdinAck : FieldMessage<StdinAck> {
   uint32_t bytes = 0;  // 1..kStdinWindow
   template <class S, class F>
   static void fields(S& s, F&& f) {
     f("bytes", s.bytes);
   }
   void check() const;
-  std::vector<uint8_t> encode() const;
-  static StdinAck decode(std::span<const uint8_t> p);
 };
 
 enum class ExitKind : uint8_t {
@@ -143,7 +135,7 @@ enum class ExitKind : uint8_t {
   CannotExecute = 4,  // value: errno (EACCES, ENOEXEC, a bad cwd or user...): it could not start
 };
 
-struct ExitStatus {
+struct ExitStatus : FieldMessage<ExitStatus> {
   ExitKind kind = ExitKind::Exited;
   int32_t value = 0;
   uint64_t duration_us = 0;  // guest-measured, from just before spawning to the exit
@@ -156,8 +148,6 @@ struct ExitStatus {
     f("message", s.message, Cut{kMaxExitMessage});
   }
   void check() const;
-  std::vector<uint8_t> encode() const;
-  static ExitStatus decode(std::span<const uint8_t> p);
 };
 
 // The exit code `space exec` returns for `s`: the code; 128+N for signal N; 124 on timeout;

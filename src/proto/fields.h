@@ -6,7 +6,9 @@
 //       f("cols", s.cols);
 //     }
 // (S is the struct, const or not), and from that list alone come
-//   - its bytes: put_fields(Writer&, const T&) and encode_fields(const T&);
+//   - its bytes: put_fields(Writer&, const T&) and encode_fields(const T&), and a message's
+//   encode()
+//     and decode() through FieldMessage<T> (below);
 //   - the same bytes read back: get_fields(Reader&, T&) and decode_fields<T>(bytes), every length
 //     and count checked, then T::check() where the struct has one (ranges, cross-field rules);
 //   - its JSON: fields_json(const T&), one member per field, named as listed, and back:
@@ -386,6 +388,18 @@ T decode_fields(std::span<const uint8_t> bytes) {
   r.finish();
   return t;
 }
+
+// A message whose wire form is its field list derives from FieldMessage<itself>
+//     struct WindowSize : FieldMessage<WindowSize> { ...; fields(...) };
+// for its encode() (encode_fields) and static decode(bytes) (decode_fields: trailing bytes
+// refused, then its check()). The base holds no data: the struct's size, layout and field list
+// are its own. A message that decodes otherwise (Hello, which reads its version first) declares
+// its own decode, which hides this one.
+template <class T>
+struct FieldMessage {
+  std::vector<uint8_t> encode() const { return encode_fields(static_cast<const T&>(*this)); }
+  static T decode(std::span<const uint8_t> bytes) { return decode_fields<T>(bytes); }
+};
 
 // Reads t's fields from JSON object `obj`, then runs t's check; throws space::Error naming the
 // field.

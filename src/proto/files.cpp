@@ -40,25 +40,9 @@ void PutRequest::check() const {
   check_path(user, "the user", true);
 }
 
-std::vector<uint8_t> PutRequest::encode() const {
-  return encode_fields(*this);
-}
-
-PutRequest PutRequest::decode(std::span<const uint8_t> p) {
-  return decode_fields<PutRequest>(p);
-}
-
 void GetRequest::check() const {
   if (flags & ~kFollowLink) throw ProtoError("unknown get flags");
   check_path(src, "the source", false);
-}
-
-std::vector<uint8_t> GetRequest::encode() const {
-  return encode_fields(*this);
-}
-
-GetRequest GetRequest::decode(std::span<const uint8_t> p) {
-  return decode_fields<GetRequest>(p);
 }
 
 void FieldList<TreeEntry>::check(const TreeEntry& e) {
@@ -120,14 +104,6 @@ bool TreeReceiver::feed(const Frame& f) {
       throw ProtoError("unexpected frame type " + std::to_string(static_cast<int>(f.type)) +
                        " in a tree");
   }
-}
-
-std::vector<uint8_t> CopyDone::encode() const {
-  return encode_fields(*this);
-}
-
-CopyDone CopyDone::decode(std::span<const uint8_t> p) {
-  return decode_fields<CopyDone>(p);
 }
 
 }  // namespace space::proto

@@ -36,7 +36,7 @@ namespace space::proto {
 
 constexpr size_t kMaxFileChunk = 256 * 1024;  // payload of one FileData frame
 
-struct PutRequest {
+struct PutRequest : FieldMessage<PutRequest> {
   static constexpr uint32_t kArchive = 1;   // keep the entries' owners (else: `user` owns them)
   static constexpr uint32_t kDir = 2;       // the source is a directory
   static constexpr uint32_t kContents = 4;  // SRC/. : its contents go into the destination
@@ -55,11 +55,9 @@ struct PutRequest {
     f("user", s.user);
   }
   void check() const;
-  std::vector<uint8_t> encode() const;
-  static PutRequest decode(std::span<const uint8_t> p);
 };
 
-struct GetRequest {
+struct GetRequest : FieldMessage<GetRequest> {
   static constexpr uint32_t kFollowLink = 1;  // a source that is a symbolic link: copy its target
   uint32_t flags = 0;
   std::string src;  // the source path in the guest
@@ -69,8 +67,6 @@ struct GetRequest {
     f("src", s.src);
   }
   void check() const;
-  std::vector<uint8_t> encode() const;
-  static GetRequest decode(std::span<const uint8_t> p);
 };
 // A tree entry's header (EntryHeader above); util/tree.h holds the struct.
 template <>
@@ -116,7 +112,7 @@ class TreeReceiver {
   bool ended_ = false;
 };
 
-struct CopyDone {
+struct CopyDone : FieldMessage<CopyDone> {
   uint64_t entries = 0, bytes = 0, skipped = 0;
   template <class S, class F>
   static void fields(S& s, F&& f) {
@@ -124,8 +120,6 @@ struct CopyDone {
     f("bytes", s.bytes);
     f("skipped", s.skipped);
   }
-  std::vector<uint8_t> encode() const;
-  static CopyDone decode(std::span<const uint8_t> p);
 };
 
 }  // namespace space::proto

@@ -17,24 +17,8 @@ void NetConnect::check() const {
   if (port == 0) throw ProtoError("port 0 in a connection request");
 }
 
-std::vector<uint8_t> NetConnect::encode() const {
-  return encode_fields(*this);
-}
-
-NetConnect NetConnect::decode(std::span<const uint8_t> p) {
-  return decode_fields<NetConnect>(p);
-}
-
 void ForwardRequest::check() const {
   if (port == 0) throw ProtoError("port 0 in a forward request");
-}
-
-std::vector<uint8_t> ForwardRequest::encode() const {
-  return encode_fields(*this);
-}
-
-ForwardRequest ForwardRequest::decode(std::span<const uint8_t> p) {
-  return decode_fields<ForwardRequest>(p);
 }
 
 void NetResult::check() const {
@@ -49,14 +33,6 @@ void NetResult::check() const {
     default:
       throw ProtoError("unknown status in a connection result");
   }
-}
-
-std::vector<uint8_t> NetResult::encode() const {
-  return encode_fields(*this);
-}
-
-NetResult NetResult::decode(std::span<const uint8_t> p) {
-  return decode_fields<NetResult>(p);
 }
 
 }  // namespace space::proto

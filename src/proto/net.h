@@ -27,7 +27,7 @@ constexpr size_t kMaxNetHost = 255;
 constexpr size_t kMaxNetMessage = 1024;
 constexpr uint16_t kNetOk = 200;
 
-struct NetConnect {
+struct NetConnect : FieldMessage<NetConnect> {
   std::string host;
   uint16_t port = 0;  // 1..65535
   template <class S, class F>
@@ -36,23 +36,19 @@ struct NetConnect {
     f("port", s.port);
   }
   void check() const;
-  std::vector<uint8_t> encode() const;
-  static NetConnect decode(std::span<const uint8_t> p);
 };
 
 // Port forwarding in: the guest port to connect to on 127.0.0.1 (1..65535).
-struct ForwardRequest {
+struct ForwardRequest : FieldMessage<ForwardRequest> {
   uint16_t port = 0;
   template <class S, class F>
   static void fields(S& s, F&& f) {
     f("port", s.port);
   }
   void check() const;
-  std::vector<uint8_t> encode() const;
-  static ForwardRequest decode(std::span<const uint8_t> p);
 };
 
-struct NetResult {
+struct NetResult : FieldMessage<NetResult> {
   uint16_t status = kNetOk;  // kNetOk, 400, 403, 502, 503 or 504
   std::string address;       // when ok: the address connected to
   std::string message;       // when refused: why, for the guest's client
@@ -64,8 +60,6 @@ struct NetResult {
     f("message", s.message, Cut{kMaxNetMessage});
   }
   void check() const;
-  std::vector<uint8_t> encode() const;
-  static NetResult decode(std::span<const uint8_t> p);
 };
 
 }  // namespace space::proto

@@ -172,8 +172,8 @@ TEST_CASE("agent_hello: a HelloReply of our version, or an error saying what cam
   CHECK(sent->type == proto::Type::Hello);
   CHECK(proto::Hello::decode(sent->payload).client == "space");
 
-  CHECK(handshake_error(
-            proto::encode_frame(proto::Type::Error, proto::ErrorMsg{"go away"}.encode())) ==
+  CHECK(handshake_error(proto::encode_frame(proto::Type::Error,
+                                            proto::ErrorMsg{.message = "go away"}.encode())) ==
         "guest agent refused the handshake: go away");
   CHECK(handshake_error(proto::encode_frame(proto::Type::Ack, std::vector<uint8_t>{})) ==
         "guest agent answered the handshake with frame type " +

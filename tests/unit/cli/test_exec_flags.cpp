@@ -241,22 +241,24 @@ TEST_CASE(
     "report_exec: the exit code, the reason when the command did not end by itself, --stats") {
   ExecFlags f = with_command();
   agent::ExecResult r;
-  r.status = {proto::ExitKind::Exited, 3, 0, ""};
+  r.status = {.kind = proto::ExitKind::Exited, .value = 3, .message = ""};
   r.exit_code = 3;
   CHECK(report(r, f) == std::pair<std::string, int>{"", 3});
 
-  r.status = {proto::ExitKind::NotFound, 2, 0, "exec nosuch: No such file or directory"};
+  r.status = {.kind = proto::ExitKind::NotFound,
+              .value = 2,
+              .message = "exec nosuch: No such file or directory"};
   r.exit_code = 127;
   CHECK(report(r, f) ==
         std::pair<std::string, int>{"space: exec nosuch: No such file or directory\n", 127});
 
   f.opts.timeout_ms = 1500;
-  r.status = {proto::ExitKind::TimedOut, 0, 0, ""};
+  r.status = {.kind = proto::ExitKind::TimedOut, .value = 0, .message = ""};
   r.exit_code = 124;
   CHECK(report(r, f).first == "space: timed out after 1.5 s; the command was killed\n");
 
   f.stats = true;
-  r.status = {proto::ExitKind::Exited, 0, 0, ""};
+  r.status = {.kind = proto::ExitKind::Exited, .value = 0, .message = ""};
   r.exit_code = 0;
   r.stats.total_us = 12'345;
   r.stats.connect_us = 1'000;

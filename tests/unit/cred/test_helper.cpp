@@ -41,7 +41,7 @@ using namespace space;
 namespace {
 
 std::vector<uint8_t> get_frame(const std::string& name) {
-  return proto::encode_frame(proto::Type::CredGet, proto::CredGet{name}.encode());
+  return proto::encode_frame(proto::Type::CredGet, proto::CredGet{.name = name}.encode());
 }
 
 Fd dial(const std::string& path) {

@@ -61,7 +61,8 @@ Fd dial(const std::string& path) {
 }
 
 proto::NetResult ask(int fd, const std::string& host, uint16_t port) {
-  auto f = proto::encode_frame(proto::Type::NetConnect, proto::NetConnect{host, port}.encode());
+  auto f = proto::encode_frame(proto::Type::NetConnect,
+                               proto::NetConnect{.host = host, .port = port}.encode());
   try {
     net::send_all(fd, {reinterpret_cast<const char*>(f.data()), f.size()},
                   net::Deadline::after_ms(5000));

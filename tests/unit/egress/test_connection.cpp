@@ -64,8 +64,8 @@ void send_raw(int fd, const std::vector<uint8_t>& b) {
 }
 
 void ask(int fd, const std::string& host, uint16_t port) {
-  send_raw(fd,
-           proto::encode_frame(proto::Type::NetConnect, proto::NetConnect{host, port}.encode()));
+  send_raw(fd, proto::encode_frame(proto::Type::NetConnect,
+                                   proto::NetConnect{.host = host, .port = port}.encode()));
 }
 
 proto::NetResult answer(int fd) {

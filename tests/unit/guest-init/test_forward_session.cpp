@@ -56,7 +56,7 @@ struct Conn {
     Hello h;
     h.client = "test";
     send(Type::Hello, h.encode());
-    send(Type::Forward, ForwardRequest{port}.encode());
+    send(Type::Forward, ForwardRequest{.port = port}.encode());
     REQUIRE(frame().type == Type::HelloReply);
   }
 };

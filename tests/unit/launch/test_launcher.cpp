@@ -81,7 +81,7 @@ TEST_CASE("a guest that refuses the handshake is not retried") {
     write_str(fd, "OK 5\n");
     uint8_t hello[256];
     if (::read(fd, hello, sizeof hello) <= 0) return;  // the Hello frame
-    proto::ErrorMsg err{"version mismatch"};
+    proto::ErrorMsg err{.message = "version mismatch"};
     auto bytes = proto::encode_frame(proto::Type::Error, err.encode());
     write_all(fd, bytes.data(), bytes.size());
   });

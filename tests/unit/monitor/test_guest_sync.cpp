@@ -65,7 +65,7 @@ struct FakeGuest {
       r.hostname = hello.sandbox;
       auto frame = proto::encode_frame(reply_type, reply_type == proto::Type::HelloReply
                                                        ? r.encode()
-                                                       : proto::ErrorMsg{"no"}.encode());
+                                                       : proto::ErrorMsg{.message = "no"}.encode());
       out.append(frame.begin(), frame.end());
       REQUIRE(::send(c.get(), out.data(), out.size(), MSG_NOSIGNAL) == ssize_t(out.size()));
       ::recv(c.get(), buf, 1, 0);  // until GuestSync closes its end

@@ -233,8 +233,8 @@ TEST_CASE("HelloReply round-trips") {
 
 TEST_CASE("ErrorMsg round-trips, including embedded NULs and an empty message") {
   std::string msg("bad\0thing", 9);
-  CHECK(ErrorMsg::decode(ErrorMsg{msg}.encode()).message == msg);
-  CHECK(ErrorMsg::decode(ErrorMsg{""}.encode()).message.empty());
+  CHECK(ErrorMsg::decode(ErrorMsg{.message = msg}.encode()).message == msg);
+  CHECK(ErrorMsg::decode(ErrorMsg{.message = ""}.encode()).message.empty());
 }
 
 TEST_CASE("Hello decode rejects truncated payloads at every length") {
@@ -252,7 +252,7 @@ TEST_CASE("decoders reject trailing bytes") {
   auto r = HelloReply{}.encode();
   r.push_back(0);
   CHECK_THROWS_AS(HelloReply::decode(r), ProtoError);
-  auto e = ErrorMsg{"x"}.encode();
+  auto e = ErrorMsg{.message = "x"}.encode();
   e.push_back(0);
   CHECK_THROWS_AS(ErrorMsg::decode(e), ProtoError);
 }

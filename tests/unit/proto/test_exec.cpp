@@ -142,22 +142,22 @@ TEST_CASE("ExecRequest decode caps argv and env counts before allocating") {
 }
 
 TEST_CASE("SignalMsg, WindowSize and StdinAck round-trip and check ranges") {
-  CHECK(SignalMsg::decode(SignalMsg{9}.encode()).signo == 9);
-  CHECK(SignalMsg::decode(SignalMsg{kMaxSignal}.encode()).signo == kMaxSignal);
-  CHECK_THROWS_AS(SignalMsg::decode(SignalMsg{0}.encode()), ProtoError);
-  CHECK_THROWS_AS(SignalMsg::decode(SignalMsg{kMaxSignal + 1}.encode()), ProtoError);
-  check_every_truncation_throws<SignalMsg>(SignalMsg{2}.encode());
+  CHECK(SignalMsg::decode(SignalMsg{.signo = 9}.encode()).signo == 9);
+  CHECK(SignalMsg::decode(SignalMsg{.signo = kMaxSignal}.encode()).signo == kMaxSignal);
+  CHECK_THROWS_AS(SignalMsg::decode(SignalMsg{.signo = 0}.encode()), ProtoError);
+  CHECK_THROWS_AS(SignalMsg::decode(SignalMsg{.signo = kMaxSignal + 1}.encode()), ProtoError);
+  check_every_truncation_throws<SignalMsg>(SignalMsg{.signo = 2}.encode());
 
-  auto ws = WindowSize::decode(WindowSize{50, 132}.encode());
+  auto ws = WindowSize::decode(WindowSize{.rows = 50, .cols = 132}.encode());
   CHECK(ws.rows == 50);
   CHECK(ws.cols == 132);
-  check_every_truncation_throws<WindowSize>(WindowSize{1, 2}.encode());
+  check_every_truncation_throws<WindowSize>(WindowSize{.rows = 1, .cols = 2}.encode());
 
-  CHECK(StdinAck::decode(StdinAck{1}.encode()).bytes == 1);
-  CHECK(StdinAck::decode(StdinAck{kStdinWindow}.encode()).bytes == kStdinWindow);
-  CHECK_THROWS_AS(StdinAck::decode(StdinAck{0}.encode()), ProtoError);
-  CHECK_THROWS_AS(StdinAck::decode(StdinAck{kStdinWindow + 1}.encode()), ProtoError);
-  check_every_truncation_throws<StdinAck>(StdinAck{7}.encode());
+  CHECK(StdinAck::decode(StdinAck{.bytes = 1}.encode()).bytes == 1);
+  CHECK(StdinAck::decode(StdinAck{.bytes = kStdinWindow}.encode()).bytes == kStdinWindow);
+  CHECK_THROWS_AS(StdinAck::decode(StdinAck{.bytes = 0}.encode()), ProtoError);
+  CHECK_THROWS_AS(StdinAck::decode(StdinAck{.bytes = kStdinWindow + 1}.encode()), ProtoError);
+  check_every_truncation_throws<StdinAck>(StdinAck{.bytes = 7}.encode());
 }
 
 TEST_CASE("ExitStatus round-trips each kind and maps to the documented exit codes") {
@@ -170,7 +170,10 @@ TEST_CASE("ExitStatus round-trips each kind and maps to the documented exit code
                {ExitKind::Signaled, 2, 130}, {ExitKind::TimedOut, 9, 124},
                {ExitKind::NotFound, 2, 127}, {ExitKind::CannotExecute, 13, 126}};
   for (const auto& c : cases) {
-    ExitStatus s{c.kind, c.value, 123456789, c.kind >= ExitKind::NotFound ? "why" : ""};
+    ExitStatus s{.kind = c.kind,
+                 .value = c.value,
+                 .duration_us = 123456789,
+                 .message = c.kind >= ExitKind::NotFound ? "why" : ""};
     auto b = ExitStatus::decode(s.encode());
     CHECK(b.kind == c.kind);
     CHECK(b.value == c.value);
@@ -178,7 +181,9 @@ TEST_CASE("ExitStatus round-trips each kind and maps to the documented exit code
     CHECK(b.message == s.message);
     CHECK(exit_code_of(b) == c.code);
   }
-  check_every_truncation_throws<ExitStatus>(ExitStatus{ExitKind::NotFound, 2, 5, "msg"}.encode());
+  check_every_truncation_throws<ExitStatus>(
+      ExitStatus{.kind = ExitKind::NotFound, .value = 2, .duration_us = 5, .message = "msg"}
+          .encode());
 }
 
 TEST_CASE("ExitStatus decode rejects unknown kinds and out-of-range values") {
@@ -202,7 +207,10 @@ TEST_CASE("ExitStatus decode rejects unknown kinds and out-of-range values") {
   CHECK_THROWS_AS(ExitStatus::decode(enc(4, 5000)), ProtoError);
   CHECK_THROWS_AS(ExitStatus::decode(enc(3, 2, std::string(kMaxExitMessage + 1, 'x'))), ProtoError);
   // The encoder truncates an overlong message instead of producing an undecodable frame.
-  ExitStatus s{ExitKind::CannotExecute, 13, 0, std::string(10000, 'y')};
+  ExitStatus s{.kind = ExitKind::CannotExecute,
+               .value = 13,
+               .duration_us = 0,
+               .message = std::string(10000, 'y')};
   CHECK(ExitStatus::decode(s.encode()).message.size() == kMaxExitMessage);
 }
 

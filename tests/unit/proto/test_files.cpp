@@ -181,7 +181,7 @@ TEST_CASE("entries whose name or hard-link target is absolute or climbs with '..
 }
 
 TEST_CASE("CopyDone round-trips") {
-  CopyDone d{3, 1ull << 33, 1};
+  CopyDone d{.entries = 3, .bytes = 1ull << 33, .skipped = 1};
   auto b = CopyDone::decode(d.encode());
   CHECK(b.entries == 3);
   CHECK(b.bytes == 1ull << 33);

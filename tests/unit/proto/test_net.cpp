@@ -9,7 +9,7 @@ using namespace space::proto;
 
 TEST_CASE("NetConnect round-trips names and literals, and refuses the rest") {
   for (const char* h : {"pypi.org", "127.0.0.2", "[::1]", "::1", "a"}) {
-    auto b = NetConnect{h, 443}.encode();
+    auto b = NetConnect{.host = h, .port = 443}.encode();
     auto c = NetConnect::decode(b);
     CHECK(c.host == h);
     CHECK(c.port == 443);
@@ -19,24 +19,30 @@ TEST_CASE("NetConnect round-trips names and literals, and refuses the rest") {
     longer.push_back(0);
     CHECK_THROWS_AS(NetConnect::decode(longer), ProtoError);
   }
-  CHECK(NetConnect::decode(NetConnect{std::string(kMaxNetHost, 'a'), 1}.encode()).port == 1);
-  CHECK_THROWS_AS(NetConnect::decode(NetConnect{std::string(kMaxNetHost + 1, 'a'), 1}.encode()),
+  CHECK(NetConnect::decode(NetConnect{.host = std::string(kMaxNetHost, 'a'), .port = 1}.encode())
+            .port == 1);
+  CHECK_THROWS_AS(
+      NetConnect::decode(NetConnect{.host = std::string(kMaxNetHost + 1, 'a'), .port = 1}.encode()),
+      ProtoError);
+  CHECK_THROWS_AS(NetConnect::decode(NetConnect{.host = "", .port = 80}.encode()), ProtoError);
+  CHECK_THROWS_AS(NetConnect::decode(NetConnect{.host = "a b", .port = 80}.encode()), ProtoError);
+  CHECK_THROWS_AS(NetConnect::decode(NetConnect{.host = "a\r\nHost: x", .port = 80}.encode()),
                   ProtoError);
-  CHECK_THROWS_AS(NetConnect::decode(NetConnect{"", 80}.encode()), ProtoError);
-  CHECK_THROWS_AS(NetConnect::decode(NetConnect{"a b", 80}.encode()), ProtoError);
-  CHECK_THROWS_AS(NetConnect::decode(NetConnect{"a\r\nHost: x", 80}.encode()), ProtoError);
-  CHECK_THROWS_AS(NetConnect::decode(NetConnect{std::string("a\0b", 3), 80}.encode()), ProtoError);
-  CHECK_THROWS_AS(NetConnect::decode(NetConnect{"pypi.org", 0}.encode()), ProtoError);
+  CHECK_THROWS_AS(
+      NetConnect::decode(NetConnect{.host = std::string("a\0b", 3), .port = 80}.encode()),
+      ProtoError);
+  CHECK_THROWS_AS(NetConnect::decode(NetConnect{.host = "pypi.org", .port = 0}.encode()),
+                  ProtoError);
 }
 
 TEST_CASE("ForwardRequest round-trips a port and refuses 0, truncation and trailing bytes") {
-  auto b = ForwardRequest{8080}.encode();
+  auto b = ForwardRequest{.port = 8080}.encode();
   CHECK(ForwardRequest::decode(b).port == 8080);
   for (size_t n = 0; n < b.size(); n++)
     CHECK_THROWS_AS(ForwardRequest::decode({b.data(), n}), ProtoError);
   b.push_back(1);
   CHECK_THROWS_AS(ForwardRequest::decode(b), ProtoError);
-  CHECK_THROWS_AS(ForwardRequest::decode(ForwardRequest{0}.encode()), ProtoError);
+  CHECK_THROWS_AS(ForwardRequest::decode(ForwardRequest{.port = 0}.encode()), ProtoError);
 }
 
 TEST_CASE("NetResult round-trips every status it may carry and refuses others") {

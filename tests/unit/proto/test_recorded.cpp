@@ -55,10 +55,13 @@ TEST_CASE("recorded frames: agent") {
   check_recorded(h,
                  "030000000b000000737061636520302e312e3000070e151c232a31383f464d545b626970777e858c9"
                  "39aa1a8afb6bdc4cbd2d9154dec13268a7e18070000006167656e742d3703000000");
-  HelloReply r{kVersion, "guest-init 0.1.0", "agent-7", 1234567};
+  HelloReply r{.version = kVersion,
+               .agent = "guest-init 0.1.0",
+               .hostname = "agent-7",
+               .uptime_ms = 1234567};
   check_recorded(
       r, "030000001000000067756573742d696e697420302e312e30070000006167656e742d3787d6120000000000");
-  check_recorded(ErrorMsg{"no such file"}, "0c0000006e6f20737563682066696c65");
+  check_recorded(ErrorMsg{.message = "no such file"}, "0c0000006e6f20737563682066696c65");
 }
 
 TEST_CASE("recorded frames: exec") {
@@ -88,21 +91,29 @@ TEST_CASE("recorded frames: exec") {
   ids.gid = 100;
   check_recorded(
       ids, "0c0000000100000004000000747275650000000000000000e8030000640000000000000000000000");
-  check_recorded(SignalMsg{15}, "0f000000");
-  check_recorded(WindowSize{50, 132}, "32008400");
-  check_recorded(StdinAck{65536}, "00000100");
-  check_recorded(ExitStatus{ExitKind::Signaled, 9, 123456789, ""},
-                 "010900000015cd5b070000000000000000");
-  check_recorded(ExitStatus{ExitKind::NotFound, 2, 10, "nosuch: not found"},
+  check_recorded(SignalMsg{.signo = 15}, "0f000000");
+  check_recorded(WindowSize{.rows = 50, .cols = 132}, "32008400");
+  check_recorded(StdinAck{.bytes = 65536}, "00000100");
+  check_recorded(
+      ExitStatus{.kind = ExitKind::Signaled, .value = 9, .duration_us = 123456789, .message = ""},
+      "010900000015cd5b070000000000000000");
+  check_recorded(ExitStatus{.kind = ExitKind::NotFound,
+                            .value = 2,
+                            .duration_us = 10,
+                            .message = "nosuch: not found"},
                  "03020000000a00000000000000110000006e6f737563683a206e6f7420666f756e64");
 }
 
 TEST_CASE("recorded frames: files") {
-  check_recorded(PutRequest{PutRequest::kArchive | PutRequest::kDir, "/work", "src", "1000"},
+  check_recorded(PutRequest{.flags = PutRequest::kArchive | PutRequest::kDir,
+                            .dest = "/work",
+                            .name = "src",
+                            .user = "1000"},
                  "03000000050000002f776f726b030000007372630400000031303030");
-  check_recorded(GetRequest{GetRequest::kFollowLink, "/etc/hostname"},
+  check_recorded(GetRequest{.flags = GetRequest::kFollowLink, .src = "/etc/hostname"},
                  "010000000d0000002f6574632f686f73746e616d65");
-  check_recorded(CopyDone{12, 34567, 1}, "0c0000000000000007870000000000000100000000000000");
+  check_recorded(CopyDone{.entries = 12, .bytes = 34567, .skipped = 1},
+                 "0c0000000000000007870000000000000100000000000000");
   TreeEntry e;
   e.kind = EntryKind::Symlink;
   e.name = "a/b";
@@ -141,15 +152,16 @@ TEST_CASE("recorded frames: files") {
 }
 
 TEST_CASE("recorded frames: net and credentials") {
-  check_recorded(NetConnect{"example.com", 443}, "0b0000006578616d706c652e636f6dbb01");
-  check_recorded(ForwardRequest{8080}, "901f");
-  check_recorded(NetResult{kNetOk, "127.0.0.2:443", ""},
+  check_recorded(NetConnect{.host = "example.com", .port = 443},
+                 "0b0000006578616d706c652e636f6dbb01");
+  check_recorded(ForwardRequest{.port = 8080}, "901f");
+  check_recorded(NetResult{.status = kNetOk, .address = "127.0.0.2:443", .message = ""},
                  "c8000d0000003132372e302e302e323a34343300000000");
   check_recorded(
-      NetResult{403, "", "example.com:443 is not allowed"},
+      NetResult{.status = 403, .address = "", .message = "example.com:443 is not allowed"},
       "9301000000001e0000006578616d706c652e636f6d3a343433206973206e6f7420616c6c6f776564");
-  check_recorded(CredGet{"gh.token"}, "0800000067682e746f6b656e");
-  check_recorded(CredValue{{'s', 'e', 'c', 0, 1}}, "050000007365630001");
-  check_recorded(CredDenied{DenyCode::Expired, "the grant expired"},
+  check_recorded(CredGet{.name = "gh.token"}, "0800000067682e746f6b656e");
+  check_recorded(CredValue{.value = {'s', 'e', 'c', 0, 1}}, "050000007365630001");
+  check_recorded(CredDenied{.code = DenyCode::Expired, .message = "the grant expired"},
                  "0200000011000000746865206772616e742065787069726564");
 }

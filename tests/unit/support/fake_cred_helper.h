@@ -55,11 +55,12 @@ struct FakeCredHelper {
             if (g.name == "K") {
               std::string v = "v-123";
               out = proto::encode_frame(proto::Type::CredValue,
-                                        proto::CredValue{{v.begin(), v.end()}}.encode());
+                                        proto::CredValue{.value = {v.begin(), v.end()}}.encode());
             } else {
-              out = proto::encode_frame(
-                  proto::Type::CredDenied,
-                  proto::CredDenied{proto::DenyCode::NotGranted, "denied by test"}.encode());
+              out = proto::encode_frame(proto::Type::CredDenied,
+                                        proto::CredDenied{.code = proto::DenyCode::NotGranted,
+                                                          .message = "denied by test"}
+                                            .encode());
             }
             write_all(c.get(), out.data(), out.size());
           }
