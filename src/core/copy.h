@@ -19,6 +19,7 @@
 
 #include "core/create_options.h"
 #include "store/context.h"
+#include "util/field_list.h"
 
 namespace space::core {
 
@@ -52,15 +53,8 @@ struct CopyStats {
   uint64_t setid_dropped = 0;   // copy out: files whose setuid/setgid bits were cleared
   uint64_t xattrs_dropped = 0;  // copy out with archive: security.* / trusted.* attributes left out
   double seconds = 0;
-  template <class S, class F>  // proto/fields.h: `space cp --format json` prints fields_json()
-  static void fields(S& s, F&& f) {
-    f("entries", s.entries);
-    f("bytes", s.bytes);
-    f("skipped", s.skipped);
-    f("setid_dropped", s.setid_dropped);
-    f("xattrs_dropped", s.xattrs_dropped);
-    f("seconds", s.seconds);
-  }
+  // proto/fields.h: `space cp --format json` prints fields_json()
+  SPACE_FIELDS(entries, bytes, skipped, setid_dropped, xattrs_dropped, seconds);
 };
 
 // Runs the copy. Throws space::Error (exit 125) for an unknown or stopped sandbox, a missing

@@ -32,13 +32,7 @@ class I8042 : public Device {
     uint8_t command_byte = 0x45;
     uint8_t pending_cmd = 0;  // command waiting for its data byte
     int32_t out = -1;         // byte waiting in the output buffer, or -1
-    template <class S, class F>
-    static void fields(S& s, F&& f) {
-      f("version", s.version);
-      f("command_byte", s.command_byte);
-      f("pending_cmd", s.pending_cmd);
-      f("out", s.out);
-    }
+    SPACE_FIELDS(version, command_byte, pending_cmd, out);
     void check() const;
   };
 

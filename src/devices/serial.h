@@ -42,22 +42,8 @@ class Serial : public Device {
     bool thre_pending = false;  // THR-empty interrupt pending (cleared by reading IIR)
     bool irq_level = false;
     std::vector<uint8_t> rx;  // the receive FIFO, oldest first
-    template <class S, class F>
-    static void fields(S& s, F&& f) {
-      f("version", s.version);
-      f("ier", s.ier);
-      f("lcr", s.lcr);
-      f("mcr", s.mcr);
-      f("lsr", s.lsr);
-      f("msr", s.msr);
-      f("scr", s.scr);
-      f("dll", s.dll);
-      f("dlm", s.dlm);
-      f("fcr", s.fcr);
-      f("thre_pending", s.thre_pending);
-      f("irq_level", s.irq_level);
-      f("rx", s.rx, proto::Max{kFifoSize});
-    }
+    SPACE_FIELDS(version, ier, lcr, mcr, lsr, msr, scr, dll, dlm, fcr, thre_pending, irq_level,
+                 (rx, proto::Max{kFifoSize}));
     void check() const;
   };
 

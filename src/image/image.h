@@ -16,6 +16,7 @@
 
 #include "store/context.h"
 #include "store/oci.h"
+#include "util/field_list.h"
 #include "util/json.h"
 
 namespace space::image {
@@ -36,18 +37,8 @@ struct ImageMeta {
   std::string platform;     // "linux/amd64" for OCI, docker and Debian images, else ""
   uint64_t disk_bytes = 0;  // capacity of disk.ext4
   store::ImageConfig config;
-  template <class S, class F>  // proto/fields.h: image.json
-  static void fields(S& s, F&& f) {
-    f("format", s.format);
-    f("name", s.name);
-    f("created", s.created);
-    f("source", s.source);
-    f("kind", s.kind);
-    f("digest", s.digest);
-    f("platform", s.platform);
-    f("disk_bytes", s.disk_bytes);
-    f("config", s.config);
-  }
+  // proto/fields.h: image.json
+  SPACE_FIELDS(format, name, created, source, kind, digest, platform, disk_bytes, config);
   void check() const;  // a format this space reads
 };
 

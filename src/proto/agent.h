@@ -123,15 +123,7 @@ struct Hello : FieldMessage<Hello> {
   // 127.0.0.1:3128 (once); the host adds the proxy variables to each exec's env.
   static constexpr uint32_t kNetwork = 2;
   uint32_t flags = 0;
-  template <class S, class F>
-  static void fields(S& s, F&& f) {
-    f("version", s.version);
-    f("client", s.client);
-    f("entropy", s.entropy);
-    f("time_ns", s.time_ns);
-    f("sandbox", s.sandbox);
-    f("flags", s.flags);
-  }
+  SPACE_FIELDS(version, client, entropy, time_ns, sandbox, flags);
   void check() const;  // known flags only
   // Throws ProtoError on malformed input. A Hello of another version is returned with only its
   // version read, so that the receiver can name the mismatch.
@@ -143,21 +135,12 @@ struct HelloReply : FieldMessage<HelloReply> {
   std::string agent;     // e.g. "guest-init 0.1.0"
   std::string hostname;  // the sandbox id the guest took as its hostname
   uint64_t uptime_ms = 0;
-  template <class S, class F>
-  static void fields(S& s, F&& f) {
-    f("version", s.version);
-    f("agent", s.agent);
-    f("hostname", s.hostname);
-    f("uptime_ms", s.uptime_ms);
-  }
+  SPACE_FIELDS(version, agent, hostname, uptime_ms);
 };
 
 struct ErrorMsg : FieldMessage<ErrorMsg> {
   std::string message;
-  template <class S, class F>
-  static void fields(S& s, F&& f) {
-    f("message", s.message);
-  }
+  SPACE_FIELDS(message);
 };
 
 }  // namespace space::proto

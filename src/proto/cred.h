@@ -33,19 +33,13 @@ bool valid_secret_name(std::string_view name);
 
 struct CredGet : FieldMessage<CredGet> {
   std::string name;
-  template <class S, class F>
-  static void fields(S& s, F&& f) {
-    f("name", s.name);
-  }
+  SPACE_FIELDS(name);
   void check() const;
 };
 
 struct CredValue : FieldMessage<CredValue> {
   std::vector<uint8_t> value;
-  template <class S, class F>
-  static void fields(S& s, F&& f) {
-    f("value", s.value, Max{kMaxSecretSize});
-  }
+  SPACE_FIELDS((value, Max{kMaxSecretSize}));
 };
 
 enum class DenyCode : uint32_t {
@@ -61,11 +55,7 @@ enum class DenyCode : uint32_t {
 struct CredDenied : FieldMessage<CredDenied> {
   DenyCode code = DenyCode::NotGranted;
   std::string message;
-  template <class S, class F>
-  static void fields(S& s, F&& f) {
-    f("code", s.code);
-    f("message", s.message, Cut{kMaxDenyMessage});
-  }
+  SPACE_FIELDS(code, (message, Cut{kMaxDenyMessage}));
   void check() const;
 };
 

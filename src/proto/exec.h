@@ -42,12 +42,7 @@ struct ExecRequest : FieldMessage<ExecRequest> {
     uint32_t resource = 0;  // RLIMIT_*, below kMaxRlimitResource
     uint64_t soft = 0, hard = 0;
     friend bool operator==(const Rlimit&, const Rlimit&) = default;
-    template <class S, class F>
-    static void fields(S& s, F&& f) {
-      f("resource", s.resource);
-      f("soft", s.soft);
-      f("hard", s.hard);
-    }
+    SPACE_FIELDS(resource, soft, hard);
   };
   std::vector<std::string> argv;     // argv[0] is looked up in PATH unless it contains '/'
   std::vector<std::string> env;      // "K=V", applied over guest-init's environment
@@ -102,28 +97,18 @@ struct ExecRequest : FieldMessage<ExecRequest> {
 };
 struct SignalMsg : FieldMessage<SignalMsg> {
   uint32_t signo = 0;  // 1..kMaxSignal
-  template <class S, class F>
-  static void fields(S& s, F&& f) {
-    f("signo", s.signo);
-  }
+  SPACE_FIELDS(signo);
   void check() const;
 };
 
 struct WindowSize : FieldMessage<WindowSize> {
   uint16_t rows = 0, cols = 0;
-  template <class S, class F>
-  static void fields(S& s, F&& f) {
-    f("rows", s.rows);
-    f("cols", s.cols);
-  }
+  SPACE_FIELDS(rows, cols);
 };
 
 struct StdinAck : FieldMessage<StdinAck> {
   uint32_t bytes = 0;  // 1..kStdinWindow
-  template <class S, class F>
-  static void fields(S& s, F&& f) {
-    f("bytes", s.bytes);
-  }
+  SPACE_FIELDS(bytes);
   void check() const;
 };
 
@@ -140,13 +125,7 @@ struct ExitStatus : FieldMessage<ExitStatus> {
   int32_t value = 0;
   uint64_t duration_us = 0;  // guest-measured, from just before spawning to the exit
   std::string message;       // why it could not start; "" otherwise
-  template <class S, class F>
-  static void fields(S& s, F&& f) {
-    f("kind", s.kind);
-    f("value", s.value);
-    f("duration_us", s.duration_us);
-    f("message", s.message, Cut{kMaxExitMessage});
-  }
+  SPACE_FIELDS(kind, value, duration_us, (message, Cut{kMaxExitMessage}));
   void check() const;
 };
 

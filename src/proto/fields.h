@@ -1,14 +1,18 @@
 // Field lists: the one place a message or a saved state names its fields. A struct lists them,
-// in wire order, in one static member template
+// in wire order, once:
+//     SPACE_FIELDS(rows, cols, (name, Max{64}));
+// (util/field_list.h), which is its static member template
 //     template <class S, class F>
 //     static void fields(S& s, F&& f) {
 //       f("rows", s.rows);
 //       f("cols", s.cols);
+//       f("name", s.name, Max{64});
 //     }
-// (S is the struct, const or not), and from that list alone come
+// (S is the struct, const or not; each field is named as its member is; a field given as
+// (member, options...) passes its options on). A list that computes something between fields
+// (ExecRequest's flag word) writes that template out by hand. From the list alone come
 //   - its bytes: put_fields(Writer&, const T&) and encode_fields(const T&), and a message's
-//   encode()
-//     and decode() through FieldMessage<T> (below);
+//     encode() and decode() through FieldMessage<T> (below);
 //   - the same bytes read back: get_fields(Reader&, T&) and decode_fields<T>(bytes), every length
 //     and count checked, then T::check() where the struct has one (ranges, cross-field rules);
 //   - its JSON: fields_json(const T&), one member per field, named as listed, and back:
@@ -43,6 +47,7 @@
 
 #include "proto/wire.h"
 #include "util/base64.h"
+#include "util/field_list.h"
 #include "util/json.h"
 
 namespace space::proto {

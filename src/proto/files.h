@@ -47,13 +47,7 @@ struct PutRequest : FieldMessage<PutRequest> {
   // Who owns what is copied in, without kArchive: "USER[:GROUP]" by name or number, resolved in
   // the guest's root; "" = root.
   std::string user;
-  template <class S, class F>
-  static void fields(S& s, F&& f) {
-    f("flags", s.flags);
-    f("dest", s.dest);
-    f("name", s.name);
-    f("user", s.user);
-  }
+  SPACE_FIELDS(flags, dest, name, user);
   void check() const;
 };
 
@@ -61,30 +55,14 @@ struct GetRequest : FieldMessage<GetRequest> {
   static constexpr uint32_t kFollowLink = 1;  // a source that is a symbolic link: copy its target
   uint32_t flags = 0;
   std::string src;  // the source path in the guest
-  template <class S, class F>
-  static void fields(S& s, F&& f) {
-    f("flags", s.flags);
-    f("src", s.src);
-  }
+  SPACE_FIELDS(flags, src);
   void check() const;
 };
 // A tree entry's header (EntryHeader above); util/tree.h holds the struct.
 template <>
 struct FieldList<TreeEntry> {
-  template <class S, class F>
-  static void fields(S& e, F&& f) {
-    f("kind", e.kind);
-    f("name", e.name);
-    f("mode", e.mode);
-    f("uid", e.uid);
-    f("gid", e.gid);
-    f("mtime_sec", e.mtime_sec);
-    f("mtime_nsec", e.mtime_nsec);
-    f("size", e.size);
-    f("target", e.target);
-    f("rdev", e.rdev);
-    f("xattrs", e.xattrs, Max{kMaxEntryXattrs});
-  }
+  SPACE_FIELDS(kind, name, mode, uid, gid, mtime_sec, mtime_nsec, size, target, rdev,
+               (xattrs, Max{kMaxEntryXattrs}));
   static void check(const TreeEntry& e);
 };
 
@@ -114,12 +92,7 @@ class TreeReceiver {
 
 struct CopyDone : FieldMessage<CopyDone> {
   uint64_t entries = 0, bytes = 0, skipped = 0;
-  template <class S, class F>
-  static void fields(S& s, F&& f) {
-    f("entries", s.entries);
-    f("bytes", s.bytes);
-    f("skipped", s.skipped);
-  }
+  SPACE_FIELDS(entries, bytes, skipped);
 };
 
 }  // namespace space::proto

@@ -30,21 +30,14 @@ constexpr uint16_t kNetOk = 200;
 struct NetConnect : FieldMessage<NetConnect> {
   std::string host;
   uint16_t port = 0;  // 1..65535
-  template <class S, class F>
-  static void fields(S& s, F&& f) {
-    f("host", s.host);
-    f("port", s.port);
-  }
+  SPACE_FIELDS(host, port);
   void check() const;
 };
 
 // Port forwarding in: the guest port to connect to on 127.0.0.1 (1..65535).
 struct ForwardRequest : FieldMessage<ForwardRequest> {
   uint16_t port = 0;
-  template <class S, class F>
-  static void fields(S& s, F&& f) {
-    f("port", s.port);
-  }
+  SPACE_FIELDS(port);
   void check() const;
 };
 
@@ -53,12 +46,7 @@ struct NetResult : FieldMessage<NetResult> {
   std::string address;       // when ok: the address connected to
   std::string message;       // when refused: why, for the guest's client
   bool ok() const { return status == kNetOk; }
-  template <class S, class F>
-  static void fields(S& s, F&& f) {
-    f("status", s.status);
-    f("address", s.address, Cut{kMaxNetHost});
-    f("message", s.message, Cut{kMaxNetMessage});
-  }
+  SPACE_FIELDS(status, (address, Cut{kMaxNetHost}), (message, Cut{kMaxNetMessage}));
   void check() const;
 };
 

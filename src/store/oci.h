@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "util/field_list.h"
 #include "util/json.h"
 
 namespace space::store {
@@ -19,14 +20,8 @@ struct ImageConfig {
   std::vector<std::string> entrypoint, cmd;
   std::string working_dir;
   std::string user;
-  template <class S, class F>  // proto/fields.h: image.json's "config"
-  static void fields(S& s, F&& f) {
-    f("env", s.env);
-    f("entrypoint", s.entrypoint);
-    f("cmd", s.cmd);
-    f("working_dir", s.working_dir);
-    f("user", s.user);
-  }
+  // proto/fields.h: image.json's "config"
+  SPACE_FIELDS(env, entrypoint, cmd, working_dir, user);
 };
 
 struct ImageLayer {

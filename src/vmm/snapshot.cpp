@@ -13,6 +13,7 @@
 #include "util/crc32.h"
 #include "util/error.h"
 #include "util/fd.h"
+#include "util/field_list.h"
 #include "util/fs.h"
 
 namespace space::vmm::snapshot {
@@ -55,10 +56,7 @@ T parse_section(const std::map<std::string, std::span<const uint8_t>>& sections,
 // A device's section: its Device::save() bytes, length-prefixed.
 struct DeviceBody {
   std::vector<uint8_t> data;
-  template <class S, class F>
-  static void fields(S& s, F&& f) {
-    f("data", s.data);
-  }
+  SPACE_FIELDS(data);
 };
 
 }  // namespace

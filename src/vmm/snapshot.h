@@ -41,13 +41,9 @@ struct MachineInfo {
   uint64_t memory_bytes = 0;
   std::string cmdline;
   std::vector<std::string> devices;  // Device::name() in the order the VMM builds them
-  template <class S, class F>        // proto/fields.h: the "machine" section
-  static void fields(S& s, F&& f) {
-    f("vcpus", s.vcpus);
-    f("memory_bytes", s.memory_bytes);
-    f("cmdline", s.cmdline, proto::Max{kMaxCmdline});
-    f("devices", s.devices, proto::Max{kMaxDevices});
-  }
+  // proto/fields.h: the "machine" section
+  SPACE_FIELDS(vcpus, memory_bytes, (cmdline, proto::Max{kMaxCmdline}),
+               (devices, proto::Max{kMaxDevices}));
   void check() const;  // ranges, and device names: not empty, short, each once
 };
 

@@ -64,21 +64,9 @@ class VirtioMmio final : public Device, private VirtioTransport {
     uint32_t interrupt_status = 0, config_generation = 0;
     std::vector<VirtqueueState> queues;
     std::vector<uint8_t> backend;  // VirtioBackend::save_state()
-    template <class S, class F>
-    static void fields(S& s, F&& f) {
-      f("magic", s.magic);
-      f("version", s.version);
-      f("device_id", s.device_id);
-      f("status", s.status);
-      f("driver_features", s.driver_features);
-      f("device_features_sel", s.device_features_sel);
-      f("driver_features_sel", s.driver_features_sel);
-      f("queue_sel", s.queue_sel);
-      f("interrupt_status", s.interrupt_status);
-      f("config_generation", s.config_generation);
-      f("queues", s.queues, proto::Max{kMaxQueues});
-      f("backend", s.backend);
-    }
+    SPACE_FIELDS(magic, version, device_id, status, driver_features, device_features_sel,
+                 driver_features_sel, queue_sel, interrupt_status, config_generation,
+                 (queues, proto::Max{kMaxQueues}), backend);
   };
 
  private:

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "memory/guest_memory.h"
+#include "util/field_list.h"
 
 namespace space::devices {
 
@@ -42,16 +43,8 @@ struct VirtqueueState {
   bool ready = false;
   uint64_t desc = 0, avail = 0, used = 0;
   uint16_t next_avail = 0, next_used = 0;
-  template <class S, class F>  // proto/fields.h
-  static void fields(S& s, F&& f) {
-    f("size", s.size);
-    f("ready", s.ready);
-    f("desc", s.desc);
-    f("avail", s.avail);
-    f("used", s.used);
-    f("next_avail", s.next_avail);
-    f("next_used", s.next_used);
-  }
+  // proto/fields.h
+  SPACE_FIELDS(size, ready, desc, avail, used, next_avail, next_used);
 };
 
 class Virtqueue {

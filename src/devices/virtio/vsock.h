@@ -84,11 +84,7 @@ class VirtioVsock final : public VirtioBackend {
     static constexpr uint32_t kVersion = 1;
     uint32_t version = kVersion;
     uint64_t guest_cid = 0;
-    template <class S, class F>
-    static void fields(S& s, F&& f) {
-      f("version", s.version);
-      f("guest_cid", s.guest_cid);
-    }
+    SPACE_FIELDS(version, guest_cid);
     void check() const;
   };
   const std::string& uds_path() const { return uds_path_; }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "util/field_list.h"
 #include "vmm/kvm_api.h"
 
 namespace space::vmm::x86 {
@@ -17,14 +18,8 @@ struct CpuFeatures {
   uint32_t leaf1_ecx = 0, leaf1_edx = 0;
   uint32_t leaf7_ebx = 0, leaf7_ecx = 0, leaf7_edx = 0;
   bool operator==(const CpuFeatures&) const = default;
-  template <class S, class F>  // proto/fields.h: a snapshot's "cpu" section
-  static void fields(S& s, F&& f) {
-    f("leaf1_ecx", s.leaf1_ecx);
-    f("leaf1_edx", s.leaf1_edx);
-    f("leaf7_ebx", s.leaf7_ebx);
-    f("leaf7_ecx", s.leaf7_ecx);
-    f("leaf7_edx", s.leaf7_edx);
-  }
+  // proto/fields.h: a snapshot's "cpu" section
+  SPACE_FIELDS(leaf1_ecx, leaf1_edx, leaf7_ebx, leaf7_ecx, leaf7_edx);
 };
 
 // The feature words of a CPUID table (missing leaves count as zero).

@@ -35,22 +35,10 @@ struct VcpuState {
   kvm_vcpu_events events{};
   kvm_debugregs debugregs{};
   std::vector<kvm_cpuid_entry2> cpuid;
-  template <class S, class F>
-  static void fields(S& s, F&& f) {
-    using proto::Blob, proto::Max;
-    f("regs", s.regs, Blob{});
-    f("sregs", s.sregs, Blob{});
-    f("fpu", s.fpu, Blob{});
-    f("xsave", s.xsave, Max{kMaxXsave});
-    f("has_xcrs", s.has_xcrs);
-    f("xcrs", s.xcrs, Blob{});
-    f("lapic", s.lapic, Blob{});
-    f("msrs", s.msrs, Max{kMaxMsrs});
-    f("mp_state", s.mp_state, Blob{});
-    f("events", s.events, Blob{});
-    f("debugregs", s.debugregs, Blob{});
-    f("cpuid", s.cpuid, Max{kMaxCpuid});
-  }
+  SPACE_FIELDS((regs, proto::Blob{}), (sregs, proto::Blob{}), (fpu, proto::Blob{}),
+               (xsave, proto::Max{kMaxXsave}), has_xcrs, (xcrs, proto::Blob{}),
+               (lapic, proto::Blob{}), (msrs, proto::Max{kMaxMsrs}), (mp_state, proto::Blob{}),
+               (events, proto::Blob{}), (debugregs, proto::Blob{}), (cpuid, proto::Max{kMaxCpuid}));
   void check() const;  // xsave's size, xcrs' count, at least one CPUID entry
 };
 
@@ -79,25 +67,12 @@ namespace space::proto {
 
 template <>
 struct FieldList<kvm_msr_entry> {
-  template <class S, class F>
-  static void fields(S& m, F&& f) {
-    f("index", m.index);
-    f("data", m.data);
-  }
+  SPACE_FIELDS(index, data);
 };
 
 template <>
 struct FieldList<kvm_cpuid_entry2> {
-  template <class S, class F>
-  static void fields(S& e, F&& f) {
-    f("function", e.function);
-    f("index", e.index);
-    f("flags", e.flags);
-    f("eax", e.eax);
-    f("ebx", e.ebx);
-    f("ecx", e.ecx);
-    f("edx", e.edx);
-  }
+  SPACE_FIELDS(function, index, flags, eax, ebx, ecx, edx);
 };
 
 }  // namespace space::proto

@@ -17,15 +17,8 @@ struct VmState {
   kvm_irqchip ioapic{};
   kvm_pit_state2 pit{};
   uint64_t clock = 0;  // kvmclock, ns
-  template <class S, class F>
-  static void fields(S& s, F&& f) {
-    using proto::Blob;
-    f("pic_master", s.pic_master, Blob{});
-    f("pic_slave", s.pic_slave, Blob{});
-    f("ioapic", s.ioapic, Blob{});
-    f("pit", s.pit, Blob{});
-    f("clock", s.clock);
-  }
+  SPACE_FIELDS((pic_master, proto::Blob{}), (pic_slave, proto::Blob{}), (ioapic, proto::Blob{}),
+               (pit, proto::Blob{}), clock);
   void check() const;  // each chip is the one its field names
 };
 
