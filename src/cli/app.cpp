@@ -77,6 +77,18 @@ void add_globals(CLI::App& app, GlobalOptions& g) {
 
 }  // namespace
 
+CLI::App* add_command(CLI::App& parent, const std::string& name, const std::string& description) {
+  CLI::App* cmd = parent.add_subcommand(name, description);
+  cmd->fallthrough();  // global flags (--format, --root, ...) may follow the command
+  return cmd;
+}
+
+CLI::App* add_hidden_command(CLI::App& app, const std::string& name) {
+  CLI::App* cmd = app.add_subcommand(name, "");
+  cmd->group("");  // an empty group hides it from --help
+  return cmd;
+}
+
 void print_json(const json::Value& v, int indent) {
   std::printf("%s\n", json::serialize(v, indent).c_str());
 }

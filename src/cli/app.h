@@ -42,6 +42,12 @@ struct GlobalOptions {
 // one way a command prints its --format json result).
 void print_json(const json::Value& v, int indent = 0);
 
+// A command `name` under `parent` (the app, or a command with subcommands), whose global flags
+// may also follow it (`space pause ID --format json`).
+CLI::App* add_command(CLI::App& parent, const std::string& name, const std::string& description);
+// A hidden command (`space __vmm`): started by space itself, not for users, not in --help.
+CLI::App* add_hidden_command(CLI::App& app, const std::string& name);
+
 // Builds the whole command tree into `app`; `g` receives global flags and the exit code.
 void build_app(CLI::App& app, GlobalOptions& g);
 // The same for one run with this command line: the global flags and only the command it names

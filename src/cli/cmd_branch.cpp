@@ -21,8 +21,7 @@ struct BranchFlags {
 }  // namespace
 
 void register_branch(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand("branch", "Fork a sandbox into new running sandboxes");
-  cmd->fallthrough();               // global flags (--format, --root, ...) may follow the command
+  auto* cmd = add_command(app, "branch", "Fork a sandbox into new running sandboxes");
   auto* f = g.hold<BranchFlags>();  // freed with GlobalOptions
   cmd->add_option("--count,-n", f->opts.count, "How many branches (default 1)");
   cmd->add_option("--name", f->opts.name,

@@ -9,8 +9,7 @@
 namespace space::cli {
 
 void register_check(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand("check", "Check that this host can run sandboxes");
-  cmd->fallthrough();  // global flags (--format, --root, ...) may follow the command
+  auto* cmd = add_command(app, "check", "Check that this host can run sandboxes");
   cmd->callback([&g] {
     auto r = report::check_host(g.context());
     if (g.json())

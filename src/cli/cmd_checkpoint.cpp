@@ -9,8 +9,7 @@
 namespace space::cli {
 
 void register_checkpoint(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand("checkpoint", "Save a sandbox to disk and stop its VMM");
-  cmd->fallthrough();                // global flags (--format, --root, ...) may follow the command
+  auto* cmd = add_command(app, "checkpoint", "Save a sandbox to disk and stop its VMM");
   auto* id = g.hold<std::string>();  // freed with GlobalOptions
   cmd->add_option("id", *id, "Sandbox id")->required();
   cmd->callback([&g, id] {

@@ -58,10 +58,9 @@ class Progress {
 }  // namespace
 
 void register_cp(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand(
-      "cp",
+  auto* cmd = add_command(
+      app, "cp",
       "Copy files into (SRC... ID:DEST) or out of (ID:SRC DEST) a sandbox; - is a tar stream");
-  cmd->fallthrough();
   auto* f = g.hold<CpFlags>();  // freed with GlobalOptions
   auto* archive =
       cmd->add_flag("--archive,-a", f->archive,

@@ -28,9 +28,8 @@ struct CreateFlags {
 }  // namespace
 
 void register_create(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand(
-      "create", "Create a sandbox (restored from a template, or cold-booted); prints its id");
-  cmd->fallthrough();               // global flags (--format, --root, ...) may follow the command
+  auto* cmd = add_command(
+      app, "create", "Create a sandbox (restored from a template, or cold-booted); prints its id");
   auto* f = g.hold<CreateFlags>();  // freed with GlobalOptions
   cmd->add_option(
       "--template,-t", f->opts.template_name,

@@ -6,8 +6,7 @@
 namespace space::cli {
 
 void register_credd(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand("__credd", "");
-  cmd->group("");                              // an empty group hides it from --help
+  auto* cmd = add_hidden_command(app, "__credd");
   auto* opts = g.hold<cred::HelperOptions>();  // freed with GlobalOptions
   cmd->add_option("--cred-dir", opts->cred_dir, "credential directory");
   cmd->add_option("--ready-fd", opts->ready_fd, "fd to report readiness on");

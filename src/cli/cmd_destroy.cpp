@@ -17,8 +17,7 @@ struct DestroyFlags {
 }  // namespace
 
 void register_destroy(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand("destroy", "Stop sandboxes and delete everything they own");
-  cmd->fallthrough();                // global flags (--format, --root, ...) may follow the command
+  auto* cmd = add_command(app, "destroy", "Stop sandboxes and delete everything they own");
   auto* f = g.hold<DestroyFlags>();  // freed with GlobalOptions
   cmd->add_flag("--force,-f", f->force,
                 "Kill the VMM at once (no polite stop) and remove the sandbox even if its state "

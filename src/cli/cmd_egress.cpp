@@ -7,8 +7,7 @@
 namespace space::cli {
 
 void register_egress(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand("__egress", "");
-  cmd->group("");                                // an empty group hides it from --help
+  auto* cmd = add_hidden_command(app, "__egress");
   auto* opts = g.hold<egress::BrokerOptions>();  // freed with GlobalOptions
   cmd->add_option("--ready-fd", opts->ready_fd, "fd to report readiness on");
   cmd->callback([&g, opts] {

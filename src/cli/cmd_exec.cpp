@@ -15,8 +15,7 @@ struct ExecCmdFlags {
 }  // namespace
 
 void register_exec(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand("exec", "Run a command in a running sandbox");
-  cmd->fallthrough();
+  auto* cmd = add_command(app, "exec", "Run a command in a running sandbox");
   auto* f = g.hold<ExecCmdFlags>();  // freed with GlobalOptions
   add_exec_flags(cmd, &f->exec);
   cmd->add_option("id", f->id, "Sandbox id")->required();

@@ -6,8 +6,7 @@
 namespace space::cli {
 
 void register_expire(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand("__expire", "");
-  cmd->group("");  // an empty group hides it from --help
+  auto* cmd = add_hidden_command(app, "__expire");
   auto* ready_fd = g.hold<int>();
   *ready_fd = -1;
   cmd->add_option("--ready-fd", *ready_fd, "fd to report readiness on");

@@ -23,9 +23,8 @@ struct ForwardFlags {
 }  // namespace
 
 void register_forward(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand(
-      "forward", "Forward host ports to ports in a sandbox (foreground; Ctrl-C ends it)");
-  cmd->fallthrough();
+  auto* cmd = add_command(app, "forward",
+                          "Forward host ports to ports in a sandbox (foreground; Ctrl-C ends it)");
   auto* f = g.hold<ForwardFlags>();  // freed with GlobalOptions
   cmd->add_option("id", f->id, "Sandbox id")->required();
   cmd->add_option("ports", f->specs,

@@ -19,8 +19,7 @@ struct GrantFlags {
 }  // namespace
 
 void register_grant(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand("grant", "Let a sandbox fetch secrets, or bind them to hosts");
-  cmd->fallthrough();
+  auto* cmd = add_command(app, "grant", "Let a sandbox fetch secrets, or bind them to hosts");
   auto* f = g.hold<GrantFlags>();  // freed with GlobalOptions
   cmd->add_option("id", f->id, "Sandbox id")->required();
   cmd->add_option("secret", f->specs, "NAME[:ttl=DURATION][:uses=N], e.g. API_TOKEN:ttl=10m:uses=1")

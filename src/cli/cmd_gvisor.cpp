@@ -6,8 +6,7 @@
 namespace space::cli {
 
 void register_gvisor(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand("__gvisor", "");
-  cmd->group("");  // an empty group hides it from --help
+  auto* cmd = add_hidden_command(app, "__gvisor");
   auto* opts = g.hold<monitor::GvisorOptions>();
   cmd->add_option("id", opts->id)->required();
   cmd->add_option("--ready-fd", opts->ready_fd, "fd to report readiness on");

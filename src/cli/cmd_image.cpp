@@ -80,9 +80,9 @@ void add_disk_flags(CLI::App* cmd, std::string& size, bool& force) {
 }
 
 void add_image_import(CLI::App& parent, GlobalOptions& g) {
-  auto* cmd = parent.add_subcommand(
-      "import", "Import an OCI layout or archive, a docker archive, a tarball or a directory");
-  cmd->fallthrough();
+  auto* cmd =
+      add_command(parent, "import",
+                  "Import an OCI layout or archive, a docker archive, a tarball or a directory");
   struct Args {
     image::ImageImportOptions opts;
     std::string size;
@@ -104,9 +104,9 @@ void add_image_import(CLI::App& parent, GlobalOptions& g) {
 }
 
 void add_image_build(CLI::App& parent, GlobalOptions& g) {
-  auto* cmd = parent.add_subcommand(
-      "build", "Build an image from Debian packages with mmdebstrap (needs root and the network)");
-  cmd->fallthrough();
+  auto* cmd = add_command(
+      parent, "build",
+      "Build an image from Debian packages with mmdebstrap (needs root and the network)");
   struct Args {
     image::DebianBuildOptions opts;
     std::string packages, size;
@@ -134,8 +134,7 @@ void add_image_build(CLI::App& parent, GlobalOptions& g) {
 }
 
 void add_image_list(CLI::App& parent, GlobalOptions& g) {
-  auto* cmd = parent.add_subcommand("list", "List images");
-  cmd->fallthrough();
+  auto* cmd = add_command(parent, "list", "List images");
   cmd->alias("ls");
   cmd->callback([&g] {
     auto all = image::list_images(g.context());
@@ -160,8 +159,7 @@ void add_image_list(CLI::App& parent, GlobalOptions& g) {
 }
 
 void add_image_inspect(CLI::App& parent, GlobalOptions& g) {
-  auto* cmd = parent.add_subcommand("inspect", "Show one image's source, digest and config");
-  cmd->fallthrough();
+  auto* cmd = add_command(parent, "inspect", "Show one image's source, digest and config");
   auto* name = g.hold<std::string>();  // freed with GlobalOptions
   cmd->add_option("name", *name, "Image name")->required();
   cmd->callback([&g, name] {
@@ -193,8 +191,7 @@ void add_image_inspect(CLI::App& parent, GlobalOptions& g) {
 }
 
 void add_image_rm(CLI::App& parent, GlobalOptions& g) {
-  auto* cmd = parent.add_subcommand("rm", "Delete images");
-  cmd->fallthrough();
+  auto* cmd = add_command(parent, "rm", "Delete images");
   cmd->alias("remove");
   auto* names = g.hold<std::vector<std::string>>();  // freed with GlobalOptions
   cmd->add_option("name", *names, "Image names")->required();
@@ -206,8 +203,7 @@ void add_image_rm(CLI::App& parent, GlobalOptions& g) {
 }  // namespace
 
 void register_image(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand("image", "Import, build, list, inspect and remove images");
-  cmd->fallthrough();
+  auto* cmd = add_command(app, "image", "Import, build, list, inspect and remove images");
   cmd->require_subcommand(1);
   add_image_import(*cmd, g);
   add_image_build(*cmd, g);

@@ -16,8 +16,7 @@
 namespace space::cli {
 
 void register_list(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand("list", "List sandboxes");
-  cmd->fallthrough();  // global flags (--format, --root, ...) may follow the command
+  auto* cmd = add_command(app, "list", "List sandboxes");
   cmd->alias("ls");
   cmd->callback([&g] {
     auto all = core::list_sandboxes(g.context());

@@ -15,9 +15,8 @@ struct McpFlags {
 }  // namespace
 
 void register_mcp(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand(
-      "mcp", "Serve the Model Context Protocol on stdin/stdout, for AI agents (space-mcp(1))");
-  cmd->fallthrough();
+  auto* cmd = add_command(
+      app, "mcp", "Serve the Model Context Protocol on stdin/stdout, for AI agents (space-mcp(1))");
   auto* f = g.hold<McpFlags>();
   cmd->add_option("--sandbox", f->sandbox,
                   "Expose only this existing sandbox: exec, write_file and read_file in it, and "

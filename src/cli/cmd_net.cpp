@@ -95,14 +95,13 @@ void follow_log(const store::Context& ctx, const std::string& id, const std::str
 }  // namespace
 
 void register_net(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand("net", "Show or change a sandbox's network policy; its audit log");
-  cmd->fallthrough();
+  auto* cmd = add_command(app, "net", "Show or change a sandbox's network policy; its audit log");
   cmd->require_subcommand(1);
   auto* f = g.hold<NetFlags>();  // freed with GlobalOptions
 
-  auto* allow = cmd->add_subcommand(
-      "allow", "Allow connections to more destinations (gives a sandbox without one a network)");
-  allow->fallthrough();
+  auto* allow =
+      add_command(*cmd, "allow",
+                  "Allow connections to more destinations (gives a sandbox without one a network)");
   allow->add_option("id", f->id, "Sandbox id")->required();
   allow
       ->add_option("rules", f->rules,
@@ -114,8 +113,7 @@ void register_net(CLI::App& app, GlobalOptions& g) {
     print_rules(g, ctx, f->id, core::net_allow(ctx, f->id, f->rules));
   });
 
-  auto* deny = cmd->add_subcommand("deny", "Remove rules (or, with --all, the sandbox's network)");
-  deny->fallthrough();
+  auto* deny = add_command(*cmd, "deny", "Remove rules (or, with --all, the sandbox's network)");
   deny->add_option("id", f->id, "Sandbox id")->required();
   deny->add_option("rules", f->rules, "Rules to remove, as net show prints them");
   deny->add_flag("--all", f->all, "Take the network away: no proxy variables, no connection");
@@ -131,17 +129,15 @@ void register_net(CLI::App& app, GlobalOptions& g) {
     print_rules(g, ctx, f->id, p);
   });
 
-  auto* show = cmd->add_subcommand("show", "Print a sandbox's policy as JSON");
-  show->fallthrough();
+  auto* show = add_command(*cmd, "show", "Print a sandbox's policy as JSON");
   show->add_option("id", f->id, "Sandbox id")->required();
   show->callback([&g, f] {
     store::Context ctx = g.context();
     print_json(core::net_show(ctx, f->id), 2);
   });
 
-  auto* log = cmd->add_subcommand(
-      "log", "Print a sandbox's network audit log (JSON lines; kept after destroy)");
-  log->fallthrough();
+  auto* log = add_command(*cmd, "log",
+                          "Print a sandbox's network audit log (JSON lines; kept after destroy)");
   log->add_option("id", f->id, "Sandbox id")->required();
   log->add_flag("--follow,-f", f->follow, "Keep printing new lines until Ctrl-C or destroy");
   log->callback([&g, f] {

@@ -16,8 +16,7 @@ struct PauseFlags {
 }  // namespace
 
 void register_pause(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand("pause", "Pause a running sandbox (every vCPU stops)");
-  cmd->fallthrough();              // global flags (--format, --root, ...) may follow the command
+  auto* cmd = add_command(app, "pause", "Pause a running sandbox (every vCPU stops)");
   auto* f = g.hold<PauseFlags>();  // freed with GlobalOptions
   cmd->add_flag("--checkpoint", f->checkpoint,
                 "Also write a checkpoint to disk and stop the VMM (see space checkpoint)");

@@ -8,8 +8,7 @@
 namespace space::cli {
 
 void register_pool_fill(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand("__pool-fill", "");
-  cmd->group("");  // an empty group hides it from --help
+  auto* cmd = add_hidden_command(app, "__pool-fill");
   auto* name = g.hold<std::string>();
   cmd->add_option("template", *name)->required();
   cmd->callback([&g, name] {

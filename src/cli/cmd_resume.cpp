@@ -10,8 +10,7 @@
 namespace space::cli {
 
 void register_resume(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand("resume", "Resume a paused or checkpointed sandbox");
-  cmd->fallthrough();                // global flags (--format, --root, ...) may follow the command
+  auto* cmd = add_command(app, "resume", "Resume a paused or checkpointed sandbox");
   auto* id = g.hold<std::string>();  // freed with GlobalOptions
   auto* expiry = g.hold<ExpiryFlags>();
   expiry->add(cmd, "the sandbox");

@@ -19,8 +19,7 @@ struct RevokeFlags {
 }  // namespace
 
 void register_revoke(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand("revoke", "Withdraw a sandbox's grants of secrets");
-  cmd->fallthrough();
+  auto* cmd = add_command(app, "revoke", "Withdraw a sandbox's grants of secrets");
   auto* f = g.hold<RevokeFlags>();  // freed with GlobalOptions
   cmd->add_option("id", f->id, "Sandbox id")->required();
   auto* names = cmd->add_option("name", f->names, "Secret names");

@@ -26,8 +26,7 @@ struct RunFlags {
 }  // namespace
 
 void register_run(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand("run", "Create a sandbox, run a command in it, destroy it");
-  cmd->fallthrough();
+  auto* cmd = add_command(app, "run", "Create a sandbox, run a command in it, destroy it");
   auto* f = g.hold<RunFlags>();  // freed with GlobalOptions
   cmd->add_option("--template", f->run.create.template_name,
                   "Template to restore (default: config.toml, else \"default\"; else a cold boot)");

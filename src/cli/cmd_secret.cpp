@@ -126,36 +126,30 @@ void secret_audit(GlobalOptions& g, const SecretFlags& f) {
 }  // namespace
 
 void register_secret(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand("secret", "Manage the secrets the credential helper holds");
-  cmd->fallthrough();
+  auto* cmd = add_command(app, "secret", "Manage the secrets the credential helper holds");
   cmd->require_subcommand(1);
   auto* f = g.hold<SecretFlags>();  // freed with GlobalOptions
 
-  auto* set = cmd->add_subcommand("set", "Store a secret; the value is read from stdin");
-  set->fallthrough();
+  auto* set = add_command(*cmd, "set", "Store a secret; the value is read from stdin");
   set->add_option("name", f->name, "Secret name: A-Z a-z 0-9 _ . - (1-128 characters)")->required();
   set->callback([&g, f] { secret_set(g, *f); });
 
-  auto* list = cmd->add_subcommand("list", "List secrets: names and metadata, never values");
-  list->fallthrough();
+  auto* list = add_command(*cmd, "list", "List secrets: names and metadata, never values");
   list->alias("ls");
   list->callback([&g] { secret_list(g); });
 
-  auto* rm = cmd->add_subcommand("rm", "Delete secrets (grants of them then fetch nothing)");
-  rm->fallthrough();
+  auto* rm = add_command(*cmd, "rm", "Delete secrets (grants of them then fetch nothing)");
   rm->add_option("name", f->names, "Secret names")->required();
   rm->callback([&g, f] {
     for (const auto& n : f->names) cred::cred_call(g.context(), proto::credd::RemoveRequest{n});
   });
 
-  auto* grants = cmd->add_subcommand("grants", "List grants: which sandbox may fetch what");
-  grants->fallthrough();
+  auto* grants = add_command(*cmd, "grants", "List grants: which sandbox may fetch what");
   grants->add_option("id", f->sandbox, "Only this sandbox's grants");
   grants->callback([&g, f] { secret_grants(g, *f); });
 
-  auto* audit = cmd->add_subcommand(
-      "audit", "Show the audit log of grants, fetches, denials, expiries, revocations");
-  audit->fallthrough();
+  auto* audit = add_command(
+      *cmd, "audit", "Show the audit log of grants, fetches, denials, expiries, revocations");
   audit->add_option("--sandbox", f->sandbox, "Only lines about this sandbox");
   audit->add_option("--name", f->filter_name, "Only lines about this secret");
   audit->callback([&g, f] { secret_audit(g, *f); });

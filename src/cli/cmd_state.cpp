@@ -10,8 +10,7 @@
 namespace space::cli {
 
 void register_state(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand("state", "Print a sandbox's state as JSON");
-  cmd->fallthrough();                // global flags (--format, --root, ...) may follow the command
+  auto* cmd = add_command(app, "state", "Print a sandbox's state as JSON");
   auto* id = g.hold<std::string>();  // freed with GlobalOptions
   cmd->add_option("id", *id, "Sandbox id")->required();
   cmd->callback([&g, id] {

@@ -66,8 +66,7 @@ void print(const std::vector<report::SandboxStats>& all, bool json_lines,
 }  // namespace
 
 void register_stats(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand("stats", "Show what sandboxes use: CPU, memory, disk, uptime");
-  cmd->fallthrough();  // global flags (--format, --root, ...) may follow the command
+  auto* cmd = add_command(app, "stats", "Show what sandboxes use: CPU, memory, disk, uptime");
   auto* f = g.hold<StatsFlags>();
   cmd->add_option("ids", f->ids, "Sandbox ids (default: all)");
   cmd->add_flag("--pool", f->pool,

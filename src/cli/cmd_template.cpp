@@ -42,9 +42,9 @@ struct BuildFlags {
 };
 
 void add_template_build(CLI::App& parent, GlobalOptions& g) {
-  auto* cmd = parent.add_subcommand(
-      "build", "Boot a VM once and save it as a template (gvisor: record its rootfs and size)");
-  cmd->fallthrough();
+  auto* cmd =
+      add_command(parent, "build",
+                  "Boot a VM once and save it as a template (gvisor: record its rootfs and size)");
   auto* f = g.hold<BuildFlags>();  // freed with GlobalOptions
   cmd->add_option("name", f->opts.name, "Template name (create uses \"default\" unless told)")
       ->required();
@@ -75,8 +75,7 @@ void add_template_build(CLI::App& parent, GlobalOptions& g) {
 }
 
 void add_template_list(CLI::App& parent, GlobalOptions& g) {
-  auto* cmd = parent.add_subcommand("list", "List templates");
-  cmd->fallthrough();
+  auto* cmd = add_command(parent, "list", "List templates");
   cmd->alias("ls");
   cmd->callback([&g] {
     auto all = core::list_templates(g.context());
@@ -104,8 +103,7 @@ void add_template_list(CLI::App& parent, GlobalOptions& g) {
 
 void add_template_inspect(CLI::App& parent, GlobalOptions& g) {
   auto* cmd =
-      parent.add_subcommand("inspect", "Show one template's metadata and whether it is restorable");
-  cmd->fallthrough();
+      add_command(parent, "inspect", "Show one template's metadata and whether it is restorable");
   auto* name = g.hold<std::string>();  // freed with GlobalOptions
   cmd->add_option("name", *name, "Template name")->required();
   cmd->callback([&g, name] {
@@ -134,9 +132,7 @@ void add_template_inspect(CLI::App& parent, GlobalOptions& g) {
 }
 
 void add_template_rm(CLI::App& parent, GlobalOptions& g) {
-  auto* cmd =
-      parent.add_subcommand("rm", "Delete templates (sandboxes made from them keep working)");
-  cmd->fallthrough();
+  auto* cmd = add_command(parent, "rm", "Delete templates (sandboxes made from them keep working)");
   cmd->alias("remove");
   auto* names = g.hold<std::vector<std::string>>();  // freed with GlobalOptions
   cmd->add_option("name", *names, "Template names")->required();
@@ -147,9 +143,9 @@ void add_template_rm(CLI::App& parent, GlobalOptions& g) {
 }
 
 void add_template_export(CLI::App& parent, GlobalOptions& g) {
-  auto* cmd = parent.add_subcommand(
-      "export", "Copy a template into a new directory that another root or host can import");
-  cmd->fallthrough();
+  auto* cmd =
+      add_command(parent, "export",
+                  "Copy a template into a new directory that another root or host can import");
   auto* args = g.hold<std::pair<std::string, std::string>>();  // freed with GlobalOptions
   cmd->add_option("name", args->first, "Template name")->required();
   cmd->add_option("dir", args->second, "Directory to create (must not exist)")->required();
@@ -157,9 +153,8 @@ void add_template_export(CLI::App& parent, GlobalOptions& g) {
 }
 
 void add_template_import(CLI::App& parent, GlobalOptions& g) {
-  auto* cmd = parent.add_subcommand(
-      "import", "Install a template from a directory written by 'template export'");
-  cmd->fallthrough();
+  auto* cmd = add_command(parent, "import",
+                          "Install a template from a directory written by 'template export'");
   struct Args {
     std::string name, dir;
     bool force = false;
@@ -203,10 +198,9 @@ void print_pools(const GlobalOptions& g, const std::vector<core::PoolStatus>& al
 }
 
 void add_template_pool(CLI::App& parent, GlobalOptions& g) {
-  auto* cmd = parent.add_subcommand(
-      "pool",
+  auto* cmd = add_command(
+      parent, "pool",
       "Show the gvisor templates' warm pools ([engine.gvisor] pool), fill one now, or drain them");
-  cmd->fallthrough();
   struct Args {
     std::vector<std::string> names;
     bool drain = false;
@@ -242,9 +236,8 @@ void add_template_pool(CLI::App& parent, GlobalOptions& g) {
 }  // namespace
 
 void register_template(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand(
-      "template", "Build, list, inspect, remove, export and import templates; their pools");
-  cmd->fallthrough();
+  auto* cmd = add_command(app, "template",
+                          "Build, list, inspect, remove, export and import templates; their pools");
   cmd->require_subcommand(1);
   add_template_build(*cmd, g);
   add_template_list(*cmd, g);

@@ -9,8 +9,7 @@
 namespace space::cli {
 
 void register_vmm(CLI::App& app, GlobalOptions& g) {
-  auto* cmd = app.add_subcommand("__vmm", "");
-  cmd->group("");  // an empty group hides it from --help
+  auto* cmd = add_hidden_command(app, "__vmm");
   cmd->prefix_command();
   cmd->callback([&g, cmd] {
     monitor::VmmOptions opts;
