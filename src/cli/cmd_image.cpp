@@ -138,23 +138,16 @@ void add_image_list(CLI::App& parent, GlobalOptions& g) {
   cmd->alias("ls");
   cmd->callback([&g] {
     auto all = image::list_images(g.context());
-    if (g.json()) {
-      json::Value arr = json::Value::array();
-      for (const auto& i : all) arr.push_back(image::image_info_json(i));
-      print_json(arr, 2);
-      return;
-    }
-    std::vector<std::vector<std::string>> rows = {{"NAME", "KIND", "SIZE", "USED", "CREATED"}};
-    for (const auto& i : all) {
+    auto row = [](const image::ImageInfo& i) -> std::vector<std::string> {
       if (!i.meta) {
         log::warn("image " + i.name + " is unreadable: " + i.problem);
-        rows.push_back({i.name, "-", "-", store::human_size(i.used_bytes), "(unreadable)"});
-        continue;
+        return {i.name, "-", "-", store::human_size(i.used_bytes), "(unreadable)"};
       }
-      rows.push_back({i.name, i.meta->kind, store::human_size(i.meta->disk_bytes),
-                      store::human_size(i.used_bytes), i.meta->created});
-    }
-    std::printf("%s", format_table(rows).c_str());
+      return {i.name, i.meta->kind, store::human_size(i.meta->disk_bytes),
+              store::human_size(i.used_bytes), i.meta->created};
+    };
+    print_list(g.json(), all, image::image_info_json, {"NAME", "KIND", "SIZE", "USED", "CREATED"},
+               row);
   });
 }
 
@@ -186,7 +179,7 @@ void add_image_inspect(CLI::App& parent, GlobalOptions& g) {
       rows.push_back({"error", i.problem});
     }
     rows.push_back({"used", store::human_size(i.used_bytes)});
-    for (const auto& [k, v] : rows) std::printf("%-12s %s\n", (k + ":").c_str(), v.c_str());
+    print_pairs(rows, 12);
   });
 }
 

@@ -20,27 +20,28 @@ void register_list(CLI::App& app, GlobalOptions& g) {
   cmd->alias("ls");
   cmd->callback([&g] {
     auto all = core::list_sandboxes(g.context());
-    if (g.json()) {
-      json::Value arr = json::Value::array();
-      for (const auto& s : all) arr.push_back(core::state_json(g.context(), s));
-      print_json(arr, 2);
-      return;
-    }
-    std::vector<std::vector<std::string>> rows = {
-        {"ID", "STATUS", "ENGINE", "PID", "CREATED", "CPUS", "MEMORY", "IMAGE", "EXPIRES", "IDLE"}};
     const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count();
-    for (const auto& s : all) {
+    auto row = [&](const store::SandboxState& s) -> std::vector<std::string> {
       bool live = store::claims_vmm(s.status, s.pid);
       auto idle = core::idle_view(store::sandbox_paths(g.context().root, s.id), s, now);
-      rows.push_back(
-          {s.id, core::status_text(s), s.engine, live && s.pid ? std::to_string(s.pid) : "-",
-           s.created, std::to_string(s.vcpus), std::to_string(s.memory_mib) + "MiB",
-           s.image.empty() ? "-" : s.image,
-           s.expires.empty() ? "-" : s.expires + " (" + s.on_expiry + ")", core::idle_text(idle)});
-    }
-    std::printf("%s", format_table(rows).c_str());
+      return {s.id,
+              core::status_text(s),
+              s.engine,
+              live && s.pid ? std::to_string(s.pid) : "-",
+              s.created,
+              std::to_string(s.vcpus),
+              std::to_string(s.memory_mib) + "MiB",
+              s.image.empty() ? "-" : s.image,
+              s.expires.empty() ? "-" : s.expires + " (" + s.on_expiry + ")",
+              core::idle_text(idle)};
+    };
+    print_list(
+        g.json(), all,
+        [&](const store::SandboxState& s) { return core::state_json(g.context(), s); },
+        {"ID", "STATUS", "ENGINE", "PID", "CREATED", "CPUS", "MEMORY", "IMAGE", "EXPIRES", "IDLE"},
+        row);
   });
 }
 

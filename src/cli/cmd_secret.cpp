@@ -72,36 +72,32 @@ void secret_set(GlobalOptions& g, const SecretFlags& f) {
 // secret list: names and metadata.
 void secret_list(GlobalOptions& g) {
   auto r = cred::cred_call(g.context(), proto::credd::ListRequest{});
-  if (g.json()) {
-    json::Value a = json::Value::array();
-    for (const auto& s : r.secrets) a.push_back(proto::credd::to_json(s));
-    print_json(a, 2);
-    return;
-  }
-  std::vector<std::vector<std::string>> rows = {{"NAME", "SIZE", "CREATED", "UPDATED"}};
-  for (const auto& s : r.secrets)
-    rows.push_back({s.name, std::to_string(s.size), s.created, s.updated});
-  std::printf("%s", format_table(rows).c_str());
+  using Info = proto::credd::SecretInfo;
+  print_list(
+      g.json(), r.secrets, [](const Info& s) { return proto::credd::to_json(s); },
+      {"NAME", "SIZE", "CREATED", "UPDATED"},
+      [](const Info& s) -> std::vector<std::string> {
+        return {s.name, std::to_string(s.size), s.created, s.updated};
+      });
 }
 
 // secret grants [ID]: every grant (or one sandbox's), with its state and bound hosts.
 void secret_grants(GlobalOptions& g, const SecretFlags& f) {
   auto r = cred::cred_call(g.context(), proto::credd::GrantsRequest{f.sandbox});
-  if (g.json()) {
-    json::Value a = json::Value::array();
-    for (const auto& x : r.grants) a.push_back(proto::credd::to_json(x));
-    print_json(a, 2);
-    return;
-  }
-  std::vector<std::vector<std::string>> rows = {
-      {"SANDBOX", "NAME", "STATE", "EXPIRES", "USES LEFT", "INJECT"}};
-  for (const auto& x : r.grants) {
+  using Info = proto::credd::GrantInfo;
+  auto row = [](const Info& x) -> std::vector<std::string> {
     std::string hosts;
     for (const auto& h : x.inject) hosts += (hosts.empty() ? "" : ",") + h;
-    rows.push_back({x.sandbox, x.name, x.state, x.expires.value_or("-"),
-                    x.uses_left ? std::to_string(*x.uses_left) : "-", hosts.empty() ? "-" : hosts});
-  }
-  std::printf("%s", format_table(rows).c_str());
+    return {x.sandbox,
+            x.name,
+            x.state,
+            x.expires.value_or("-"),
+            x.uses_left ? std::to_string(*x.uses_left) : "-",
+            hosts.empty() ? "-" : hosts};
+  };
+  print_list(
+      g.json(), r.grants, [](const Info& x) { return proto::credd::to_json(x); },
+      {"SANDBOX", "NAME", "STATE", "EXPIRES", "USES LEFT", "INJECT"}, row);
 }
 
 // secret audit: the audit log's lines, both generations, filtered by sandbox or name.

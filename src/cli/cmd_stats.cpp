@@ -41,25 +41,26 @@ std::string seconds(const std::optional<uint64_t>& ns) {
 
 void print(const std::vector<report::SandboxStats>& all, bool json_lines,
            const std::string& format) {
-  if (format == "json") {
-    json::Value arr = json::Value::array();
-    for (const auto& s : all) arr.push_back(report::stats_json(s));
-    print_json(arr, json_lines ? 0 : 2);
-  } else {
-    std::vector<std::vector<std::string>> rows = {{"ID", "STATUS", "ENGINE", "CPU", "RSS", "PSS",
-                                                   "MEMORY", "LIMIT", "DISK", "UPTIME",
-                                                   "CONNECTIONS", "IDLE"}};
-    for (const auto& s : all)
-      rows.push_back({s.id, s.status_text, s.engine, seconds(s.cpu_ns), opt_size(s.rss_bytes),
-                      opt_size(s.pss_bytes), opt_size(s.memory_bytes),
-                      opt_size(s.memory_limit_bytes), store::human_size(s.disk_bytes),
-                      seconds(s.guest_uptime_ns),
-                      s.host_connections ? std::to_string(*s.host_connections) + " in, " +
-                                               std::to_string(*s.guest_connections) + " out"
-                                         : "-",
-                      core::idle_text(s.idle)});
-    std::printf("%s", format_table(rows).c_str());
-  }
+  auto row = [](const report::SandboxStats& s) -> std::vector<std::string> {
+    return {s.id,
+            s.status_text,
+            s.engine,
+            seconds(s.cpu_ns),
+            opt_size(s.rss_bytes),
+            opt_size(s.pss_bytes),
+            opt_size(s.memory_bytes),
+            opt_size(s.memory_limit_bytes),
+            store::human_size(s.disk_bytes),
+            seconds(s.guest_uptime_ns),
+            s.host_connections ? std::to_string(*s.host_connections) + " in, " +
+                                     std::to_string(*s.guest_connections) + " out"
+                               : "-",
+            core::idle_text(s.idle)};
+  };
+  print_list(format == "json", all, report::stats_json,
+             {"ID", "STATUS", "ENGINE", "CPU", "RSS", "PSS", "MEMORY", "LIMIT", "DISK", "UPTIME",
+              "CONNECTIONS", "IDLE"},
+             row, json_lines ? 0 : 2);
   std::fflush(stdout);
 }
 

@@ -79,25 +79,20 @@ void add_template_list(CLI::App& parent, GlobalOptions& g) {
   cmd->alias("ls");
   cmd->callback([&g] {
     auto all = core::list_templates(g.context());
-    if (g.json()) {
-      json::Value arr = json::Value::array();
-      for (const auto& t : all) arr.push_back(core::template_info_json(t));
-      print_json(arr, 2);
-      return;
-    }
-    std::vector<std::vector<std::string>> rows = {
-        {"NAME", "ENGINE", "CPUS", "MEMORY", "SIZE", "CREATED"}};
-    for (const auto& t : all) {
+    auto row = [](const core::TemplateInfo& t) -> std::vector<std::string> {
       if (!t.meta) {
         log::warn("template " + t.name + " is unreadable: " + t.problem);
-        rows.push_back({t.name, "-", "-", "-", store::human_size(t.disk_bytes), "(unreadable)"});
-        continue;
+        return {t.name, "-", "-", "-", store::human_size(t.disk_bytes), "(unreadable)"};
       }
-      rows.push_back({t.name, t.meta->engine, std::to_string(t.meta->vcpus),
-                      std::to_string(t.meta->memory_mib) + "MiB", store::human_size(t.disk_bytes),
-                      t.meta->created});
-    }
-    std::printf("%s", format_table(rows).c_str());
+      return {t.name,
+              t.meta->engine,
+              std::to_string(t.meta->vcpus),
+              std::to_string(t.meta->memory_mib) + "MiB",
+              store::human_size(t.disk_bytes),
+              t.meta->created};
+    };
+    print_list(g.json(), all, core::template_info_json,
+               {"NAME", "ENGINE", "CPUS", "MEMORY", "SIZE", "CREATED"}, row);
   });
 }
 
@@ -112,8 +107,8 @@ void add_template_inspect(CLI::App& parent, GlobalOptions& g) {
       print_json(core::template_info_json(t), 2);
       return;
     }
-    std::vector<std::vector<std::string>> rows;
-    auto row = [&](const char* k, std::string v) { rows.push_back({k, std::move(v)}); };
+    std::vector<std::pair<std::string, std::string>> rows;
+    auto row = [&](const char* k, std::string v) { rows.emplace_back(k, std::move(v)); };
     row("name", t.name);
     if (t.meta) {
       row("created", t.meta->created);
@@ -127,7 +122,7 @@ void add_template_inspect(CLI::App& parent, GlobalOptions& g) {
     }
     row("size", store::human_size(t.disk_bytes));
     row("restorable", t.restorable ? "yes" : "no: " + t.problem);
-    for (const auto& r : rows) std::printf("%-16s %s\n", (r[0] + ":").c_str(), r[1].c_str());
+    print_pairs(rows, 16);
   });
 }
 
@@ -182,19 +177,16 @@ json::Value pool_json(const core::PoolStatus& s) {
 }
 
 void print_pools(const GlobalOptions& g, const std::vector<core::PoolStatus>& all) {
-  if (g.json()) {
-    json::Value arr = json::Value::array();
-    for (const auto& s : all) arr.push_back(pool_json(s));
-    print_json(arr, 2);
-    return;
-  }
-  std::vector<std::vector<std::string>> rows = {
-      {"TEMPLATE", "WANTED", "READY", "STARTING", "REFILL", "NOTE"}};
-  for (const auto& s : all)
-    rows.push_back({s.template_name, std::to_string(s.wanted), std::to_string(s.ready),
-                    std::to_string(s.starting), s.filling ? "running" : "-",
-                    s.memory_note.empty() ? "-" : s.memory_note});
-  std::printf("%s", format_table(rows).c_str());
+  print_list(g.json(), all, pool_json,
+             {"TEMPLATE", "WANTED", "READY", "STARTING", "REFILL", "NOTE"},
+             [](const core::PoolStatus& s) -> std::vector<std::string> {
+               return {s.template_name,
+                       std::to_string(s.wanted),
+                       std::to_string(s.ready),
+                       std::to_string(s.starting),
+                       s.filling ? "running" : "-",
+                       s.memory_note.empty() ? "-" : s.memory_note};
+             });
 }
 
 void add_template_pool(CLI::App& parent, GlobalOptions& g) {

@@ -2,6 +2,7 @@
 #include "cli/table.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace space::cli {
 
@@ -20,6 +21,10 @@ std::string format_table(const std::vector<std::vector<std::string>>& rows) {
     out += '\n';
   }
   return out;
+}
+
+void print_pairs(const std::vector<std::pair<std::string, std::string>>& pairs, int width) {
+  for (const auto& [k, v] : pairs) std::printf("%-*s %s\n", width, (k + ":").c_str(), v.c_str());
 }
 
 }  // namespace space::cli
