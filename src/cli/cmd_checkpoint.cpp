@@ -16,15 +16,12 @@ void register_checkpoint(CLI::App& app, GlobalOptions& g) {
     core::CheckpointStats cs;
     auto st = core::checkpoint_sandbox(g.context(), *id, &cs);
     if (g.json()) {
-      json::Value v = json::Value::object();
-      v.set("id", st.id);
-      v.set("status", store::status_name(st.status));
-      v.set("memory_data_bytes", cs.memory_data_bytes);
-      v.set("memory_diff", cs.memory_diff);
-      json::Value ms = json::Value::object();
-      ms.set("snapshot", cs.snapshot_ms);
-      ms.set("disk", cs.disk_ms);
-      ms.set("total", cs.total_ms);
+      json::Value v = json::Object{{"id", st.id},
+                                   {"status", store::status_name(st.status)},
+                                   {"memory_data_bytes", cs.memory_data_bytes},
+                                   {"memory_diff", cs.memory_diff}};
+      json::Value ms =
+          json::Object{{"snapshot", cs.snapshot_ms}, {"disk", cs.disk_ms}, {"total", cs.total_ms}};
       v.set("ms", std::move(ms));
       print_json(v);
     }

@@ -20,10 +20,9 @@ void register_resume(CLI::App& app, GlobalOptions& g) {
     auto st =
         core::resume_sandbox(g.context(), *id, &resume_us, expiry->ttl_ms(), expiry->on_expiry);
     if (g.json()) {
-      json::Value v = json::Value::object();
-      v.set("id", st.id);
-      v.set("status", store::status_name(st.status));
-      v.set("pid", static_cast<int64_t>(st.pid));
+      json::Value v = json::Object{{"id", st.id},
+                                   {"status", store::status_name(st.status)},
+                                   {"pid", static_cast<int64_t>(st.pid)}};
       if (resume_us >= 0) v.set("resume_us", resume_us);  // in-memory resume, inside the VMM
       print_json(v);
     }

@@ -61,10 +61,7 @@ void secret_set(GlobalOptions& g, const SecretFlags& f) {
   const size_t size = v.bytes.size();
   auto r = cred::cred_call(g.context(), proto::credd::SetRequest{f.name, std::move(v)});
   if (g.json()) {
-    json::Value o = json::Value::object();
-    o.set("name", f.name);
-    o.set("size", size);
-    o.set("replaced", r.replaced);
+    json::Value o = json::Object{{"name", f.name}, {"size", size}, {"replaced", r.replaced}};
     print_json(o);
   }
 }

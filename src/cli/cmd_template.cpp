@@ -165,14 +165,10 @@ void add_template_import(CLI::App& parent, GlobalOptions& g) {
 }
 
 json::Value pool_json(const core::PoolStatus& s) {
-  json::Value v = json::Value::object();
-  v.set("template", s.template_name);
-  v.set("wanted", s.wanted);
-  v.set("ready", s.ready);
-  v.set("starting", s.starting);
-  v.set("filling", s.filling);
-  v.set("memory_mib", s.memory_mib);
-  v.set("memory_note", s.memory_note);
+  json::Value v = json::Object{
+      {"template", s.template_name}, {"wanted", s.wanted},   {"ready", s.ready},
+      {"starting", s.starting},      {"filling", s.filling}, {"memory_mib", s.memory_mib},
+      {"memory_note", s.memory_note}};
   return v;
 }
 

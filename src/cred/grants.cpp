@@ -258,12 +258,12 @@ json::Value GrantTable::to_json() const {
   for (const auto& [sb, v] : table_) {
     json::Value a = json::Value::array();
     for (const auto& g : v) {
-      json::Value o = json::Value::object();
-      o.set("name", g.name);
-      o.set("granted_ms", g.granted_ms);
-      o.set("expires_ms", g.expires_ms ? json::Value(*g.expires_ms) : json::Value());
-      o.set("uses_left", g.uses_left ? json::Value(*g.uses_left) : json::Value());
-      o.set("expiry_logged", g.expiry_logged);
+      json::Value o =
+          json::Object{{"name", g.name},
+                       {"granted_ms", g.granted_ms},
+                       {"expires_ms", g.expires_ms ? json::Value(*g.expires_ms) : json::Value()},
+                       {"uses_left", g.uses_left ? json::Value(*g.uses_left) : json::Value()},
+                       {"expiry_logged", g.expiry_logged}};
       if (!g.sandbox_created.empty()) o.set("sandbox_created", g.sandbox_created);
       if (!g.inject.empty()) {
         json::Value hosts = json::Value::array();

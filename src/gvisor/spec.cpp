@@ -15,10 +15,7 @@ json::Value strings(std::initializer_list<const char*> list) {
 
 json::Value mount(const char* dest, const char* type, const std::string& source,
                   std::initializer_list<const char*> options) {
-  json::Value m = json::Value::object();
-  m.set("destination", dest);
-  m.set("type", type);
-  m.set("source", source);
+  json::Value m = json::Object{{"destination", dest}, {"type", type}, {"source", source}};
   if (options.size()) m.set("options", strings(options));
   return m;
 }
@@ -46,19 +43,16 @@ json::Value init_process(const std::string& id) {
   for (const char* set : {"bounding", "effective", "permitted", "inheritable"})
     capabilities.set(set, caps);
 
-  json::Value nofile = json::Value::object();
-  nofile.set("type", "RLIMIT_NOFILE");
-  nofile.set("hard", 65536);
-  nofile.set("soft", 65536);
+  json::Value nofile = json::Object{{"type", "RLIMIT_NOFILE"}, {"hard", 65536}, {"soft", 65536}};
 
   json::Value user = json::Value::object();
   user.set("uid", 0);
   user.set("gid", 0);
 
-  json::Value process = json::Value::object();
-  process.set("terminal", false);
-  process.set("user", user);
-  process.set("args", json::Value(json::Array{"/sbin/init", "--gvisor", "--id", id}));
+  json::Value process =
+      json::Object{{"terminal", false},
+                   {"user", user},
+                   {"args", json::Value(json::Array{"/sbin/init", "--gvisor", "--id", id})}};
   process.set("env",
               strings({"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}));
   process.set("cwd", "/");
@@ -120,13 +114,9 @@ json::Value sandbox_spec(const SandboxSpec& s) {
   // mount, so nothing the sandbox does reaches the image.
   root.set("readonly", false);
 
-  json::Value spec = json::Value::object();
-  spec.set("ociVersion", "1.0.2");
-  spec.set("process", init_process(s.id));
-  spec.set("root", root);
-  spec.set("hostname", s.id);
-  spec.set("mounts", sandbox_mounts(s));
-  spec.set("linux", sandbox_linux(s));
+  json::Value spec = json::Object{
+      {"ociVersion", "1.0.2"}, {"process", init_process(s.id)}, {"root", root},
+      {"hostname", s.id},      {"mounts", sandbox_mounts(s)},   {"linux", sandbox_linux(s)}};
   return spec;
 }
 

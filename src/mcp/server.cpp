@@ -35,14 +35,10 @@ json::Value initialize_result(const json::Value& params) {
   tools.set("listChanged", false);
   json::Value caps = json::Value::object();
   caps.set("tools", tools);
-  json::Value info = json::Value::object();
-  info.set("name", "space");
-  info.set("title", "space sandboxes");
-  info.set("version", SPACE_VERSION);
-  json::Value r = json::Value::object();
-  r.set("protocolVersion", version);
-  r.set("capabilities", caps);
-  r.set("serverInfo", info);
+  json::Value info =
+      json::Object{{"name", "space"}, {"title", "space sandboxes"}, {"version", SPACE_VERSION}};
+  json::Value r =
+      json::Object{{"protocolVersion", version}, {"capabilities", caps}, {"serverInfo", info}};
   r.set("instructions",
         "Each sandbox is an isolated machine with its own kernel. Create one (or use the one this "
         "server exposes), run commands with exec, move small files with write_file and "

@@ -334,11 +334,10 @@ json::Value Toolbox::list() const {
   json::Value tools = json::Value::array();
   for (const auto& name : kTools) {
     if (!tools_.count(name)) continue;
-    json::Value t = json::Value::object();
-    t.set("name", name);
-    t.set("title", "space " + name);
-    t.set("description", description_of(name));
-    t.set("inputSchema", input_schema(name, !opts_.sandbox.empty()));
+    json::Value t = json::Object{{"name", name},
+                                 {"title", "space " + name},
+                                 {"description", description_of(name)},
+                                 {"inputSchema", input_schema(name, !opts_.sandbox.empty())}};
     json::Value ann = json::Value::object();
     const bool read_only = name == "list" || name == "read_file";
     ann.set("readOnlyHint", read_only);
@@ -407,11 +406,10 @@ json::Value Toolbox::tool_create(const json::Value& args) {
   const bool keep = bool_arg(args, "keep");
   store::SandboxState st = core::create_sandbox(ctx_, o);
   if (!keep) made_.push_back(st.id);
-  json::Value out = json::Value::object();
-  out.set("id", st.id);
-  out.set("engine", st.engine);
-  out.set("status", store::status_name(st.status));
-  out.set("keep", keep);
+  json::Value out = json::Object{{"id", st.id},
+                                 {"engine", st.engine},
+                                 {"status", store::status_name(st.status)},
+                                 {"keep", keep}};
   return structured_result(out);
 }
 

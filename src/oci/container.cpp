@@ -76,16 +76,15 @@ json::Value annotations_json(const std::map<std::string, std::string>& m) {
 }
 
 json::Value record_json(const ContainerRecord& r) {
-  json::Value v = json::Value::object();
-  v.set("id", r.id);
-  v.set("sandbox", r.sandbox);
-  v.set("bundle", r.bundle);
-  v.set("rootfs", r.rootfs);
-  v.set("created", r.created);
-  v.set("pid", r.pid);
-  v.set("pid_start_time", r.pid_start_time);
-  v.set("hostname", r.hostname);
-  v.set("annotations", annotations_json(r.annotations));
+  json::Value v = json::Object{{"id", r.id},
+                               {"sandbox", r.sandbox},
+                               {"bundle", r.bundle},
+                               {"rootfs", r.rootfs},
+                               {"created", r.created},
+                               {"pid", r.pid},
+                               {"pid_start_time", r.pid_start_time},
+                               {"hostname", r.hostname},
+                               {"annotations", annotations_json(r.annotations)}};
   return v;
 }
 

@@ -133,17 +133,16 @@ void start_container(const Runtime& rt, const std::string& id) {
 json::Value container_state(const Runtime& rt, const std::string& id) {
   ContainerRecord r = read_record(rt, id);
   std::string status = container_status(rt, r);
-  json::Value v = json::Value::object();
-  v.set("ociVersion", kSpecVersion);
-  v.set("id", r.id);
-  v.set("status", status);
-  v.set("sandbox", r.sandbox);
-  v.set("pid", status == "stopped" ? 0 : r.pid);
-  v.set("bundle", r.bundle);
-  v.set("rootfs", r.rootfs);
-  v.set("created", r.created);
-  v.set("owner", "");
-  v.set("annotations", annotations_json(r.annotations));
+  json::Value v = json::Object{{"ociVersion", kSpecVersion},
+                               {"id", r.id},
+                               {"status", status},
+                               {"sandbox", r.sandbox},
+                               {"pid", status == "stopped" ? 0 : r.pid},
+                               {"bundle", r.bundle},
+                               {"rootfs", r.rootfs},
+                               {"created", r.created},
+                               {"owner", ""},
+                               {"annotations", annotations_json(r.annotations)}};
   return v;
 }
 
@@ -302,21 +301,16 @@ int exec_container(const Runtime& given_rt, const ExecRequest& given) {
 }
 
 json::Value features() {
-  json::Value v = json::Value::object();
-  v.set("ociVersionMin", "1.0.0");
-  v.set("ociVersionMax", kSpecVersion);
-  v.set("hooks", json::Value::array());
+  json::Value v = json::Object{
+      {"ociVersionMin", "1.0.0"}, {"ociVersionMax", kSpecVersion}, {"hooks", json::Value::array()}};
   json::Value opts = json::Value::array();
   for (const char* o : {"bind", "rbind", "ro", "rw"}) opts.push_back(o);
   v.set("mountOptions", opts);
   json::Value lx = json::Value::object();
   lx.set("namespaces", json::Value::array());
   lx.set("capabilities", json::Value::array());
-  json::Value cg = json::Value::object();
-  cg.set("v1", true);
-  cg.set("v2", true);
-  cg.set("systemd", false);
-  cg.set("systemdUser", false);
+  json::Value cg =
+      json::Object{{"v1", true}, {"v2", true}, {"systemd", false}, {"systemdUser", false}};
   lx.set("cgroup", cg);
   json::Value off = json::Value::object();
   off.set("enabled", false);

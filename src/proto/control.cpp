@@ -71,11 +71,8 @@ json::Value fields_of(const SnapshotRequest& r) {
 json::Value fields_of(const BranchRequest& r) {
   json::Value list = json::Value::array();
   for (const auto& t : r.targets) {
-    json::Value x = json::Value::object();
-    x.set("id", t.id);
-    x.set("dir", t.dir);
-    x.set("run_dir", t.run_dir);
-    x.set("config", t.config);
+    json::Value x =
+        json::Object{{"id", t.id}, {"dir", t.dir}, {"run_dir", t.run_dir}, {"config", t.config}};
     if (t.image) x.set("image", true);
     if (t.network) x.set("network", true);
     if (t.cgroup_fds) x.set("cgroup_fds", t.cgroup_fds);
@@ -234,14 +231,13 @@ std::string encode_reply(const ResumeReply& r) {
 }
 
 std::string encode_reply(const SnapshotReply& r) {
-  json::Value o = json::Value::object();
-  o.set("status", run_state_name(r.status));
-  o.set("vmstate_bytes", r.vmstate_bytes);
-  o.set("memory_bytes", r.memory_bytes);
-  o.set("memory_data_bytes", r.memory_data_bytes);
-  o.set("memory_diff", r.memory_diff);
-  o.set("pause_us", r.pause_us);
-  o.set("ms", ms_object(r.ms));
+  json::Value o = json::Object{{"status", run_state_name(r.status)},
+                               {"vmstate_bytes", r.vmstate_bytes},
+                               {"memory_bytes", r.memory_bytes},
+                               {"memory_data_bytes", r.memory_data_bytes},
+                               {"memory_diff", r.memory_diff},
+                               {"pause_us", r.pause_us},
+                               {"ms", ms_object(r.ms)}};
   return rpc::ok_line(std::move(o));
 }
 
@@ -266,13 +262,10 @@ std::string encode_reply(const StopReply&) {
 }
 
 std::string encode_reply(const StatsReply& r) {
-  json::Value o = json::Value::object();
-  o.set("status", run_state_name(r.status));
-  o.set("guest_clock_ns", r.guest_clock_ns);
-  o.set("running_since_ms", r.running_since_ms);
-  o.set("host_connections", r.host_connections);
-  o.set("guest_connections", r.guest_connections);
-  o.set("vcpus", r.vcpus);
+  json::Value o = json::Object{
+      {"status", run_state_name(r.status)},       {"guest_clock_ns", r.guest_clock_ns},
+      {"running_since_ms", r.running_since_ms},   {"host_connections", r.host_connections},
+      {"guest_connections", r.guest_connections}, {"vcpus", r.vcpus}};
   return rpc::ok_line(std::move(o));
 }
 

@@ -290,20 +290,17 @@ json::Value host_report_json(const HostReport& r) {
   v.set("host", r.host);
   json::Value engines = json::Value::array();
   for (const auto& e : r.engines) {
-    json::Value one = json::Value::object();
-    one.set("name", launch::engine_name(e.engine));
-    one.set("usable", e.usable);
-    one.set("detail", e.detail);
-    one.set("default", r.default_engine == launch::engine_name(e.engine));
+    json::Value one = json::Object{{"name", launch::engine_name(e.engine)},
+                                   {"usable", e.usable},
+                                   {"detail", e.detail},
+                                   {"default", r.default_engine == launch::engine_name(e.engine)}};
     engines.push_back(std::move(one));
   }
   v.set("engines", std::move(engines));
   v.set("default_engine", r.default_engine);
   v.set("default_engine_source", r.default_engine_source);
-  json::Value kvm = json::Value::object();
-  kvm.set("device", r.kvm_device);
-  kvm.set("accessible", r.kvm_ok);
-  kvm.set("api_version", r.api_version);
+  json::Value kvm = json::Object{
+      {"device", r.kvm_device}, {"accessible", r.kvm_ok}, {"api_version", r.api_version}};
   json::Value ext = json::Value::object();
   for (auto& [name, value] : r.extensions) ext.set(name, value);
   kvm.set("extensions", std::move(ext));
@@ -321,28 +318,26 @@ json::Value host_report_json(const HostReport& r) {
   root.set("btrfs", r.store.kind == "btrfs-root");
   v.set("root", std::move(root));
   v.set("store", store::store_status_json(r.store));
-  json::Value tmpl = json::Value::object();
-  tmpl.set("name", r.default_template);
-  tmpl.set("present", r.default_template_present);
-  tmpl.set("restorable", r.default_template_present && r.default_template_problem.empty());
+  json::Value tmpl = json::Object{
+      {"name", r.default_template},
+      {"present", r.default_template_present},
+      {"restorable", r.default_template_present && r.default_template_problem.empty()}};
   v.set("default_template", std::move(tmpl));
   json::Value pool = json::Value::object(), pools = json::Value::array();
   pool.set("per_template", r.pool_wanted);
   for (const auto& p : r.pools) {
-    json::Value x = json::Value::object();
-    x.set("template", p.template_name);
-    x.set("ready", p.ready);
-    x.set("starting", p.starting);
-    x.set("memory_note", p.memory_note);
+    json::Value x = json::Object{{"template", p.template_name},
+                                 {"ready", p.ready},
+                                 {"starting", p.starting},
+                                 {"memory_note", p.memory_note}};
     pools.push_back(std::move(x));
   }
   pool.set("templates", std::move(pools));
   v.set("gvisor_pool", std::move(pool));
-  json::Value jail = json::Value::object();
-  jail.set("enabled", r.jail_enabled);
-  jail.set("uids", r.jail_uids);
-  jail.set("namespaces", r.namespaces);
-  jail.set("seccomp", r.seccomp);
+  json::Value jail = json::Object{{"enabled", r.jail_enabled},
+                                  {"uids", r.jail_uids},
+                                  {"namespaces", r.namespaces},
+                                  {"seccomp", r.seccomp}};
   json::Value allowed = json::Value::object();  // what each thread role's filter lets through
   for (jail::Role role : {jail::Role::Vmm, jail::Role::Vcpu, jail::Role::Init}) {
     json::Value names = json::Value::array();

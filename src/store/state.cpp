@@ -47,29 +47,28 @@ std::string recorded_engine(const std::string& root, const std::string& id) {
 
 json::Value state_to_json(const SandboxState& s) {
   auto or_null = [](const std::string& v) { return v.empty() ? json::Value() : json::Value(v); };
-  json::Value v = json::Value::object();
-  v.set("id", s.id);
-  v.set("status", status_name(s.status));
-  v.set("engine", s.engine);
-  v.set("pid", s.pid);
-  v.set("pid_start_time", s.pid_start_time);
-  v.set("created", s.created);
-  v.set("template", or_null(s.template_name));
-  v.set("parent", or_null(s.parent));
-  v.set("image", or_null(s.image));
-  v.set("vcpus", s.vcpus);
-  v.set("memory_mib", s.memory_mib);
-  v.set("uid", s.uid);
-  v.set("cgroup", or_null(s.cgroup));
-  v.set("expires", or_null(s.expires));
-  v.set("on_expiry", or_null(s.on_expiry));
-  v.set("disk_limit_bytes", s.disk_limit ? json::Value(s.disk_limit) : json::Value());
+  json::Value v =
+      json::Object{{"id", s.id},
+                   {"status", status_name(s.status)},
+                   {"engine", s.engine},
+                   {"pid", s.pid},
+                   {"pid_start_time", s.pid_start_time},
+                   {"created", s.created},
+                   {"template", or_null(s.template_name)},
+                   {"parent", or_null(s.parent)},
+                   {"image", or_null(s.image)},
+                   {"vcpus", s.vcpus},
+                   {"memory_mib", s.memory_mib},
+                   {"uid", s.uid},
+                   {"cgroup", or_null(s.cgroup)},
+                   {"expires", or_null(s.expires)},
+                   {"on_expiry", or_null(s.on_expiry)},
+                   {"disk_limit_bytes", s.disk_limit ? json::Value(s.disk_limit) : json::Value()}};
   if (s.idle_pause_ms || s.idle_checkpoint_ms) {
     auto ms_or_null = [](uint64_t ms) { return ms ? json::Value(ms) : json::Value(); };
-    json::Value idle = json::Value::object();
-    idle.set("pause_after_ms", ms_or_null(s.idle_pause_ms));
-    idle.set("checkpoint_after_ms", ms_or_null(s.idle_checkpoint_ms));
-    idle.set("asleep", s.idle_asleep);
+    json::Value idle = json::Object{{"pause_after_ms", ms_or_null(s.idle_pause_ms)},
+                                    {"checkpoint_after_ms", ms_or_null(s.idle_checkpoint_ms)},
+                                    {"asleep", s.idle_asleep}};
     v.set("idle", std::move(idle));
   } else {
     v.set("idle", json::Value());

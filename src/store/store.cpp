@@ -200,10 +200,7 @@ StoreStatus store_status(const Context& ctx, uint32_t size_gib) {
 }
 
 json::Value store_status_json(const StoreStatus& s) {
-  json::Value v = json::Value::object();
-  v.set("kind", s.kind);
-  v.set("path", s.dir);
-  v.set("ready", s.ready);
+  json::Value v = json::Object{{"kind", s.kind}, {"path", s.dir}, {"ready", s.ready}};
   if (s.kind == "loopback") {
     v.set("image", s.image);
     v.set("image_exists", s.image_exists);

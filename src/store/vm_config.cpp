@@ -8,13 +8,9 @@
 namespace space::store {
 
 json::Value vm_config_to_json(const VmConfig& c) {
-  json::Value v = json::Value::object();
-  v.set("id", c.id);
-  v.set("vcpus", c.vcpus);
-  v.set("memory_mib", c.memory_mib);
-  v.set("kernel", c.kernel);
-  v.set("rootfs", c.rootfs);
-  v.set("cmdline_extra", c.cmdline_extra);
+  json::Value v =
+      json::Object{{"id", c.id},         {"vcpus", c.vcpus},   {"memory_mib", c.memory_mib},
+                   {"kernel", c.kernel}, {"rootfs", c.rootfs}, {"cmdline_extra", c.cmdline_extra}};
   if (!c.cred_dir.empty()) v.set("cred_dir", c.cred_dir);
   if (!c.image_disk.empty()) v.set("image_disk", c.image_disk);
   if (c.engine != "vm") v.set("engine", c.engine);
