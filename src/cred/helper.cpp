@@ -331,12 +331,9 @@ int credd_main(const HelperOptions& opts) {
     check_socket_paths(p.dir);
     make_cred_dir(p);
     ::umask(077);
-    Fd lock = daemon::take_lock(p.lock, kLockWaitMs);
-    if (!lock) {
-      log::info("a credential helper is already running for " + p.dir);
-      daemon::report_ready(ready);
-      return 0;
-    }
+    Fd lock = daemon::claim(p.lock, kLockWaitMs, ready,
+                            "a credential helper is already running for " + p.dir);
+    if (!lock) return 0;
     bool store_ok = true;
     try {
       store::ensure_store({opts.root}, store::StoreUse::Existing);  // to see the sandboxes

@@ -330,12 +330,9 @@ int egress_main(const BrokerOptions& opts) {
     EgressPaths p = egress_paths(opts.root);
     make_egress_dirs(p);
     ::umask(077);
-    Fd lock = daemon::take_lock(p.lock, kLockWaitMs);
-    if (!lock) {
-      log::info("a network broker is already running for " + opts.root);
-      daemon::report_ready(ready);
-      return 0;
-    }
+    Fd lock = daemon::claim(p.lock, kLockWaitMs, ready,
+                            "a network broker is already running for " + opts.root);
+    if (!lock) return 0;
     raise_nofile();
     Broker b(opts, p);
     b.start(ready);

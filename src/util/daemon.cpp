@@ -34,6 +34,15 @@ Fd take_lock(const std::string& path, int wait_ms) {
   }
 }
 
+Fd claim(const std::string& lock_path, int wait_ms, Fd& ready, const std::string& already) {
+  Fd lock = take_lock(lock_path, wait_ms);
+  if (!lock) {
+    log::info(already);
+    report_ready(ready);
+  }
+  return lock;
+}
+
 bool running(const std::string& lock_path) {
   Fd fd(::open(lock_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
   if (!fd) return false;                                        // never started here

@@ -20,6 +20,10 @@ namespace space::daemon {
 // An exclusive flock on `path` (created 0600), taken within `wait_ms` (a daemon on its way out
 // still holds it for a moment); an invalid Fd if another process keeps it. Throws on open errors.
 Fd take_lock(const std::string& path, int wait_ms);
+// A daemon's lock, taken as take_lock does. When another daemon of its kind holds it, that one
+// serves: logs `already` (what is running, and for what), reports "ok" on `ready` (its starter
+// then uses the running one) and returns an invalid Fd, and the caller exits 0.
+Fd claim(const std::string& lock_path, int wait_ms, Fd& ready, const std::string& already);
 // True while a daemon holds `path` (probed with a shared lock for an instant).
 bool running(const std::string& lock_path);
 // Starts `argv` as a detached daemon (stdout/stderr to `log_path`, the ready pipe as fd 3, which

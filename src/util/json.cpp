@@ -2,6 +2,8 @@
 // serializer in json_write.cpp.
 #include "util/json.h"
 
+#include <utility>
+
 #include "util/enum_names.h"
 #include "util/error.h"
 
@@ -51,9 +53,9 @@ const Array& Value::as_array() const {
   return std::get<Array>(v_);
 }
 
+// The mutable accessors are the const ones' (same check, same error) on a value that is not const.
 Array& Value::as_array() {
-  if (!is_array()) wrong_kind(Kind::Array, kind());
-  return std::get<Array>(v_);
+  return const_cast<Array&>(std::as_const(*this).as_array());
 }
 
 const Object& Value::as_object() const {
@@ -62,8 +64,7 @@ const Object& Value::as_object() const {
 }
 
 Object& Value::as_object() {
-  if (!is_object()) wrong_kind(Kind::Object, kind());
-  return std::get<Object>(v_);
+  return const_cast<Object&>(std::as_const(*this).as_object());
 }
 
 const Value* Value::find(std::string_view key) const {
