@@ -6,23 +6,12 @@
 #include <string>
 
 #include "guest-init/console.h"
+#include "support/pipe_text.h"
 #include "util/fd.h"
 
 using namespace space;
 using space::guest::Console;
-
-namespace {
-
-std::string drain(Pipe& p) {
-  p.write.reset();
-  std::string s;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(p.read.get(), buf, sizeof buf)) > 0) s.append(buf, static_cast<size_t>(n));
-  return s;
-}
-
-}  // namespace
+using space::test::drain;
 
 TEST_CASE("Console::log writes one prefixed line per message") {
   Pipe p = Pipe::make();

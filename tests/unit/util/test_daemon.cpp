@@ -6,25 +6,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "support/pipe_text.h"
 #include "support/temp_dir.h"
 #include "util/daemon.h"
 #include "util/fd.h"
 
 using namespace space;
-
-namespace {
-
-// Everything written to the pipe's read end so far (its write end closed).
-std::string drain(Pipe& p) {
-  p.write.reset();
-  std::string out;
-  char buf[256];
-  ssize_t n;
-  while ((n = ::read(p.read.get(), buf, sizeof buf)) > 0) out.append(buf, size_t(n));
-  return out;
-}
-
-}  // namespace
+using space::test::drain;
 
 TEST_CASE("take_lock: one holder per lock file, seen by running()") {
   test::TempDir d("daemon");

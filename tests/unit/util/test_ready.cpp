@@ -6,25 +6,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "support/pipe_text.h"
 #include "util/error.h"
 #include "util/fd.h"
 #include "util/ready.h"
 
 using namespace space;
-
-namespace {
-
-// Everything in the pipe once its write end is closed.
-std::string drain(Pipe& p) {
-  p.write.reset();
-  std::string s;
-  char buf[256];
-  ssize_t n;
-  while ((n = ::read(p.read.get(), buf, sizeof buf)) > 0) s.append(buf, static_cast<size_t>(n));
-  return s;
-}
-
-}  // namespace
+using space::test::drain;
 
 TEST_CASE("ready::report_line writes one line, or nothing without a ready fd") {
   Pipe p = Pipe::make();
